@@ -1,0 +1,228 @@
+//! The command table: every Redis 7.0 command with its arity, flags, key positions and
+//! documentation.
+//!
+//! The data is what redis-server 7.0 itself answers to `COMMAND` and `COMMAND DOCS` (RESP3),
+//! captured into `commands-info.resp` and `commands-docs.resp` and read with this crate's own
+//! RESP parser on first use. Redis generates its table from JSON files at build time; keeping
+//! its answers verbatim is the surest way to route, check arity and answer `COMMAND INFO`
+//! exactly as it does. `tests/command_table.rs` compares the data with a live redis-server
+//! and can rewrite the files (`SLOTPROXY_CAPTURE_COMMANDS=1`).
+//!
+//! The proxy routes with [`CommandSpec::key_indexes`]; the storage node checks arity with
+//! [`CommandTable::lookup`] and answers `COMMAND` from the stored frames.
+
+mod flags;
+mod keys;
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use bytes::Bytes;
+
+use crate::resp::{parse_frame, Frame};
+
+pub use flags::CommandFlags;
+pub use keys::{BeginSearch, FindKeys, KeySpec, KeysError};
+
+const INFO_DATA: &[u8] = include_bytes!("commands-info.resp");
+const DOCS_DATA: &[u8] = include_bytes!("commands-docs.resp");
+
+/// One command or subcommand.
+#[derive(Debug, Clone)]
+pub struct CommandSpec {
+    /// Lower case; subcommands are `container|sub`, as Redis names them.
+    pub name: String,
+    /// Positive: exact argument count (name included). Negative: at least `-arity`.
+    pub arity: i64,
+    pub flags: CommandFlags,
+    pub first_key: i64,
+    pub last_key: i64,
+    pub key_step: i64,
+    pub key_specs: Vec<KeySpec>,
+    /// The entry `COMMAND INFO` answers with.
+    pub info: Frame,
+    /// The value `COMMAND DOCS` answers with.
+    pub docs: Option<Frame>,
+    pub subcommands: Vec<CommandSpec>,
+}
+
+impl CommandSpec {
+    /// Whether `argc` arguments (the command name included) satisfy the arity.
+    pub fn arity_ok(&self, argc: usize) -> bool {
+        let argc = argc as i64;
+        if self.arity >= 0 {
+            argc == self.arity
+        } else {
+            argc >= -self.arity
+        }
+    }
+
+    /// Finds a subcommand by name, case-insensitively.
+    pub fn subcommand(&self, name: &[u8]) -> Option<&CommandSpec> {
+        self.subcommands.iter().find(|sub| {
+            let short = sub.name.rsplit('|').next().unwrap_or(&sub.name);
+            short.as_bytes().eq_ignore_ascii_case(name)
+        })
+    }
+
+    /// The name used in `wrong number of arguments for '...'` errors.
+    pub fn display_name(&self) -> &str {
+        &self.name
+    }
+
+    /// True when the command takes key arguments at all.
+    pub fn has_keys(&self) -> bool {
+        self.key_specs.iter().any(|spec| !spec.is_not_key())
+    }
+}
+
+/// Why a request names no known command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LookupError {
+    UnknownCommand,
+    /// The container is known (e.g. `CONFIG`) but not the subcommand.
+    UnknownSubcommand,
+}
+
+/// All commands, by name.
+#[derive(Debug)]
+pub struct CommandTable {
+    commands: Vec<CommandSpec>,
+    by_name: HashMap<String, usize>,
+}
+
+impl CommandTable {
+    /// The table for Redis 7.0, parsed once per process.
+    pub fn get() -> &'static CommandTable {
+        static TABLE: OnceLock<CommandTable> = OnceLock::new();
+        TABLE.get_or_init(|| CommandTable::parse(INFO_DATA, DOCS_DATA))
+    }
+
+    fn parse(info: &[u8], docs: &[u8]) -> CommandTable {
+        // The data is compiled in and checked by tests, so failing to parse it is a build
+        // defect, not an input error.
+        let info = match parse_frame(info) {
+            Ok(Some((Frame::Array(items), _))) => items,
+            other => panic!("embedded command table is not a RESP array: {other:?}"),
+        };
+        let docs = match parse_frame(docs) {
+            Ok(Some((Frame::Map(pairs), _))) => pairs,
+            other => panic!("embedded command docs are not a RESP map: {other:?}"),
+        };
+        let docs: HashMap<String, Frame> = docs
+            .into_iter()
+            .filter_map(|(k, v)| Some((String::from_utf8_lossy(k.as_bytes()?).into_owned(), v)))
+            .collect();
+        let mut commands: Vec<CommandSpec> = info
+            .into_iter()
+            .filter_map(|entry| spec_from_info(entry, &docs))
+            .collect();
+        commands.sort_by(|a, b| a.name.cmp(&b.name));
+        let by_name = commands
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.name.clone(), i))
+            .collect();
+        CommandTable { commands, by_name }
+    }
+
+    /// All top-level commands, sorted by name.
+    pub fn commands(&self) -> &[CommandSpec] {
+        &self.commands
+    }
+
+    /// A top-level command by name, case-insensitively.
+    pub fn command(&self, name: &[u8]) -> Option<&CommandSpec> {
+        let mut lower = [0u8; 32];
+        let lower = lower.get_mut(..name.len())?;
+        for (dst, src) in lower.iter_mut().zip(name) {
+            *dst = src.to_ascii_lowercase();
+        }
+        let name = std::str::from_utf8(lower).ok()?;
+        self.by_name.get(name).map(|&i| &self.commands[i])
+    }
+
+    /// A command or `container|sub` name as `COMMAND INFO` takes it.
+    pub fn by_full_name(&self, name: &[u8]) -> Option<&CommandSpec> {
+        match name.iter().position(|&b| b == b'|') {
+            Some(bar) => self.command(&name[..bar])?.subcommand(&name[bar + 1..]),
+            None => self.command(name),
+        }
+    }
+
+    /// The spec that governs a request: the command, or its subcommand when it has them.
+    pub fn lookup(&self, args: &[Bytes]) -> Result<&CommandSpec, LookupError> {
+        let name = args.first().ok_or(LookupError::UnknownCommand)?;
+        let command = self.command(name).ok_or(LookupError::UnknownCommand)?;
+        if command.subcommands.is_empty() || args.len() < 2 {
+            return Ok(command);
+        }
+        command
+            .subcommand(&args[1])
+            .ok_or(LookupError::UnknownSubcommand)
+    }
+}
+
+fn int_at(items: &[Frame], i: usize) -> i64 {
+    items.get(i).and_then(Frame::as_integer).unwrap_or(0)
+}
+
+fn strings_at(items: &[Frame], i: usize) -> Vec<String> {
+    items
+        .get(i)
+        .and_then(Frame::as_array)
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(|f| {
+            f.as_bytes()
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+        })
+        .collect()
+}
+
+fn spec_from_info(entry: Frame, docs: &HashMap<String, Frame>) -> Option<CommandSpec> {
+    let items = entry.as_array()?.to_vec();
+    let name = String::from_utf8_lossy(items.first()?.as_bytes()?).into_owned();
+    let (container, short) = match name.split_once('|') {
+        Some((c, s)) => (Some(c.to_string()), s.to_string()),
+        None => (None, name.clone()),
+    };
+    let doc = match &container {
+        Some(c) => docs
+            .get(c)
+            .and_then(|d| d.map_get("subcommands"))
+            .and_then(|subs| subs.map_get(&name))
+            .cloned(),
+        None => docs.get(&name).cloned(),
+    };
+    let _ = short;
+    let key_specs = items
+        .get(8)
+        .and_then(Frame::as_array)
+        .unwrap_or(&[])
+        .iter()
+        .map(KeySpec::from_frame)
+        .collect();
+    let subcommands = items
+        .get(9)
+        .and_then(Frame::as_array)
+        .unwrap_or(&[])
+        .iter()
+        .filter_map(|sub| spec_from_info(sub.clone(), docs))
+        .collect();
+    Some(CommandSpec {
+        arity: int_at(&items, 1),
+        flags: CommandFlags::from_names(strings_at(&items, 2).iter().map(String::as_str)),
+        first_key: int_at(&items, 3),
+        last_key: int_at(&items, 4),
+        key_step: int_at(&items, 5),
+        key_specs,
+        info: entry,
+        docs: doc,
+        subcommands,
+        name,
+    })
+}
+
+#[cfg(test)]
+mod tests;

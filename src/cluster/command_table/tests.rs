@@ -1,0 +1,73 @@
+use bytes::Bytes;
+
+use super::*;
+
+fn args(words: &[&str]) -> Vec<Bytes> {
+    words
+        .iter()
+        .map(|w| Bytes::copy_from_slice(w.as_bytes()))
+        .collect()
+}
+
+fn keys(words: &[&str]) -> Vec<usize> {
+    let a = args(words);
+    CommandTable::get()
+        .lookup(&a)
+        .expect("known command")
+        .key_indexes(&a)
+        .expect("valid keys")
+}
+
+#[test]
+fn table_has_every_redis_7_0_command() {
+    let table = CommandTable::get();
+    assert_eq!(table.commands().len(), 240);
+    let get = table.command(b"GET").expect("get");
+    assert_eq!(get.arity, 2);
+    assert!(get.flags.contains(CommandFlags::READONLY));
+    assert!(table
+        .command(b"config")
+        .unwrap()
+        .subcommand(b"get")
+        .is_some());
+    assert_eq!(
+        table.by_full_name(b"config|get").unwrap().name,
+        "config|get"
+    );
+}
+
+#[test]
+fn key_positions() {
+    assert_eq!(keys(&["get", "a"]), vec![1]);
+    assert_eq!(keys(&["mset", "a", "1", "b", "2"]), vec![1, 3]);
+    assert_eq!(keys(&["mget", "a", "b", "c"]), vec![1, 2, 3]);
+    assert_eq!(keys(&["eval", "s", "2", "a", "b", "c"]), vec![3, 4]);
+    assert_eq!(
+        keys(&["zunionstore", "d", "2", "a", "b", "weights", "1", "2"]),
+        vec![1, 3, 4]
+    );
+    assert_eq!(
+        keys(&["xread", "count", "2", "streams", "a", "b", "0", "0"]),
+        vec![4, 5]
+    );
+    assert_eq!(
+        keys(&["sort", "a", "by", "store", "store", "d"]),
+        vec![1, 5]
+    );
+    assert_eq!(
+        keys(&["migrate", "h", "1", "", "0", "5", "keys", "a", "b"]),
+        vec![7, 8]
+    );
+    assert_eq!(keys(&["migrate", "h", "1", "k", "0", "5"]), vec![3]);
+    assert_eq!(keys(&["spublish", "chan", "msg"]), Vec::<usize>::new());
+    assert_eq!(keys(&["lmove", "a", "b", "left", "right"]), vec![1, 2]);
+    assert_eq!(keys(&["object", "encoding", "k"]), vec![2]);
+    assert_eq!(keys(&["ping"]), Vec::<usize>::new());
+}
+
+#[test]
+fn bad_numkeys_is_invalid() {
+    let a = args(&["eval", "s", "x", "a"]);
+    let spec = CommandTable::get().lookup(&a).unwrap();
+    assert_eq!(spec.key_indexes(&a), Err(KeysError::InvalidArguments));
+}

@@ -1,0 +1,54 @@
+//! Hash slots: `CRC16/XMODEM(hash_part(key)) mod 16384`, with Redis's hash-tag rule.
+
+/// Number of hash slots in a Redis Cluster.
+pub const SLOT_COUNT: usize = 16384;
+
+/// CRC16/XMODEM (poly 0x1021, init 0, no reflection), the checksum Redis Cluster uses.
+pub fn crc16(data: &[u8]) -> u16 {
+    crc16::State::<crc16::XMODEM>::calculate(data)
+}
+
+/// The part of the key that is hashed: the bytes between the first `{` and the first `}`
+/// after it, if there is at least one byte between them; otherwise the whole key.
+pub fn hash_part(key: &[u8]) -> &[u8] {
+    if let Some(open) = key.iter().position(|&b| b == b'{') {
+        if let Some(len) = key[open + 1..].iter().position(|&b| b == b'}') {
+            if len > 0 {
+                return &key[open + 1..open + 1 + len];
+            }
+        }
+    }
+    key
+}
+
+/// The hash slot of a key.
+pub fn key_slot(key: &[u8]) -> u16 {
+    crc16(hash_part(key)) & (SLOT_COUNT as u16 - 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_value() {
+        assert_eq!(crc16(b"123456789"), 0x31C3);
+    }
+
+    #[test]
+    fn hash_tags_follow_domain_examples() {
+        assert_eq!(hash_part(b"{user1000}.following"), b"user1000");
+        assert_eq!(hash_part(b"{user1000}.followers"), b"user1000");
+        assert_eq!(
+            key_slot(b"{user1000}.following"),
+            key_slot(b"{user1000}.followers")
+        );
+        assert_eq!(hash_part(b"foo{}{bar}"), b"foo{}{bar}");
+        assert_eq!(hash_part(b"foo{{bar}}zap"), b"{bar");
+        assert_eq!(hash_part(b"foo{bar}{zap}"), b"bar");
+        assert_eq!(hash_part(b"{}abc"), b"{}abc");
+        assert_eq!(hash_part(b"{abc"), b"{abc");
+        assert_eq!(key_slot(b"foo"), 12182);
+        assert_eq!(key_slot(b""), 0);
+    }
+}

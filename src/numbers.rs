@@ -1,0 +1,110 @@
+//! Numbers in requests, read with exactly the strictness Redis uses.
+
+/// Parses a decimal `i64` the way Redis's `string2ll` does: an optional `-`, no `+`, no
+/// blanks, no leading zeros (except `0` itself), no overflow.
+pub fn parse_i64(text: &[u8]) -> Option<i64> {
+    let (negative, digits) = match text {
+        [] => return None,
+        [b'0'] => return Some(0),
+        [b'-', rest @ ..] => (true, rest),
+        _ => (false, text),
+    };
+    match digits.first() {
+        Some(b'1'..=b'9') => {}
+        _ => return None,
+    }
+    if digits.len() > 19 {
+        return None;
+    }
+    let mut value: u64 = 0;
+    for &d in digits {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        value = value.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+    }
+    if negative {
+        if value > i64::MAX as u64 + 1 {
+            return None;
+        }
+        Some((value as i64).wrapping_neg())
+    } else {
+        i64::try_from(value).ok()
+    }
+}
+
+/// Parses a `u64` with the same strictness as [`parse_i64`].
+pub fn parse_u64(text: &[u8]) -> Option<u64> {
+    match text {
+        [b'0'] => Some(0),
+        [b'1'..=b'9', ..] if text.len() <= 20 => {
+            let mut value: u64 = 0;
+            for &d in text {
+                if !d.is_ascii_digit() {
+                    return None;
+                }
+                value = value.checked_mul(10)?.checked_add(u64::from(d - b'0'))?;
+            }
+            Some(value)
+        }
+        _ => None,
+    }
+}
+
+/// Parses a double the way Redis's `getDoubleFromObject` does with `strtod`: no leading
+/// blank, the whole string used, `inf`/`-inf` allowed, NaN refused.
+pub fn parse_f64(text: &[u8]) -> Option<f64> {
+    let s = std::str::from_utf8(text).ok()?;
+    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_whitespace()) {
+        return None;
+    }
+    let lower = s.to_ascii_lowercase();
+    let value = match lower.trim_start_matches(['+', '-']) {
+        "inf" | "infinity" => {
+            if lower.starts_with('-') {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            }
+        }
+        "nan" => return None,
+        _ => s.parse::<f64>().ok()?,
+    };
+    (!value.is_nan()).then_some(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_follow_string2ll() {
+        assert_eq!(parse_i64(b"0"), Some(0));
+        assert_eq!(parse_i64(b"-1"), Some(-1));
+        assert_eq!(parse_i64(b"9223372036854775807"), Some(i64::MAX));
+        assert_eq!(parse_i64(b"-9223372036854775808"), Some(i64::MIN));
+        for bad in [
+            &b""[..],
+            b"-0",
+            b"01",
+            b"+1",
+            b" 1",
+            b"1 ",
+            b"9223372036854775808",
+            b"1a",
+        ] {
+            assert_eq!(parse_i64(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn doubles_follow_strtod() {
+        assert_eq!(parse_f64(b"1.5"), Some(1.5));
+        assert_eq!(parse_f64(b"-inf"), Some(f64::NEG_INFINITY));
+        assert_eq!(parse_f64(b"+inf"), Some(f64::INFINITY));
+        assert_eq!(parse_f64(b"1e3"), Some(1000.0));
+        assert_eq!(parse_f64(b" 1"), None);
+        assert_eq!(parse_f64(b"nan"), None);
+        assert_eq!(parse_f64(b"abc"), None);
+    }
+}

@@ -1,0 +1,233 @@
+//! Reply encoding straight into an output buffer, without building frames first.
+
+use bytes::{BufMut, BytesMut};
+
+/// The protocol a client speaks, chosen with `HELLO`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Proto {
+    #[default]
+    Resp2,
+    Resp3,
+}
+
+/// Appends replies to a buffer in the client's protocol.
+///
+/// RESP3-only shapes are written the way Redis downgrades them for RESP2 clients.
+pub struct ReplyBuf<'a> {
+    pub buf: &'a mut BytesMut,
+    pub proto: Proto,
+}
+
+impl<'a> ReplyBuf<'a> {
+    pub fn new(buf: &'a mut BytesMut, proto: Proto) -> Self {
+        ReplyBuf { buf, proto }
+    }
+
+    pub fn is_resp3(&self) -> bool {
+        self.proto == Proto::Resp3
+    }
+
+    fn header(&mut self, prefix: u8, n: i64) {
+        self.buf.put_u8(prefix);
+        write_integer_decimal(self.buf, n);
+        self.buf.put_slice(b"\r\n");
+    }
+
+    pub fn ok(&mut self) {
+        self.buf.put_slice(b"+OK\r\n");
+    }
+
+    pub fn simple(&mut self, s: &str) {
+        self.simple_bytes(s.as_bytes());
+    }
+
+    pub fn simple_bytes(&mut self, s: &[u8]) {
+        self.buf.put_u8(b'+');
+        self.buf.put_slice(s);
+        self.buf.put_slice(b"\r\n");
+    }
+
+    /// An error reply. `msg` carries its own code (`ERR ...`, `WRONGTYPE ...`). Newlines would
+    /// break the protocol, so they are replaced by spaces as Redis does.
+    pub fn error(&mut self, msg: &str) {
+        self.error_bytes(msg.as_bytes());
+    }
+
+    pub fn error_bytes(&mut self, msg: &[u8]) {
+        self.buf.put_u8(b'-');
+        for &b in msg {
+            self.buf
+                .put_u8(if b == b'\r' || b == b'\n' { b' ' } else { b });
+        }
+        self.buf.put_slice(b"\r\n");
+    }
+
+    pub fn integer(&mut self, n: i64) {
+        self.header(b':', n);
+    }
+
+    pub fn bulk(&mut self, data: &[u8]) {
+        self.header(b'$', data.len() as i64);
+        self.buf.put_slice(data);
+        self.buf.put_slice(b"\r\n");
+    }
+
+    /// A bulk string holding the decimal form of an integer.
+    pub fn bulk_integer(&mut self, n: i64) {
+        let mut tmp = BytesMut::with_capacity(20);
+        write_integer_decimal(&mut tmp, n);
+        self.bulk(&tmp);
+    }
+
+    /// Null bulk string in RESP2, null in RESP3.
+    pub fn null(&mut self) {
+        match self.proto {
+            Proto::Resp2 => self.buf.put_slice(b"$-1\r\n"),
+            Proto::Resp3 => self.buf.put_slice(b"_\r\n"),
+        }
+    }
+
+    /// Null array in RESP2, null in RESP3.
+    pub fn null_array(&mut self) {
+        match self.proto {
+            Proto::Resp2 => self.buf.put_slice(b"*-1\r\n"),
+            Proto::Resp3 => self.buf.put_slice(b"_\r\n"),
+        }
+    }
+
+    pub fn array(&mut self, len: usize) {
+        self.header(b'*', len as i64);
+    }
+
+    /// A map of `len` pairs; a flat array of `2 * len` elements in RESP2.
+    pub fn map(&mut self, len: usize) {
+        match self.proto {
+            Proto::Resp2 => self.header(b'*', 2 * len as i64),
+            Proto::Resp3 => self.header(b'%', len as i64),
+        }
+    }
+
+    pub fn set(&mut self, len: usize) {
+        match self.proto {
+            Proto::Resp2 => self.header(b'*', len as i64),
+            Proto::Resp3 => self.header(b'~', len as i64),
+        }
+    }
+
+    pub fn push(&mut self, len: usize) {
+        match self.proto {
+            Proto::Resp2 => self.header(b'*', len as i64),
+            Proto::Resp3 => self.header(b'>', len as i64),
+        }
+    }
+
+    /// A double: a bulk string in RESP2, a `,` frame in RESP3, formatted like Redis 7.0
+    /// (`%.17g`, and `inf` / `-inf`).
+    pub fn double(&mut self, d: f64) {
+        let text = format_double(d);
+        match self.proto {
+            Proto::Resp2 => self.bulk(text.as_bytes()),
+            Proto::Resp3 => {
+                self.buf.put_u8(b',');
+                self.buf.put_slice(text.as_bytes());
+                self.buf.put_slice(b"\r\n");
+            }
+        }
+    }
+
+    /// A boolean: `#t`/`#f` in RESP3, the integers 1/0 in RESP2.
+    pub fn boolean(&mut self, b: bool) {
+        match self.proto {
+            Proto::Resp2 => self.integer(b as i64),
+            Proto::Resp3 => self.buf.put_slice(if b { b"#t\r\n" } else { b"#f\r\n" }),
+        }
+    }
+
+    pub fn big_number(&mut self, digits: &[u8]) {
+        match self.proto {
+            Proto::Resp2 => self.bulk(digits),
+            Proto::Resp3 => {
+                self.buf.put_u8(b'(');
+                self.buf.put_slice(digits);
+                self.buf.put_slice(b"\r\n");
+            }
+        }
+    }
+
+    /// Verbatim text (`=len\r\ntxt:...`) in RESP3, a plain bulk string in RESP2.
+    pub fn verbatim(&mut self, format: &[u8; 3], text: &[u8]) {
+        match self.proto {
+            Proto::Resp2 => self.bulk(text),
+            Proto::Resp3 => {
+                self.header(b'=', text.len() as i64 + 4);
+                self.buf.put_slice(format);
+                self.buf.put_u8(b':');
+                self.buf.put_slice(text);
+                self.buf.put_slice(b"\r\n");
+            }
+        }
+    }
+
+    /// Appends bytes that are already encoded.
+    pub fn raw(&mut self, encoded: &[u8]) {
+        self.buf.put_slice(encoded);
+    }
+}
+
+/// Writes the decimal digits of `n` without going through `fmt`.
+pub fn write_integer_decimal(buf: &mut BytesMut, n: i64) {
+    let mut digits = [0u8; 20];
+    let mut pos = digits.len();
+    let negative = n < 0;
+    let mut value = n.unsigned_abs();
+    loop {
+        pos -= 1;
+        digits[pos] = b'0' + (value % 10) as u8;
+        value /= 10;
+        if value == 0 {
+            break;
+        }
+    }
+    if negative {
+        buf.put_u8(b'-');
+    }
+    buf.put_slice(&digits[pos..]);
+}
+
+/// Formats a double as C's `%.17g` does, which is what Redis 7.0 replies with.
+pub fn format_double(d: f64) -> String {
+    if d.is_infinite() {
+        return if d > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if d.is_nan() {
+        return "nan".into();
+    }
+    if d == 0.0 {
+        return if d.is_sign_negative() {
+            "-0".into()
+        } else {
+            "0".into()
+        };
+    }
+    const PRECISION: i32 = 17;
+    // `{:.16e}` gives 17 significant digits, correctly rounded, plus the decimal exponent.
+    let sci = format!("{:.*e}", (PRECISION - 1) as usize, d);
+    let (mantissa, exponent) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    if !(-4..PRECISION).contains(&exponent) {
+        let mantissa = trim_fraction_zeros(mantissa);
+        let sign = if exponent < 0 { '-' } else { '+' };
+        format!("{mantissa}e{sign}{:02}", exponent.abs())
+    } else {
+        let decimals = (PRECISION - 1 - exponent).max(0) as usize;
+        trim_fraction_zeros(&format!("{:.*}", decimals, d)).to_string()
+    }
+}
+
+fn trim_fraction_zeros(s: &str) -> &str {
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        s
+    }
+}

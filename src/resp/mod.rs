@@ -1,0 +1,23 @@
+//! RESP2 and RESP3: frames, an incremental request decoder, a reply parser and an encoder.
+//!
+//! Both programs in the workspace use this module and nothing else to speak the protocol:
+//! the storage node decodes requests with [`RequestDecoder`] and writes replies with
+//! [`ReplyBuf`]; the proxy and the tests parse replies with [`parse_frame`].
+//!
+//! Parsers work on byte slices or buffers and report `Incomplete` (here `Ok(None)`) when more
+//! bytes are needed, in the style of pelikan's protocol crates.
+
+mod encode;
+mod frame;
+mod limits;
+mod parse;
+mod request;
+
+pub use encode::{format_double, write_integer_decimal, Proto, ReplyBuf};
+pub use frame::Frame;
+pub use limits::Limits;
+pub use parse::{parse_frame, ParseError};
+pub use request::{ProtocolError, RequestDecoder};
+
+#[cfg(test)]
+mod tests;

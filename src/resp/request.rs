@@ -1,0 +1,282 @@
+//! Incremental decoding of client requests: RESP multibulk arrays and inline commands.
+//!
+//! The decoder consumes bytes from the connection's buffer as it goes and remembers the
+//! arguments it has already cut out, so a large request arriving in small reads is decoded in
+//! linear time. A declared bulk length is only checked against the limits; memory is used when
+//! the bytes actually arrive.
+
+use bytes::{Buf, Bytes, BytesMut};
+
+use super::limits::{Limits, INLINE_MAX_SIZE};
+
+/// A violation of the protocol. Redis answers `-ERR <message>` and closes the connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProtocolError(pub String);
+
+impl std::fmt::Display for ProtocolError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ProtocolError {}
+
+fn protocol_error(what: impl Into<String>) -> ProtocolError {
+    ProtocolError(format!("Protocol error: {}", what.into()))
+}
+
+/// A multibulk request whose header has been read but not all of its arguments.
+#[derive(Debug)]
+struct PartialMultibulk {
+    remaining: usize,
+    args: Vec<Bytes>,
+    /// Length of the bulk string whose header has been read and whose body is awaited.
+    bulk_len: Option<usize>,
+    /// Bytes of the arguments cut out so far, for the query buffer limit.
+    bytes: usize,
+}
+
+/// Decodes client requests one at a time out of a growing buffer.
+#[derive(Debug, Default)]
+pub struct RequestDecoder {
+    pub limits: Limits,
+    partial: Option<PartialMultibulk>,
+}
+
+impl RequestDecoder {
+    pub fn new(limits: Limits) -> Self {
+        RequestDecoder {
+            limits,
+            partial: None,
+        }
+    }
+
+    /// True while a request has been started but not finished.
+    pub fn in_progress(&self) -> bool {
+        self.partial.is_some()
+    }
+
+    /// Bytes held in arguments of the unfinished request (the query buffer beyond `buf`).
+    pub fn partial_bytes(&self) -> usize {
+        self.partial.as_ref().map_or(0, |p| p.bytes)
+    }
+
+    /// How many more bytes the bulk string being read needs, if one is being read.
+    pub fn pending_bulk_bytes(&self, buffered: usize) -> Option<usize> {
+        let len = self.partial.as_ref()?.bulk_len?;
+        Some((len + 2).saturating_sub(buffered))
+    }
+
+    /// Returns the next complete request, `Ok(None)` when more bytes are needed, or the
+    /// protocol error that must end the connection. Empty requests (`*0`, blank inline lines)
+    /// are skipped.
+    pub fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<Vec<Bytes>>, ProtocolError> {
+        loop {
+            if self.partial.is_none() {
+                let Some(&first) = buf.first() else {
+                    return Ok(None);
+                };
+                if first != b'*' {
+                    match self.decode_inline(buf)? {
+                        Some(args) if args.is_empty() => continue,
+                        other => return Ok(other),
+                    }
+                }
+                match self.decode_multibulk_header(buf)? {
+                    None => return Ok(None),
+                    Some(0) => continue,
+                    Some(count) => {
+                        self.partial = Some(PartialMultibulk {
+                            remaining: count,
+                            // Never trust the declared count for the allocation.
+                            args: Vec::with_capacity(count.min(1024)),
+                            bulk_len: None,
+                            bytes: 0,
+                        });
+                    }
+                }
+            }
+            return self.decode_bulks(buf);
+        }
+    }
+
+    fn decode_multibulk_header(
+        &mut self,
+        buf: &mut BytesMut,
+    ) -> Result<Option<usize>, ProtocolError> {
+        let Some(line_end) = find_line_end(buf) else {
+            if buf.len() > INLINE_MAX_SIZE {
+                return Err(protocol_error("too big mbulk count string"));
+            }
+            return Ok(None);
+        };
+        let count = parse_decimal(&buf[1..line_end]);
+        buf.advance(line_end + 2);
+        match count {
+            Some(n) if n <= 0 => Ok(Some(0)),
+            Some(n) if (n as u64) <= self.limits.max_multibulk_len as u64 => {
+                if self.limits.unauthenticated && n > 10 {
+                    return Err(protocol_error("unauthenticated multibulk length"));
+                }
+                Ok(Some(n as usize))
+            }
+            _ => Err(protocol_error("invalid multibulk length")),
+        }
+    }
+
+    fn decode_bulks(&mut self, buf: &mut BytesMut) -> Result<Option<Vec<Bytes>>, ProtocolError> {
+        let limits = self.limits;
+        let Some(partial) = self.partial.as_mut() else {
+            return Ok(None);
+        };
+        while partial.remaining > 0 {
+            let len = match partial.bulk_len {
+                Some(len) => len,
+                None => {
+                    let Some(&first) = buf.first() else {
+                        return Ok(None);
+                    };
+                    if first != b'$' {
+                        let shown = char::from(first);
+                        return Err(protocol_error(format!("expected '$', got '{shown}'")));
+                    }
+                    let Some(line_end) = find_line_end(buf) else {
+                        if buf.len() > INLINE_MAX_SIZE {
+                            return Err(protocol_error("too big bulk count string"));
+                        }
+                        return Ok(None);
+                    };
+                    let len = match parse_decimal(&buf[1..line_end]) {
+                        Some(n) if n >= 0 && (n as u64) <= limits.max_bulk_len as u64 => n,
+                        _ => return Err(protocol_error("invalid bulk length")),
+                    };
+                    if limits.unauthenticated && len > 16384 {
+                        return Err(protocol_error("unauthenticated bulk length"));
+                    }
+                    buf.advance(line_end + 2);
+                    partial.bulk_len = Some(len as usize);
+                    len as usize
+                }
+            };
+            if buf.len() < len + 2 {
+                return Ok(None);
+            }
+            let arg = buf.split_to(len).freeze();
+            buf.advance(2);
+            partial.bytes += arg.len();
+            partial.args.push(arg);
+            partial.bulk_len = None;
+            partial.remaining -= 1;
+        }
+        Ok(self.partial.take().map(|p| p.args))
+    }
+
+    fn decode_inline(&mut self, buf: &mut BytesMut) -> Result<Option<Vec<Bytes>>, ProtocolError> {
+        let Some(newline) = buf.iter().position(|&b| b == b'\n') else {
+            if buf.len() > self.limits.max_inline_len {
+                return Err(protocol_error("too big inline request"));
+            }
+            return Ok(None);
+        };
+        let line = buf.split_to(newline + 1);
+        let mut line = &line[..newline];
+        if line.last() == Some(&b'\r') {
+            line = &line[..line.len() - 1];
+        }
+        split_inline_args(line)
+            .map(Some)
+            .ok_or_else(|| protocol_error("unbalanced quotes in request"))
+    }
+}
+
+/// Position of the `\r` of the first `\r\n` in `buf`.
+fn find_line_end(buf: &[u8]) -> Option<usize> {
+    let cr = buf.iter().position(|&b| b == b'\r')?;
+    (cr + 1 < buf.len()).then_some(cr)
+}
+
+/// A strict decimal integer, as Redis's `string2ll` reads protocol lengths.
+fn parse_decimal(digits: &[u8]) -> Option<i64> {
+    crate::numbers::parse_i64(digits)
+}
+
+/// Splits an inline request into arguments the way Redis's `sdssplitargs` does: blanks
+/// separate arguments, double quotes allow escapes (`\n`, `\xff`, ...), single quotes allow
+/// only `\'`, and a closing quote must be followed by a blank or the end.
+pub(crate) fn split_inline_args(line: &[u8]) -> Option<Vec<Bytes>> {
+    let mut args = Vec::new();
+    let mut i = 0;
+    let is_space = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c);
+    loop {
+        while i < line.len() && is_space(line[i]) {
+            i += 1;
+        }
+        if i >= line.len() {
+            return Some(args);
+        }
+        let mut current = Vec::new();
+        let mut in_double = false;
+        let mut in_single = false;
+        loop {
+            if in_double {
+                let c = *line.get(i)?;
+                if c == b'\\' && i + 3 < line.len() && line[i + 1] == b'x' {
+                    if let (Some(h), Some(l)) = (hex_value(line[i + 2]), hex_value(line[i + 3])) {
+                        current.push(h * 16 + l);
+                        i += 4;
+                        continue;
+                    }
+                }
+                if c == b'\\' && i + 1 < line.len() {
+                    current.push(match line[i + 1] {
+                        b'n' => b'\n',
+                        b'r' => b'\r',
+                        b't' => b'\t',
+                        b'b' => 0x08,
+                        b'a' => 0x07,
+                        other => other,
+                    });
+                    i += 2;
+                } else if c == b'"' {
+                    if i + 1 < line.len() && !is_space(line[i + 1]) {
+                        return None;
+                    }
+                    i += 1;
+                    break;
+                } else {
+                    current.push(c);
+                    i += 1;
+                }
+            } else if in_single {
+                let c = *line.get(i)?;
+                if c == b'\\' && i + 1 < line.len() && line[i + 1] == b'\'' {
+                    current.push(b'\'');
+                    i += 2;
+                } else if c == b'\'' {
+                    if i + 1 < line.len() && !is_space(line[i + 1]) {
+                        return None;
+                    }
+                    i += 1;
+                    break;
+                } else {
+                    current.push(c);
+                    i += 1;
+                }
+            } else {
+                match line.get(i) {
+                    None => break,
+                    Some(&c) if is_space(c) => break,
+                    Some(b'"') => in_double = true,
+                    Some(b'\'') => in_single = true,
+                    Some(&c) => current.push(c),
+                }
+                i += 1;
+            }
+        }
+        args.push(Bytes::from(current));
+    }
+}
+
+fn hex_value(c: u8) -> Option<u8> {
+    (c as char).to_digit(16).map(|d| d as u8)
+}

@@ -1,0 +1,185 @@
+use bytes::{Bytes, BytesMut};
+
+use super::*;
+
+fn decode_all(decoder: &mut RequestDecoder, buf: &mut BytesMut) -> Vec<Vec<Bytes>> {
+    let mut out = Vec::new();
+    while let Some(args) = decoder.decode(buf).expect("valid protocol") {
+        out.push(args);
+    }
+    out
+}
+
+fn encode_request(args: &[&[u8]]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        out.extend_from_slice(format!("${}\r\n", a.len()).as_bytes());
+        out.extend_from_slice(a);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+/// Every split of the input into chunks of a fixed size decodes to the same requests.
+#[test]
+fn every_chunking_decodes_the_same() {
+    let mut input = Vec::new();
+    input.extend(encode_request(&[b"SET", b"key", b"va\r\nlue"]));
+    input.extend_from_slice(b"PING\r\n");
+    input.extend(encode_request(&[b"MGET", b"a", b"", b"c"]));
+    input.extend_from_slice(b"*0\r\n\r\n");
+    input.extend_from_slice(b"set \"a b\" 'c\\'d' \"\\x41\\n\"\n");
+    input.extend(encode_request(&[b"GET", &[0xff; 300][..]]));
+    let expected = decode_all(
+        &mut RequestDecoder::default(),
+        &mut BytesMut::from(&input[..]),
+    );
+    assert_eq!(expected.len(), 5);
+    assert_eq!(expected[3][1], Bytes::from_static(b"a b"));
+    assert_eq!(expected[3][2], Bytes::from_static(b"c'd"));
+    assert_eq!(expected[3][3], Bytes::from_static(b"A\n"));
+    for chunk in 1..=input.len() {
+        let mut decoder = RequestDecoder::default();
+        let mut buf = BytesMut::new();
+        let mut got = Vec::new();
+        for piece in input.chunks(chunk) {
+            buf.extend_from_slice(piece);
+            got.extend(decode_all(&mut decoder, &mut buf));
+        }
+        assert_eq!(got, expected, "chunk size {chunk}");
+        assert!(buf.is_empty() && !decoder.in_progress());
+    }
+}
+
+/// A large request in small reads: each read does constant work, not a re-parse.
+#[test]
+fn large_request_in_small_chunks() {
+    let values: Vec<Vec<u8>> = (0..30_000)
+        .map(|i| format!("value:{i:08}").into_bytes())
+        .collect();
+    let mut args: Vec<&[u8]> = vec![b"MSET"];
+    for v in &values {
+        args.push(v);
+        args.push(v);
+    }
+    let input = encode_request(&args);
+    assert!(input.len() > 1_000_000);
+    let mut decoder = RequestDecoder::default();
+    let mut buf = BytesMut::new();
+    let mut got = Vec::new();
+    for piece in input.chunks(4096) {
+        buf.extend_from_slice(piece);
+        got.extend(decode_all(&mut decoder, &mut buf));
+    }
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].len(), 60_001);
+}
+
+fn first_error(input: &[u8], limits: Limits) -> String {
+    let mut decoder = RequestDecoder::new(limits);
+    let mut buf = BytesMut::from(input);
+    loop {
+        match decoder.decode(&mut buf) {
+            Ok(Some(_)) => continue,
+            Ok(None) => return String::new(),
+            Err(e) => return e.0,
+        }
+    }
+}
+
+#[test]
+fn protocol_errors_use_redis_texts() {
+    let d = Limits::default();
+    assert_eq!(
+        first_error(b"*abc\r\n", d),
+        "Protocol error: invalid multibulk length"
+    );
+    assert_eq!(
+        first_error(b"*1\r\n:1\r\n", d),
+        "Protocol error: expected '$', got ':'"
+    );
+    assert_eq!(
+        first_error(b"*1\r\n$-2\r\n", d),
+        "Protocol error: invalid bulk length"
+    );
+    assert_eq!(
+        first_error(b"*1\r\n$536870913\r\n", d),
+        "Protocol error: invalid bulk length"
+    );
+    assert_eq!(
+        first_error(b"set \"a\r\n", d),
+        "Protocol error: unbalanced quotes in request"
+    );
+    assert_eq!(
+        first_error(b"set \"a\"b\r\n", d),
+        "Protocol error: unbalanced quotes in request"
+    );
+    assert_eq!(
+        first_error(&vec![b'a'; 70_000], d),
+        "Protocol error: too big inline request"
+    );
+    let mut anon = d;
+    anon.unauthenticated = true;
+    assert_eq!(
+        first_error(b"*11\r\n", anon),
+        "Protocol error: unauthenticated multibulk length"
+    );
+}
+
+/// A declared 512 MB bulk with no body costs nothing up front.
+#[test]
+fn declared_bulk_length_does_not_allocate() {
+    let mut decoder = RequestDecoder::default();
+    let mut buf = BytesMut::from(&b"*1\r\n$536870912\r\nabc"[..]);
+    assert_eq!(decoder.decode(&mut buf), Ok(None));
+    assert!(buf.capacity() < 1024);
+    assert_eq!(
+        decoder.pending_bulk_bytes(buf.len()),
+        Some(536870912 + 2 - 3)
+    );
+}
+
+#[test]
+fn reply_frames_round_trip() {
+    let frames = vec![
+        Frame::Simple(Bytes::from_static(b"OK")),
+        Frame::Error(Bytes::from_static(b"ERR x")),
+        Frame::Integer(-42),
+        Frame::bulk(b"hi\r\n"),
+        Frame::Null,
+        Frame::Array(vec![Frame::Integer(1), Frame::Array(vec![])]),
+        Frame::Map(vec![(Frame::bulk(b"k"), Frame::Double(1.5))]),
+        Frame::Set(vec![Frame::Boolean(true)]),
+        Frame::Push(vec![Frame::bulk(b"message")]),
+        Frame::Verbatim {
+            format: *b"txt",
+            text: Bytes::from_static(b"hello"),
+        },
+    ];
+    for frame in frames {
+        let bytes = frame.to_bytes(Proto::Resp3);
+        for cut in 0..bytes.len() {
+            assert_eq!(
+                parse_frame(&bytes[..cut]),
+                Ok(None),
+                "{frame:?} cut at {cut}"
+            );
+        }
+        assert_eq!(parse_frame(&bytes), Ok(Some((frame.clone(), bytes.len()))));
+    }
+}
+
+#[test]
+fn doubles_format_like_printf_17g() {
+    assert_eq!(format_double(1.5), "1.5");
+    assert_eq!(format_double(0.1), "0.10000000000000001");
+    assert_eq!(format_double(3.0), "3");
+    assert_eq!(format_double(1e20), "1e+20");
+    assert_eq!(format_double(1.5e-7), "1.4999999999999999e-07");
+    assert_eq!(
+        format_double(123456789012345678.0),
+        "1.2345678901234568e+17"
+    );
+    assert_eq!(format_double(f64::NEG_INFINITY), "-inf");
+    assert_eq!(format_double(-0.0), "-0");
+}

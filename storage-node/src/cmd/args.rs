@@ -1,0 +1,34 @@
+//! Reading command arguments, with Redis's error replies for bad ones.
+
+use bytes::Bytes;
+use slotproxy::numbers;
+
+use super::errors::{CmdError, NOT_FLOAT, NOT_INTEGER};
+
+/// True if `arg` is `word`, ignoring ASCII case.
+pub fn is(arg: &[u8], word: &str) -> bool {
+    arg.eq_ignore_ascii_case(word.as_bytes())
+}
+
+/// An integer argument, or `ERR value is not an integer or out of range`.
+pub fn int(arg: &[u8]) -> Result<i64, CmdError> {
+    numbers::parse_i64(arg).ok_or_else(|| NOT_INTEGER.into())
+}
+
+/// A non-negative integer argument, or the given error.
+pub fn non_negative(arg: &[u8], error: &'static str) -> Result<i64, CmdError> {
+    match numbers::parse_i64(arg) {
+        Some(n) if n >= 0 => Ok(n),
+        _ => Err(error.into()),
+    }
+}
+
+/// A double argument, or `ERR value is not a valid float`.
+pub fn float(arg: &[u8]) -> Result<f64, CmdError> {
+    numbers::parse_f64(arg).ok_or_else(|| NOT_FLOAT.into())
+}
+
+/// The argument as (lossy) text, for error messages.
+pub fn text(arg: &Bytes) -> String {
+    String::from_utf8_lossy(arg).into_owned()
+}

@@ -1,0 +1,207 @@
+//! Command dispatch, and one module per command or command family.
+//!
+//! Each module opens with the syntax and replies of its commands and exports `COMMANDS`, a
+//! list of `(name, handler)`. [`Dispatch`] joins those lists with the shared command table,
+//! which supplies arity and flags, so an implemented command checks its arguments exactly as
+//! Redis does before its handler runs. A command the table knows but no module implements
+//! answers `unknown command`, like Redis does for commands it lacks.
+
+pub mod args;
+pub mod errors;
+
+mod client;
+mod connection;
+mod server;
+mod strings;
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+
+use bytes::{Bytes, BytesMut};
+use slotproxy::cluster::{CommandSpec, CommandTable, LookupError};
+use slotproxy::resp::ReplyBuf;
+
+pub use errors::{CmdError, CmdResult};
+
+use crate::keyspace::{unix_time_ms, Db, Keyspace};
+use crate::server::clients::{Client, ReplyMode};
+use crate::server::stats::Stats;
+use crate::server::Shared;
+
+/// A command implementation. `args[0]` is the command name.
+pub type Handler = fn(&mut Ctx<'_>, &[Bytes]) -> CmdResult;
+
+/// Everything a command can touch while it runs.
+pub struct Ctx<'a> {
+    pub keyspace: &'a mut Keyspace,
+    pub client: &'a mut Client,
+    pub shared: &'a Shared,
+    pub out: ReplyBuf<'a>,
+}
+
+impl Ctx<'_> {
+    /// The client's selected database.
+    pub fn db(&mut self) -> &mut Db {
+        self.keyspace.db(self.client.db)
+    }
+
+    pub fn now_ms(&self) -> u64 {
+        self.keyspace.now_ms()
+    }
+}
+
+/// Every command family's list. A new family adds one line here.
+const FAMILIES: &[&[(&str, Handler)]] = &[
+    client::COMMANDS,
+    connection::COMMANDS,
+    server::COMMANDS,
+    strings::COMMANDS,
+];
+
+/// An implemented command: its table entry and handler.
+pub struct Command {
+    pub spec: &'static CommandSpec,
+    pub handler: Handler,
+}
+
+/// Maps lower-case command names to implementations.
+pub struct Dispatch {
+    commands: HashMap<Vec<u8>, Command>,
+}
+
+impl Default for Dispatch {
+    fn default() -> Self {
+        Dispatch::new()
+    }
+}
+
+impl Dispatch {
+    pub fn new() -> Dispatch {
+        let table = CommandTable::get();
+        let mut commands = HashMap::new();
+        for family in FAMILIES {
+            for &(name, handler) in family.iter() {
+                // A family naming a command Redis 7.0 does not have is a programming error.
+                let spec = table
+                    .command(name.as_bytes())
+                    .unwrap_or_else(|| panic!("'{name}' is not in the command table"));
+                commands.insert(name.as_bytes().to_vec(), Command { spec, handler });
+            }
+        }
+        Dispatch { commands }
+    }
+
+    pub fn get(&self, name: &[u8]) -> Option<&Command> {
+        let mut lower = [0u8; 32];
+        let lower = lower.get_mut(..name.len())?;
+        for (dst, src) in lower.iter_mut().zip(name) {
+            *dst = src.to_ascii_lowercase();
+        }
+        self.commands.get(&lower[..])
+    }
+
+    /// Whether the node implements a command (COMMAND lists only those).
+    pub fn implements(&self, name: &str) -> bool {
+        self.commands.contains_key(name.as_bytes())
+    }
+}
+
+/// Redis's reply to a command it does not have.
+pub fn unknown_command_error(args: &[Bytes]) -> String {
+    let name = String::from_utf8_lossy(args.first().map_or(&b""[..], |a| &a[..]));
+    let mut shown = String::new();
+    for arg in args.iter().skip(1) {
+        if shown.len() >= 128 {
+            break;
+        }
+        let room = 128 - shown.len();
+        let text = String::from_utf8_lossy(arg);
+        let cut: String = text.chars().take(room).collect();
+        shown.push_str(&format!("'{cut}' "));
+    }
+    let name: String = name.chars().take(128).collect();
+    format!("ERR unknown command '{name}', with args beginning with: {shown}")
+}
+
+/// Redis's reply to a subcommand a container command does not have.
+pub fn unknown_subcommand(args: &[Bytes]) -> CmdError {
+    let sub: String = String::from_utf8_lossy(&args[1])
+        .chars()
+        .take(128)
+        .collect();
+    let container = String::from_utf8_lossy(&args[0]).to_uppercase();
+    format!("ERR unknown subcommand '{sub}'. Try {container} HELP.").into()
+}
+
+/// Runs one request and appends its reply to `output`.
+pub fn execute(
+    shared: &Shared,
+    keyspace: &mut Keyspace,
+    client: &mut Client,
+    output: &mut BytesMut,
+    args: &[Bytes],
+) {
+    Stats::add(&shared.stats.total_commands_processed, 1);
+    let reply_start = output.len();
+    let result = dispatch(shared, keyspace, client, output, args);
+    if let Err(e) = result {
+        Stats::add(&shared.stats.total_error_replies, 1);
+        ReplyBuf::new(output, client.proto).error(e.message());
+    }
+    match client.reply_mode {
+        ReplyMode::On => {}
+        ReplyMode::Off => output.truncate(reply_start),
+        ReplyMode::Skipping => {
+            output.truncate(reply_start);
+            client.reply_mode = ReplyMode::On;
+        }
+        ReplyMode::SkipNext => client.reply_mode = ReplyMode::Skipping,
+    }
+}
+
+fn dispatch(
+    shared: &Shared,
+    keyspace: &mut Keyspace,
+    client: &mut Client,
+    output: &mut BytesMut,
+    args: &[Bytes],
+) -> CmdResult {
+    let name = args.first().ok_or_else(|| CmdError::from(""))?;
+    let Some(command) = shared.dispatch.get(name) else {
+        return Err(unknown_command_error(args).into());
+    };
+    let spec = match CommandTable::get().lookup(args) {
+        Ok(spec) => spec,
+        Err(LookupError::UnknownSubcommand) => return Err(unknown_subcommand(args)),
+        Err(LookupError::UnknownCommand) => command.spec,
+    };
+    if !spec.arity_ok(args.len()) {
+        return Err(format!(
+            "ERR wrong number of arguments for '{}' command",
+            spec.display_name()
+        )
+        .into());
+    }
+    if !client.authenticated
+        && !spec
+            .flags
+            .contains(slotproxy::cluster::CommandFlags::NO_AUTH)
+    {
+        return Err("NOAUTH Authentication required.".into());
+    }
+    *crate::server::clients::lock(&client.handle.last_command) = spec.name.clone();
+    keyspace.set_now(unix_time_ms());
+    let proto = client.proto;
+    let mut ctx = Ctx {
+        keyspace,
+        client,
+        shared,
+        out: ReplyBuf::new(output, proto),
+    };
+    let handler = command.handler;
+    // A bug in one command must not take the node down: answer an error and carry on.
+    match std::panic::catch_unwind(AssertUnwindSafe(|| handler(&mut ctx, args))) {
+        Ok(result) => result,
+        Err(_) => Err("ERR internal error while running the command".into()),
+    }
+}

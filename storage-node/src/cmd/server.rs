@@ -1,0 +1,45 @@
+//! Server commands.
+//!
+//! - `DBSIZE` → the number of keys in the selected database.
+//! - `FLUSHDB [ASYNC|SYNC]` / `FLUSHALL [ASYNC|SYNC]` → `+OK`. Both modes free memory at once:
+//!   a flush here is a pointer swap and a drop, short enough not to need a background thread.
+
+use bytes::Bytes;
+
+use super::args::is;
+use super::errors::SYNTAX;
+use super::{CmdResult, Ctx, Handler};
+
+pub const COMMANDS: &[(&str, Handler)] = &[
+    ("dbsize", dbsize),
+    ("flushdb", flushdb),
+    ("flushall", flushall),
+];
+
+fn dbsize(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    let len = ctx.db().len();
+    ctx.out.integer(len as i64);
+    Ok(())
+}
+
+fn flush_mode_ok(args: &[Bytes]) -> CmdResult {
+    match args {
+        [_] => Ok(()),
+        [_, mode] if is(mode, "async") || is(mode, "sync") => Ok(()),
+        _ => Err(SYNTAX.into()),
+    }
+}
+
+fn flushdb(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    flush_mode_ok(args)?;
+    ctx.db().clear();
+    ctx.out.ok();
+    Ok(())
+}
+
+fn flushall(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    flush_mode_ok(args)?;
+    ctx.keyspace.flush_all();
+    ctx.out.ok();
+    Ok(())
+}

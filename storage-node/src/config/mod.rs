@@ -1,0 +1,57 @@
+//! Settings: read from redis-server style flags and config files, changed with CONFIG SET.
+//!
+//! Every setting has one entry in [`params`], which both the config file reader and
+//! `CONFIG GET/SET` use, so they cannot disagree about names or value syntax.
+
+mod file;
+pub mod params;
+
+pub use file::{parse_args, ConfigError};
+
+use std::path::PathBuf;
+
+/// The node's settings. Only settings the node honours exist here.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub port: u16,
+    pub bind: Vec<String>,
+    pub requirepass: Option<Vec<u8>>,
+    pub dir: PathBuf,
+    pub databases: usize,
+    pub maxclients: usize,
+    pub proto_max_bulk_len: usize,
+    pub client_query_buffer_limit: usize,
+    pub hz: u32,
+    /// Seconds of idleness after which a client is closed (0: never).
+    pub timeout: u64,
+    pub active_expire_enabled: bool,
+    pub logfile: String,
+    pub loglevel: String,
+    pub io_threads: usize,
+    /// Accepted for compatibility with tools that read them; the node does not persist yet.
+    pub save: String,
+    pub appendonly: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            port: 6379,
+            bind: vec!["127.0.0.1".into()],
+            requirepass: None,
+            dir: PathBuf::from("."),
+            databases: 16,
+            maxclients: 10000,
+            proto_max_bulk_len: 512 * 1024 * 1024,
+            client_query_buffer_limit: 1024 * 1024 * 1024,
+            hz: 10,
+            timeout: 0,
+            active_expire_enabled: true,
+            logfile: String::new(),
+            loglevel: "notice".into(),
+            io_threads: 1,
+            save: String::new(),
+            appendonly: false,
+        }
+    }
+}

@@ -1,0 +1,243 @@
+//! One database, sharded into a small hash table per hash slot.
+//!
+//! Sharding by slot keeps every table small, so no single resize stalls the node, and it
+//! gives cluster mode its per-slot index for free (COUNTKEYSINSLOT, GETKEYSINSLOT, migration).
+//! The slot tables are allocated on the first write, so the 15 databases that are usually
+//! empty cost nothing.
+
+use std::hash::BuildHasher;
+
+use hashbrown::hash_table::{Entry as TableEntry, HashTable};
+use hashbrown::DefaultHashBuilder;
+use slotproxy::cluster::{key_slot, SLOT_COUNT};
+
+use super::entry::Entry;
+use crate::types::Value;
+
+/// One of the node's databases.
+#[derive(Default)]
+pub struct Db {
+    slots: Vec<HashTable<Entry>>,
+    hasher: DefaultHashBuilder,
+    len: usize,
+    volatile: usize,
+    /// The clock used for lazy expiry, set by the keyspace before each command.
+    pub(super) now_ms: u64,
+    /// Keys removed because they were found expired.
+    pub expired_keys: u64,
+    /// Writes since the last save, as Redis's `dirty` counter.
+    pub dirty: u64,
+}
+
+impl Db {
+    fn hash(&self, key: &[u8]) -> u64 {
+        self.hasher.hash_one(key)
+    }
+
+    fn table(&self, key: &[u8]) -> Option<&HashTable<Entry>> {
+        self.slots.get(key_slot(key) as usize)
+    }
+
+    fn table_mut(&mut self, slot: u16) -> &mut HashTable<Entry> {
+        if self.slots.is_empty() {
+            self.slots = (0..SLOT_COUNT).map(|_| HashTable::new()).collect();
+        }
+        &mut self.slots[slot as usize]
+    }
+
+    /// Number of keys, expired ones not yet removed included (as DBSIZE in Redis).
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Number of keys with an expiry time.
+    pub fn volatile_len(&self) -> usize {
+        self.volatile
+    }
+
+    pub fn now_ms(&self) -> u64 {
+        self.now_ms
+    }
+
+    /// Removes `key` if it has expired. Returns true if it was removed.
+    fn expire_if_needed(&mut self, key: &[u8]) -> bool {
+        let now = self.now_ms;
+        let hash = self.hash(key);
+        let expired = self
+            .table(key)
+            .and_then(|t| t.find(hash, |e| e.key.as_slice() == key))
+            .is_some_and(|e| e.is_expired(now));
+        if expired {
+            self.remove_entry(key);
+            self.expired_keys += 1;
+        }
+        expired
+    }
+
+    /// Looks a key up for reading; an expired key is removed and reported missing.
+    pub fn get(&mut self, key: &[u8]) -> Option<&Entry> {
+        self.expire_if_needed(key);
+        let hash = self.hash(key);
+        self.table(key)?.find(hash, |e| e.key.as_slice() == key)
+    }
+
+    /// Looks a key up for writing; an expired key is removed and reported missing.
+    pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Entry> {
+        if self.expire_if_needed(key) {
+            return None;
+        }
+        let hash = self.hash(key);
+        let slot = key_slot(key);
+        self.slots
+            .get_mut(slot as usize)?
+            .find_mut(hash, |e| e.key.as_slice() == key)
+    }
+
+    pub fn contains(&mut self, key: &[u8]) -> bool {
+        self.get(key).is_some()
+    }
+
+    /// Stores a value under `key`, replacing any previous one together with its expiry
+    /// (as SET does). Returns the previous entry.
+    pub fn insert(&mut self, key: &[u8], value: Value, expire_at_ms: u64) -> Option<Entry> {
+        self.insert_entry(Entry {
+            key: key.into(),
+            value,
+            expire_at_ms,
+        })
+    }
+
+    /// Stores a whole entry, replacing any previous one. Returns the previous entry.
+    pub fn insert_entry(&mut self, entry: Entry) -> Option<Entry> {
+        self.expire_if_needed(&entry.key);
+        self.dirty += 1;
+        let hash = self.hash(&entry.key);
+        let hasher = self.hasher;
+        let volatile = entry.has_expiry();
+        let table = self.table_mut(key_slot(&entry.key));
+        let old = match table.entry(
+            hash,
+            |e| e.key.as_slice() == entry.key.as_slice(),
+            |e| hasher.hash_one(e.key.as_slice()),
+        ) {
+            TableEntry::Occupied(mut slot) => Some(std::mem::replace(slot.get_mut(), entry)),
+            TableEntry::Vacant(slot) => {
+                slot.insert(entry);
+                None
+            }
+        };
+        match &old {
+            Some(old) => {
+                self.volatile = self.volatile + volatile as usize - old.has_expiry() as usize
+            }
+            None => {
+                self.len += 1;
+                self.volatile += volatile as usize;
+            }
+        }
+        old
+    }
+
+    fn remove_entry(&mut self, key: &[u8]) -> Option<Entry> {
+        let hash = self.hash(key);
+        let slot = key_slot(key) as usize;
+        let table = self.slots.get_mut(slot)?;
+        let removed = table
+            .find_entry(hash, |e| e.key.as_slice() == key)
+            .ok()?
+            .remove()
+            .0;
+        self.len -= 1;
+        self.volatile -= removed.has_expiry() as usize;
+        self.dirty += 1;
+        Some(removed)
+    }
+
+    /// Removes a live key. Returns the entry, or None if it was missing or expired.
+    pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
+        if self.expire_if_needed(key) {
+            return None;
+        }
+        self.remove_entry(key)
+    }
+
+    /// Sets or clears (0) the expiry of a live key. Returns false if the key is missing.
+    pub fn set_expiry(&mut self, key: &[u8], expire_at_ms: u64) -> bool {
+        let Some(entry) = self.get_mut(key) else {
+            return false;
+        };
+        let was = entry.has_expiry();
+        entry.expire_at_ms = expire_at_ms;
+        let is = entry.has_expiry();
+        self.volatile = self.volatile + is as usize - was as usize;
+        self.dirty += 1;
+        true
+    }
+
+    /// Removes every key.
+    pub fn clear(&mut self) {
+        if self.len > 0 {
+            self.dirty += self.len as u64;
+        }
+        self.slots = Vec::new();
+        self.len = 0;
+        self.volatile = 0;
+    }
+
+    /// Number of keys stored in one hash slot.
+    pub fn count_in_slot(&self, slot: u16) -> usize {
+        self.slots.get(slot as usize).map_or(0, HashTable::len)
+    }
+
+    /// The entries of one slot, in table order (expired ones included).
+    pub fn slot_entries(&self, slot: u16) -> impl Iterator<Item = &Entry> {
+        self.slots
+            .get(slot as usize)
+            .into_iter()
+            .flat_map(|t| t.iter())
+    }
+
+    /// All entries, slot by slot (expired ones included).
+    pub fn entries(&self) -> impl Iterator<Item = &Entry> {
+        self.slots.iter().flat_map(|t| t.iter())
+    }
+
+    /// Removes expired keys from the slots `from..` until `budget` slots were visited.
+    /// Returns the slot to continue from next time.
+    pub fn expire_slots(&mut self, from: usize, budget: usize) -> usize {
+        if self.slots.is_empty() || self.volatile == 0 {
+            return 0;
+        }
+        let now = self.now_ms;
+        let mut slot = from % SLOT_COUNT;
+        for _ in 0..budget {
+            let table = &mut self.slots[slot];
+            let before = table.len();
+            let mut volatile_removed = 0;
+            table.retain(|e| {
+                let expired = e.is_expired(now);
+                volatile_removed += expired as usize;
+                !expired
+            });
+            let removed = before - table.len();
+            self.len -= removed;
+            self.volatile -= volatile_removed;
+            self.expired_keys += removed as u64;
+            self.dirty += removed as u64;
+            slot = (slot + 1) % SLOT_COUNT;
+        }
+        slot
+    }
+
+    /// Swaps the contents (not the counters of work done) of two databases.
+    pub fn swap_contents(&mut self, other: &mut Db) {
+        std::mem::swap(&mut self.slots, &mut other.slots);
+        std::mem::swap(&mut self.hasher, &mut other.hasher);
+        std::mem::swap(&mut self.len, &mut other.len);
+        std::mem::swap(&mut self.volatile, &mut other.volatile);
+    }
+}

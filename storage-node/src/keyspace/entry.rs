@@ -1,0 +1,30 @@
+//! One key with its value and expiry time.
+
+use crate::types::{CompactBytes, Value};
+
+/// A key in the keyspace.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub key: CompactBytes,
+    pub value: Value,
+    /// Absolute expiry time in Unix milliseconds; 0 means no expiry.
+    pub expire_at_ms: u64,
+}
+
+impl Entry {
+    pub fn new(key: &[u8], value: Value) -> Entry {
+        Entry {
+            key: CompactBytes::new(key),
+            value,
+            expire_at_ms: 0,
+        }
+    }
+
+    pub fn has_expiry(&self) -> bool {
+        self.expire_at_ms != 0
+    }
+
+    pub fn is_expired(&self, now_ms: u64) -> bool {
+        self.expire_at_ms != 0 && self.expire_at_ms <= now_ms
+    }
+}

@@ -1,0 +1,19 @@
+//! storage-node: a Redis-compatible server for slotproxy clusters.
+//!
+//! # Layout
+//! - [`config`]: settings from flags, redis.conf files and CONFIG SET.
+//! - [`server`]: listener, connections, the client registry, counters.
+//! - [`keyspace`]: databases sharded by hash slot, expiry.
+//! - [`types`]: the values held in the keyspace, one module per data type.
+//! - [`cmd`]: dispatch and one module per command family.
+//!
+//! The RESP codec, slot function and command table come from the `slotproxy` library,
+//! built without its proxy feature.
+
+#![forbid(unsafe_code)]
+
+pub mod cmd;
+pub mod config;
+pub mod keyspace;
+pub mod server;
+pub mod types;

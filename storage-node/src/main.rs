@@ -1,0 +1,28 @@
+//! `storage-node [config-file] [--port N] [--bind ADDR] [--requirepass PW] [--dir DIR] ...`
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--version" || a == "-v") {
+        println!("storage-node {}", env!("CARGO_PKG_VERSION"));
+        return;
+    }
+    let config = match storage_node::config::parse_args(&args) {
+        Ok(config) => config,
+        Err(e) => {
+            eprintln!("storage-node: {e}");
+            std::process::exit(1);
+        }
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(config.io_threads.max(1))
+        .enable_all()
+        .build();
+    let result = match runtime {
+        Ok(rt) => rt.block_on(storage_node::server::run(config)),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = result {
+        eprintln!("storage-node: {e}");
+        std::process::exit(1);
+    }
+}

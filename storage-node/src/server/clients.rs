@@ -1,0 +1,150 @@
+//! The registry of connected clients, for CLIENT LIST / INFO / KILL and INFO clients.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use tokio::sync::Notify;
+
+/// What other connections may see or change of a client. The connection task owns the rest.
+#[derive(Debug)]
+pub struct ClientHandle {
+    pub id: u64,
+    pub addr: SocketAddr,
+    pub local_addr: SocketAddr,
+    pub created: Instant,
+    pub name: Mutex<Vec<u8>>,
+    pub lib_name: Mutex<Vec<u8>>,
+    pub lib_ver: Mutex<Vec<u8>>,
+    pub last_command: Mutex<String>,
+    pub db: AtomicUsize,
+    pub resp: AtomicU8,
+    /// Milliseconds since `created` of the last command.
+    pub last_active_ms: AtomicU64,
+    pub no_evict: AtomicBool,
+    pub query_buffer: AtomicUsize,
+    pub killed: AtomicBool,
+    pub kill: Notify,
+}
+
+impl ClientHandle {
+    pub fn new(id: u64, addr: SocketAddr, local_addr: SocketAddr) -> ClientHandle {
+        ClientHandle {
+            id,
+            addr,
+            local_addr,
+            created: Instant::now(),
+            name: Mutex::default(),
+            lib_name: Mutex::default(),
+            lib_ver: Mutex::default(),
+            last_command: Mutex::new("NULL".into()),
+            db: AtomicUsize::new(0),
+            resp: AtomicU8::new(2),
+            last_active_ms: AtomicU64::new(0),
+            no_evict: AtomicBool::new(false),
+            query_buffer: AtomicUsize::new(0),
+            killed: AtomicBool::new(false),
+            kill: Notify::new(),
+        }
+    }
+
+    /// Asks the connection to close; it does so after its current batch.
+    pub fn request_kill(&self) {
+        self.killed.store(true, Relaxed);
+        self.kill.notify_one();
+    }
+
+    pub fn idle_seconds(&self) -> u64 {
+        let active = self.last_active_ms.load(Relaxed);
+        (self.created.elapsed().as_millis() as u64).saturating_sub(active) / 1000
+    }
+
+    pub fn touch(&self) {
+        self.last_active_ms
+            .store(self.created.elapsed().as_millis() as u64, Relaxed);
+    }
+}
+
+/// Locks a mutex, ignoring poisoning: a panic in one connection must not wedge the others.
+pub fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// All connected clients by id.
+#[derive(Default)]
+pub struct ClientRegistry {
+    next_id: AtomicU64,
+    clients: Mutex<BTreeMap<u64, Arc<ClientHandle>>>,
+}
+
+impl ClientRegistry {
+    pub fn register(&self, addr: SocketAddr, local_addr: SocketAddr) -> Arc<ClientHandle> {
+        let id = self.next_id.fetch_add(1, Relaxed) + 1;
+        let handle = Arc::new(ClientHandle::new(id, addr, local_addr));
+        lock(&self.clients).insert(id, handle.clone());
+        handle
+    }
+
+    pub fn unregister(&self, id: u64) {
+        lock(&self.clients).remove(&id);
+    }
+
+    pub fn count(&self) -> usize {
+        lock(&self.clients).len()
+    }
+
+    /// A snapshot of the connected clients, by id.
+    pub fn snapshot(&self) -> Vec<Arc<ClientHandle>> {
+        lock(&self.clients).values().cloned().collect()
+    }
+
+    pub fn get(&self, id: u64) -> Option<Arc<ClientHandle>> {
+        lock(&self.clients).get(&id).cloned()
+    }
+}
+
+/// How a client wants replies (CLIENT REPLY).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplyMode {
+    On,
+    Off,
+    /// Skip the reply of the next command only.
+    SkipNext,
+    /// Set while the command after CLIENT REPLY SKIP runs.
+    Skipping,
+}
+
+/// The state a connection keeps about its client.
+pub struct Client {
+    pub handle: Arc<ClientHandle>,
+    pub db: usize,
+    pub proto: slotproxy::resp::Proto,
+    pub authenticated: bool,
+    pub reply_mode: ReplyMode,
+    /// Set by QUIT (and protocol errors): close once the pending replies are written.
+    pub close_after_reply: bool,
+}
+
+impl Client {
+    pub fn new(handle: Arc<ClientHandle>, needs_auth: bool) -> Client {
+        Client {
+            handle,
+            db: 0,
+            proto: slotproxy::resp::Proto::Resp2,
+            authenticated: !needs_auth,
+            reply_mode: ReplyMode::On,
+            close_after_reply: false,
+        }
+    }
+
+    pub fn id(&self) -> u64 {
+        self.handle.id
+    }
+
+    pub fn select(&mut self, db: usize) {
+        self.db = db;
+        self.handle.db.store(db, Relaxed);
+    }
+}

@@ -1,0 +1,89 @@
+//! Binding, accepting, and the background cycles (active expiry).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpListener;
+
+use super::stats::Stats;
+use super::{connection, Shared};
+use crate::config::Config;
+use crate::keyspace::unix_time_ms;
+
+/// A running node: its shared state and the addresses it listens on.
+pub struct Server {
+    pub shared: Arc<Shared>,
+    pub local_addrs: Vec<SocketAddr>,
+}
+
+/// Binds every configured address, then serves until the process ends.
+pub async fn run(config: Config) -> std::io::Result<()> {
+    let mut listeners = Vec::new();
+    for host in &config.bind {
+        let host = host.trim_start_matches('-');
+        listeners.push(TcpListener::bind((host, config.port)).await?);
+    }
+    let port = listeners
+        .first()
+        .map(|l| l.local_addr().map(|a| a.port()))
+        .transpose()?
+        .unwrap_or(config.port);
+    let shared = Arc::new(Shared::new(config, port));
+    tokio::spawn(active_expire_cycle(shared.clone()));
+    for listener in listeners {
+        tokio::spawn(accept_loop(shared.clone(), listener));
+    }
+    // Test harnesses wait for this line instead of sleeping.
+    println!("Ready to accept connections on port {port}");
+    std::future::pending::<()>().await;
+    Ok(())
+}
+
+async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
+    loop {
+        let (mut stream, addr) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                // Out of file descriptors and the like: back off instead of spinning.
+                eprintln!("accept failed: {e}");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        Stats::add(&shared.stats.total_connections_received, 1);
+        if shared.clients.count() >= shared.config().maxclients {
+            Stats::add(&shared.stats.rejected_connections, 1);
+            tokio::spawn(async move {
+                let _ = stream
+                    .write_all(b"-ERR max number of clients reached\r\n")
+                    .await;
+            });
+            continue;
+        }
+        let _ = stream.set_nodelay(true);
+        let local = stream.local_addr().unwrap_or(addr);
+        let handle = shared.clients.register(addr, local);
+        tokio::spawn(connection::serve(shared.clone(), stream, handle));
+    }
+}
+
+/// Redis's active expiry: `hz` times a second, sweep a share of the slot tables so expired
+/// keys nobody reads are still reclaimed (a full sweep about once a second).
+async fn active_expire_cycle(shared: Arc<Shared>) {
+    loop {
+        let (hz, enabled) = {
+            let config = shared.config();
+            (config.hz.max(1), config.active_expire_enabled)
+        };
+        tokio::time::sleep(Duration::from_millis(1000 / u64::from(hz))).await;
+        if !enabled {
+            continue;
+        }
+        let budget = slotproxy::cluster::SLOT_COUNT / hz as usize + 1;
+        let mut keyspace = shared.lock_keyspace();
+        keyspace.set_now(unix_time_ms());
+        keyspace.active_expire_step(budget);
+    }
+}

@@ -1,0 +1,76 @@
+//! The network side of the node: state shared by all connections, the listener, and the
+//! per-connection loop.
+
+pub mod clients;
+mod connection;
+mod listener;
+pub mod stats;
+
+pub use listener::{run, Server};
+
+use std::sync::{Mutex, RwLock};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use clients::ClientRegistry;
+use stats::Stats;
+
+use crate::cmd::Dispatch;
+use crate::config::Config;
+use crate::keyspace::Keyspace;
+
+/// State shared by every connection.
+///
+/// Commands run one at a time under the keyspace lock: Redis semantics (MULTI/EXEC, Lua,
+/// WATCH, blocking wake-ups) are defined by a serial order of commands. Connections read,
+/// parse and write in parallel and take the lock once per pipelined batch.
+pub struct Shared {
+    pub keyspace: Mutex<Keyspace>,
+    pub config: RwLock<Config>,
+    pub clients: ClientRegistry,
+    pub stats: Stats,
+    pub dispatch: Dispatch,
+    pub started: Instant,
+    pub started_unix: u64,
+    pub run_id: String,
+    pub tcp_port: u16,
+}
+
+impl Shared {
+    pub fn new(config: Config, tcp_port: u16) -> Shared {
+        Shared {
+            keyspace: Mutex::new(Keyspace::new(config.databases)),
+            config: RwLock::new(config),
+            clients: ClientRegistry::default(),
+            stats: Stats::default(),
+            dispatch: Dispatch::new(),
+            started: Instant::now(),
+            started_unix: SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            run_id: random_hex_id(),
+            tcp_port,
+        }
+    }
+
+    /// A copy of the settings (cheap; they change rarely).
+    pub fn config(&self) -> std::sync::RwLockReadGuard<'_, Config> {
+        self.config.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn config_mut(&self) -> std::sync::RwLockWriteGuard<'_, Config> {
+        self.config.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn lock_keyspace(&self) -> std::sync::MutexGuard<'_, Keyspace> {
+        clients::lock(&self.keyspace)
+    }
+}
+
+/// 40 random hex digits, as Redis run ids and node ids.
+pub fn random_hex_id() -> String {
+    use rand::Rng;
+    let mut rng = rand::thread_rng();
+    (0..40)
+        .map(|_| char::from_digit(rng.gen_range(0..16), 16).unwrap_or('0'))
+        .collect()
+}

@@ -1,0 +1,82 @@
+//! A raw RESP client: sends commands, returns replies as frames and as exact bytes.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use slotproxy::resp::{parse_frame, Frame};
+
+/// A blocking client with a read timeout, so a server that never answers fails the test.
+pub struct RawClient {
+    stream: TcpStream,
+    buffer: Vec<u8>,
+}
+
+impl RawClient {
+    pub fn connect(port: u16) -> RawClient {
+        let stream = TcpStream::connect(("127.0.0.1", port))
+            .unwrap_or_else(|e| panic!("connect to port {port}: {e}"));
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .expect("set timeout");
+        stream.set_nodelay(true).expect("nodelay");
+        RawClient {
+            stream,
+            buffer: Vec::new(),
+        }
+    }
+
+    /// Encodes a command as a RESP array of bulk strings.
+    pub fn encode(args: &[&[u8]]) -> Vec<u8> {
+        let mut out = format!("*{}\r\n", args.len()).into_bytes();
+        for arg in args {
+            out.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+            out.extend_from_slice(arg);
+            out.extend_from_slice(b"\r\n");
+        }
+        out
+    }
+
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        self.stream.write_all(bytes).expect("write to server");
+    }
+
+    pub fn send(&mut self, args: &[&[u8]]) {
+        self.send_raw(&Self::encode(args));
+    }
+
+    /// Reads one reply: the parsed frame and its exact bytes.
+    pub fn read_reply(&mut self) -> (Frame, Vec<u8>) {
+        self.try_read_reply().expect("server closed the connection")
+    }
+
+    /// Like [`read_reply`](Self::read_reply) but None when the server closed the connection.
+    pub fn try_read_reply(&mut self) -> Option<(Frame, Vec<u8>)> {
+        loop {
+            if let Some((frame, used)) = parse_frame(&self.buffer).expect("server sent valid RESP")
+            {
+                let raw: Vec<u8> = self.buffer.drain(..used).collect();
+                return Some((frame, raw));
+            }
+            let mut chunk = [0u8; 64 * 1024];
+            let n = self.stream.read(&mut chunk).expect("read from server");
+            if n == 0 {
+                return None;
+            }
+            self.buffer.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    /// Sends a command and returns its reply frame.
+    pub fn call(&mut self, args: &[&str]) -> Frame {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        self.send(&args);
+        self.read_reply().0
+    }
+
+    /// Sends a command given as byte strings and returns the exact reply bytes.
+    pub fn call_raw(&mut self, args: &[&[u8]]) -> Vec<u8> {
+        self.send(args);
+        self.read_reply().1
+    }
+}

@@ -1,0 +1,16 @@
+//! The test harness every test in the workspace uses.
+//!
+//! # Layout
+//! - [`process`]: servers as child processes on free loopback ports, ready when they say so,
+//!   stopped by PID when the guard drops (also when a test panics).
+//! - [`client`]: a raw RESP client that returns replies byte for byte.
+//! - [`differential`]: the same commands against a storage-node and a real redis-server,
+//!   with the replies compared byte for byte.
+
+pub mod client;
+pub mod differential;
+pub mod process;
+
+pub use client::RawClient;
+pub use differential::Differential;
+pub use process::{free_port, ServerProcess};

@@ -1,0 +1,180 @@
+//! Server processes on free loopback ports.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// How long a server may take to say it is ready.
+const READY_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A loopback port that is free now, and whose cluster-bus port (`port + 10000`) is free
+/// too, so the same helper serves cluster tests.
+pub fn free_port() -> u16 {
+    loop {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
+        let port = listener.local_addr().expect("local addr").port();
+        if port > 55535 {
+            continue;
+        }
+        if TcpListener::bind(("127.0.0.1", port + 10000)).is_ok() {
+            return port;
+        }
+    }
+}
+
+/// A running server. Dropping it kills the process by its PID and reaps it.
+pub struct ServerProcess {
+    child: Child,
+    pub port: u16,
+    pub name: String,
+    pub log_path: PathBuf,
+}
+
+impl ServerProcess {
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Kills the process now (same as dropping it, but keeps the value for inspection).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// The server's log so far, for failure messages.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(&self.log_path).unwrap_or_default()
+    }
+
+    /// Spawns `program args...` and waits until a line of its output contains `ready_line`.
+    pub fn spawn(
+        name: &str,
+        program: &PathBuf,
+        args: &[String],
+        port: u16,
+        ready_line: &str,
+    ) -> ServerProcess {
+        let log_dir = std::env::temp_dir().join("slotproxy-test-logs");
+        let _ = std::fs::create_dir_all(&log_dir);
+        let log_path = log_dir.join(format!("{name}-{port}.log"));
+        let mut child = Command::new(program)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", program.display()));
+        let (ready_tx, ready_rx) = mpsc::channel();
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let ready_line = ready_line.to_string();
+        let log = File::create(&log_path).expect("create log file");
+        let mut log_err = log.try_clone().expect("clone log file");
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                let _ = writeln!(log_err, "{line}");
+            }
+        });
+        std::thread::spawn(move || {
+            let mut log = log;
+            let mut signalled = false;
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = writeln!(log, "{line}");
+                if !signalled && line.contains(&ready_line) {
+                    signalled = true;
+                    let _ = ready_tx.send(());
+                }
+            }
+        });
+        let mut process = ServerProcess {
+            child,
+            port,
+            name: name.to_string(),
+            log_path,
+        };
+        if ready_rx.recv_timeout(READY_TIMEOUT).is_err() {
+            let log = process.log();
+            process.kill();
+            panic!("{name} on port {port} did not become ready; log:\n{log}");
+        }
+        process
+    }
+
+    /// A storage-node on a free port with the given extra arguments.
+    pub fn storage_node(extra: &[&str]) -> ServerProcess {
+        let port = free_port();
+        let mut args = vec!["--port".to_string(), port.to_string()];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        ServerProcess::spawn(
+            "storage-node",
+            &storage_node_binary(),
+            &args,
+            port,
+            "Ready to accept connections",
+        )
+    }
+
+    /// A real redis-server (Debian's package) on a free port, without persistence.
+    pub fn redis_server(extra: &[&str]) -> ServerProcess {
+        let port = free_port();
+        let dir = std::env::temp_dir().join(format!("slotproxy-redis-{port}"));
+        let _ = std::fs::create_dir_all(&dir);
+        let mut args: Vec<String> = [
+            "--port",
+            &port.to_string(),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--daemonize",
+            "no",
+            "--logfile",
+            "",
+            "--dir",
+            &dir.display().to_string(),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        args.extend(extra.iter().map(|s| s.to_string()));
+        ServerProcess::spawn(
+            "redis-server",
+            &PathBuf::from("redis-server"),
+            &args,
+            port,
+            "Ready to accept connections",
+        )
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// The storage-node binary: `$STORAGE_NODE_BIN`, or the one cargo built next to the test.
+pub fn storage_node_binary() -> PathBuf {
+    if let Ok(path) = std::env::var("STORAGE_NODE_BIN") {
+        return PathBuf::from(path);
+    }
+    let exe = std::env::current_exe().expect("current exe");
+    // target/<profile>/deps/<test> -> target/<profile>/storage-node
+    let profile_dir = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("test binary lives in target/<profile>/deps");
+    let binary = profile_dir.join("storage-node");
+    assert!(
+        binary.exists(),
+        "{} is missing: run the tests with `cargo test --workspace`",
+        binary.display()
+    );
+    binary
+}
