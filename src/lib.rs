@@ -4,6 +4,7 @@
 //! # Layout
 //! - [`resp`]: RESP2/RESP3 frames, the incremental request decoder, reply parser, encoder.
 //! - [`cluster`]: the slot function (CRC16 + hash tags) and the Redis 7.0 command table.
+//! - [`glob`]: Redis glob patterns (KEYS, SCAN MATCH, CONFIG GET, PSUBSCRIBE).
 //! - [`numbers`]: integers and doubles read with Redis's strictness.
 //!
 //! These three are the shared core, compiled with default features off for `storage-node`.
@@ -12,5 +13,6 @@
 #![forbid(unsafe_code)]
 
 pub mod cluster;
+pub mod glob;
 pub mod numbers;
 pub mod resp;

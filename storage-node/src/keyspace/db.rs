@@ -27,6 +27,14 @@ pub struct Db {
     pub expired_keys: u64,
     /// Writes since the last save, as Redis's `dirty` counter.
     pub dirty: u64,
+    /// Read lookups that found / did not find their key (INFO keyspace_hits/misses).
+    pub hits: u64,
+    pub misses: u64,
+}
+
+/// The LRU clock: Unix seconds, truncated to 32 bits.
+pub fn lru_clock(now_ms: u64) -> u32 {
+    (now_ms / 1000) as u32
 }
 
 impl Db {
@@ -78,15 +86,37 @@ impl Db {
         expired
     }
 
-    /// Looks a key up for reading; an expired key is removed and reported missing.
+    /// Looks a key up for reading (Redis's `lookupKeyRead`): an expired key is removed and
+    /// reported missing, the hit or miss is counted and the key's LRU clock is refreshed.
     pub fn get(&mut self, key: &[u8]) -> Option<&Entry> {
+        let lru = lru_clock(self.now_ms);
+        let found = self.find_mut(key).map(|e| e.lru = lru).is_some();
+        if found {
+            self.hits += 1;
+        } else {
+            self.misses += 1;
+        }
+        self.peek(key)
+    }
+
+    /// Looks a key up without touching statistics or its LRU clock (TYPE, OBJECT, EXISTS,
+    /// internal checks). Expired keys are still removed.
+    pub fn peek(&mut self, key: &[u8]) -> Option<&Entry> {
         self.expire_if_needed(key);
         let hash = self.hash(key);
         self.table(key)?.find(hash, |e| e.key.as_slice() == key)
     }
 
-    /// Looks a key up for writing; an expired key is removed and reported missing.
+    /// Looks a key up for writing (Redis's `lookupKeyWrite`): an expired key is removed and
+    /// reported missing; the key's LRU clock is refreshed.
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Entry> {
+        let lru = lru_clock(self.now_ms);
+        let entry = self.find_mut(key)?;
+        entry.lru = lru;
+        Some(entry)
+    }
+
+    fn find_mut(&mut self, key: &[u8]) -> Option<&mut Entry> {
         if self.expire_if_needed(key) {
             return None;
         }
@@ -97,8 +127,9 @@ impl Db {
             .find_mut(hash, |e| e.key.as_slice() == key)
     }
 
+    /// Whether a live key exists (no statistics, no LRU update).
     pub fn contains(&mut self, key: &[u8]) -> bool {
-        self.get(key).is_some()
+        self.peek(key).is_some()
     }
 
     /// Stores a value under `key`, replacing any previous one together with its expiry
@@ -108,11 +139,13 @@ impl Db {
             key: key.into(),
             value,
             expire_at_ms,
+            lru: 0,
         })
     }
 
     /// Stores a whole entry, replacing any previous one. Returns the previous entry.
-    pub fn insert_entry(&mut self, entry: Entry) -> Option<Entry> {
+    pub fn insert_entry(&mut self, mut entry: Entry) -> Option<Entry> {
+        entry.lru = lru_clock(self.now_ms);
         self.expire_if_needed(&entry.key);
         self.dirty += 1;
         let hash = self.hash(&entry.key);

@@ -9,6 +9,8 @@ pub struct Entry {
     pub value: Value,
     /// Absolute expiry time in Unix milliseconds; 0 means no expiry.
     pub expire_at_ms: u64,
+    /// Redis's LRU clock of the last access: Unix seconds, wrapping (OBJECT IDLETIME).
+    pub lru: u32,
 }
 
 impl Entry {
@@ -17,6 +19,7 @@ impl Entry {
             key: CompactBytes::new(key),
             value,
             expire_at_ms: 0,
+            lru: 0,
         }
     }
 

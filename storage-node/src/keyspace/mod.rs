@@ -3,7 +3,7 @@
 mod db;
 mod entry;
 
-pub use db::Db;
+pub use db::{lru_clock, Db};
 pub use entry::Entry;
 
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -88,6 +88,13 @@ impl Keyspace {
     /// Total keys removed by expiry, lazily or actively.
     pub fn expired_keys(&self) -> u64 {
         self.dbs.iter().map(|d| d.expired_keys).sum()
+    }
+
+    /// Read lookups that hit and missed, summed over databases.
+    pub fn hits_and_misses(&self) -> (u64, u64) {
+        self.dbs
+            .iter()
+            .fold((0, 0), |(h, m), d| (h + d.hits, m + d.misses))
     }
 
     /// Writes since start, summed over databases.
