@@ -7,8 +7,11 @@
 //! - [`glob`]: Redis glob patterns (KEYS, SCAN MATCH, CONFIG GET, PSUBSCRIBE).
 //! - [`numbers`]: integers and doubles read with Redis's strictness.
 //!
-//! These three are the shared core, compiled with default features off for `storage-node`.
-//! The proxy modules sit behind the default `proxy` feature.
+//! These are the shared core, compiled with default features off for `storage-node`.
+//! The proxy modules sit behind the default `proxy` feature:
+//! - [`config`]: the YAML configuration.
+//! - [`backend`]: node connections (multiplexed and dedicated), the pool, the slot map.
+//! - [`proxy`]: listener, sessions, routing, fan-out, transactions, blocking, pub/sub.
 
 #![forbid(unsafe_code)]
 
@@ -16,3 +19,10 @@ pub mod cluster;
 pub mod glob;
 pub mod numbers;
 pub mod resp;
+
+#[cfg(feature = "proxy")]
+pub mod backend;
+#[cfg(feature = "proxy")]
+pub mod config;
+#[cfg(feature = "proxy")]
+pub mod proxy;

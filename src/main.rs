@@ -1,6 +1,81 @@
-//! The slotproxy binary. The proxy itself is not built yet; see README.md.
+//! `slotproxy --config slotproxy.yaml [--listen ADDR] [--seed HOST:PORT ...]`
 
-fn main() {
-    eprintln!("slotproxy: the proxy is not implemented yet; run `storage-node` (see README.md)");
-    std::process::exit(2);
+use std::path::PathBuf;
+
+use anyhow::Context;
+use clap::Parser;
+use slotproxy::config::ProxyConfig;
+
+/// A stateless Redis Cluster proxy: clients see one Redis server.
+#[derive(Parser, Debug)]
+#[command(version, about)]
+struct Args {
+    /// YAML configuration file.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Address to accept clients on (overrides the config's `listen`).
+    #[arg(long)]
+    listen: Option<String>,
+    /// A cluster node to learn the topology from; repeat for several (overrides `seeds`).
+    #[arg(long = "seed")]
+    seeds: Vec<String>,
+}
+
+fn load(args: &Args) -> anyhow::Result<ProxyConfig> {
+    let mut config = match &args.config {
+        Some(path) => ProxyConfig::load(path)?,
+        None => ProxyConfig::default(),
+    };
+    if let Some(listen) = &args.listen {
+        config.listen = listen.clone();
+    }
+    if !args.seeds.is_empty() {
+        config.seeds = args.seeds.clone();
+    }
+    Ok(config)
+}
+
+fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let args = Args::parse();
+    let config = load(&args)?;
+    if config.seeds.is_empty() {
+        anyhow::bail!("no seed nodes: give --seed HOST:PORT or `seeds:` in the config");
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the runtime")?;
+    runtime.block_on(async move {
+        let proxy = slotproxy::proxy::run(config, |addr| {
+            // Test harnesses and scripts wait for this line.
+            println!("Ready to accept connections on {addr}");
+        })
+        .await
+        .context("starting the proxy")?;
+        let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+            .context("installing the SIGHUP handler")?;
+        loop {
+            hangup.recv().await;
+            match load(&args) {
+                Ok(fresh) => {
+                    let current = proxy.config.load();
+                    let mut next = fresh.clone();
+                    // Only fields that are safe to change live are taken.
+                    next.listen = current.listen.clone();
+                    next.seeds = current.seeds.clone();
+                    next.backend.connections_per_node = current.backend.connections_per_node;
+                    proxy.config.store(std::sync::Arc::new(next));
+                    tracing::info!("configuration reloaded");
+                }
+                Err(e) => tracing::error!("configuration not reloaded: {e:#}"),
+            }
+        }
+    })
 }

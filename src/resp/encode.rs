@@ -3,7 +3,7 @@
 use bytes::{BufMut, BytesMut};
 
 /// The protocol a client speaks, chosen with `HELLO`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Proto {
     #[default]
     Resp2,
@@ -229,5 +229,20 @@ fn trim_fraction_zeros(s: &str) -> &str {
         s.trim_end_matches('0').trim_end_matches('.')
     } else {
         s
+    }
+}
+
+/// Encodes a request as a RESP array of bulk strings, the form servers expect.
+pub fn encode_request<A: AsRef<[u8]>>(buf: &mut BytesMut, args: &[A]) {
+    buf.put_u8(b'*');
+    write_integer_decimal(buf, args.len() as i64);
+    buf.put_slice(b"\r\n");
+    for arg in args {
+        let arg = arg.as_ref();
+        buf.put_u8(b'$');
+        write_integer_decimal(buf, arg.len() as i64);
+        buf.put_slice(b"\r\n");
+        buf.put_slice(arg);
+        buf.put_slice(b"\r\n");
     }
 }

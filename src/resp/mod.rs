@@ -12,12 +12,14 @@ mod frame;
 mod limits;
 mod parse;
 mod request;
+mod scan;
 
-pub use encode::{format_double, write_integer_decimal, Proto, ReplyBuf};
+pub use encode::{encode_request, format_double, write_integer_decimal, Proto, ReplyBuf};
 pub use frame::Frame;
 pub use limits::Limits;
 pub use parse::{parse_frame, ParseError};
 pub use request::{ProtocolError, RequestDecoder};
+pub use scan::ReplyScanner;
 
 #[cfg(test)]
 mod tests;

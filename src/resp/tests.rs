@@ -183,3 +183,46 @@ fn doubles_format_like_printf_17g() {
     assert_eq!(format_double(f64::NEG_INFINITY), "-inf");
     assert_eq!(format_double(-0.0), "-0");
 }
+
+#[test]
+fn scanner_finds_frame_ends_in_any_chunking() {
+    let frames = vec![
+        Frame::Simple(Bytes::from_static(b"OK")),
+        Frame::Array(vec![
+            Frame::Integer(1),
+            Frame::Array(vec![]),
+            Frame::bulk(b"x\r\ny"),
+        ]),
+        Frame::Map(vec![(
+            Frame::bulk(b"k"),
+            Frame::Set(vec![Frame::Null, Frame::Double(2.5)]),
+        )]),
+        Frame::NullArray,
+        Frame::Null,
+    ];
+    let mut stream = Vec::new();
+    let mut ends = Vec::new();
+    for frame in &frames {
+        let proto = if matches!(frame, Frame::NullArray) {
+            Proto::Resp2
+        } else {
+            Proto::Resp3
+        };
+        stream.extend_from_slice(&frame.to_bytes(proto));
+        ends.push(stream.len());
+    }
+    for chunk in 1..=stream.len() {
+        let mut scanner = ReplyScanner::default();
+        let mut start = 0;
+        let mut available = 0;
+        let mut found = Vec::new();
+        while available < stream.len() {
+            available = (available + chunk).min(stream.len());
+            while let Some(len) = scanner.scan(&stream[start..available]).expect("valid") {
+                start += len;
+                found.push(start);
+            }
+        }
+        assert_eq!(found, ends, "chunk {chunk}");
+    }
+}

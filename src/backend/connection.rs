@@ -1,0 +1,224 @@
+//! A shared, multiplexed connection to one node.
+//!
+//! Requests from many clients are queued on a channel; a writer task sends everything that is
+//! queued in one write, and a reader task matches replies to requests in FIFO order and passes
+//! them on as raw bytes. The connection is opened lazily by the writer, so sending never waits.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc, oneshot};
+
+use super::error::BackendError;
+use crate::resp::{Proto, ReplyScanner};
+
+/// The reply to one request, or why there is none.
+pub type ReplyResult = Result<Bytes, BackendError>;
+
+/// One request for the node.
+pub struct Outgoing {
+    /// The encoded command.
+    pub bytes: Bytes,
+    /// Send `ASKING` first (the slot is being imported by this node).
+    pub asking: bool,
+    pub reply: oneshot::Sender<ReplyResult>,
+}
+
+enum Waiter {
+    /// The reply to an ASKING prefix, dropped.
+    Discard,
+    Reply(oneshot::Sender<ReplyResult>),
+}
+
+/// Handle to a multiplexed connection.
+pub struct BackendConn {
+    pub addr: String,
+    tx: mpsc::UnboundedSender<Outgoing>,
+    alive: Arc<AtomicBool>,
+}
+
+impl BackendConn {
+    /// Starts a connection to `addr`; it connects in the background. With RESP3 it sends
+    /// `HELLO 3` first, so RESP3 clients get replies they can pass through unchanged.
+    pub fn open(addr: String, proto: Proto, connect_timeout: Duration) -> BackendConn {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let alive = Arc::new(AtomicBool::new(true));
+        tokio::spawn(run(addr.clone(), proto, connect_timeout, rx, alive.clone()));
+        BackendConn { addr, tx, alive }
+    }
+
+    pub fn is_alive(&self) -> bool {
+        self.alive.load(Ordering::Relaxed) && !self.tx.is_closed()
+    }
+
+    /// Queues a request and returns where its reply will arrive.
+    pub fn send(&self, bytes: Bytes, asking: bool) -> oneshot::Receiver<ReplyResult> {
+        let (reply, rx) = oneshot::channel();
+        if let Err(mpsc::error::SendError(outgoing)) = self.tx.send(Outgoing {
+            bytes,
+            asking,
+            reply,
+        }) {
+            let _ = outgoing.reply.send(Err(BackendError::ConnectionLost {
+                addr: self.addr.clone(),
+            }));
+        }
+        rx
+    }
+}
+
+async fn connect(addr: &str, proto: Proto, timeout: Duration) -> Result<TcpStream, String> {
+    let mut stream = tokio::time::timeout(timeout, TcpStream::connect(addr))
+        .await
+        .map_err(|_| "connect timed out".to_string())?
+        .map_err(|e| e.to_string())?;
+    let _ = stream.set_nodelay(true);
+    if proto == Proto::Resp3 {
+        stream
+            .write_all(b"*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n")
+            .await
+            .map_err(|e| e.to_string())?;
+        let mut buf = BytesMut::with_capacity(1024);
+        let mut scanner = ReplyScanner::default();
+        loop {
+            if stream.read_buf(&mut buf).await.map_err(|e| e.to_string())? == 0 {
+                return Err("closed during HELLO".into());
+            }
+            if scanner.scan(&buf).map_err(|e| e.to_string())?.is_some() {
+                if buf.first() == Some(&b'-') {
+                    return Err(String::from_utf8_lossy(&buf).trim().to_string());
+                }
+                break;
+            }
+        }
+    }
+    Ok(stream)
+}
+
+async fn run(
+    addr: String,
+    proto: Proto,
+    connect_timeout: Duration,
+    mut rx: mpsc::UnboundedReceiver<Outgoing>,
+    alive: Arc<AtomicBool>,
+) {
+    let stream = match connect(&addr, proto, connect_timeout).await {
+        Ok(stream) => stream,
+        Err(reason) => {
+            alive.store(false, Ordering::Relaxed);
+            rx.close();
+            while let Ok(outgoing) = rx.try_recv() {
+                let _ = outgoing.reply.send(Err(BackendError::Connect {
+                    addr: addr.clone(),
+                    reason: reason.clone(),
+                }));
+            }
+            return;
+        }
+    };
+    let (read_half, write_half) = stream.into_split();
+    let (waiters_tx, waiters_rx) = mpsc::unbounded_channel();
+    let reader = tokio::spawn(read_replies(
+        addr.clone(),
+        read_half,
+        waiters_rx,
+        alive.clone(),
+    ));
+    write_requests(&mut rx, write_half, waiters_tx).await;
+    alive.store(false, Ordering::Relaxed);
+    rx.close();
+    while let Ok(outgoing) = rx.try_recv() {
+        let _ = outgoing
+            .reply
+            .send(Err(BackendError::ConnectionLost { addr: addr.clone() }));
+    }
+    let _ = reader.await;
+}
+
+/// Most bytes gathered into one write.
+const MAX_BATCH: usize = 256 * 1024;
+
+async fn write_requests(
+    rx: &mut mpsc::UnboundedReceiver<Outgoing>,
+    mut socket: OwnedWriteHalf,
+    waiters: mpsc::UnboundedSender<Waiter>,
+) {
+    let mut batch = BytesMut::with_capacity(16 * 1024);
+    while let Some(first) = rx.recv().await {
+        let mut next = Some(first);
+        while let Some(outgoing) = next.take() {
+            if outgoing.asking {
+                batch.extend_from_slice(b"*1\r\n$6\r\nASKING\r\n");
+                if waiters.send(Waiter::Discard).is_err() {
+                    return;
+                }
+            }
+            batch.extend_from_slice(&outgoing.bytes);
+            // The waiter is queued before the bytes leave, so the reader always finds it.
+            if waiters.send(Waiter::Reply(outgoing.reply)).is_err() {
+                return;
+            }
+            if batch.len() < MAX_BATCH {
+                next = rx.try_recv().ok();
+            }
+        }
+        if socket.write_all(&batch).await.is_err() {
+            return;
+        }
+        batch.clear();
+    }
+}
+
+async fn read_replies(
+    addr: String,
+    mut socket: OwnedReadHalf,
+    mut waiters: mpsc::UnboundedReceiver<Waiter>,
+    alive: Arc<AtomicBool>,
+) {
+    let mut buf = BytesMut::with_capacity(16 * 1024);
+    let mut scanner = ReplyScanner::default();
+    let failure = 'read: loop {
+        if buf.capacity() - buf.len() < 4096 {
+            buf.reserve(16 * 1024);
+        }
+        match socket.read_buf(&mut buf).await {
+            Ok(0) | Err(_) => break BackendError::ConnectionLost { addr: addr.clone() },
+            Ok(_) => {}
+        }
+        loop {
+            match scanner.scan(&buf) {
+                Ok(Some(len)) => {
+                    let reply = buf.split_to(len).freeze();
+                    match waiters.recv().await {
+                        Some(Waiter::Reply(tx)) => {
+                            let _ = tx.send(Ok(reply));
+                        }
+                        Some(Waiter::Discard) => {}
+                        // A reply nobody asked for: the stream is out of step.
+                        None => break 'read BackendError::ConnectionLost { addr: addr.clone() },
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    break 'read BackendError::Protocol {
+                        addr: addr.clone(),
+                        reason: e.to_string(),
+                    }
+                }
+            }
+        }
+    };
+    alive.store(false, Ordering::Relaxed);
+    drop(socket);
+    waiters.close();
+    while let Ok(waiter) = waiters.try_recv() {
+        if let Waiter::Reply(tx) = waiter {
+            let _ = tx.send(Err(failure.clone()));
+        }
+    }
+}

@@ -1,0 +1,102 @@
+//! Shared connections per node and protocol, reopened with backoff when they die.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use super::connection::BackendConn;
+use super::error::BackendError;
+use crate::resp::Proto;
+
+const MAX_BACKOFF: Duration = Duration::from_secs(2);
+
+struct Slot {
+    conn: Arc<BackendConn>,
+    opened: Instant,
+    /// How long to wait before reopening after a connection that died young.
+    backoff: Duration,
+}
+
+/// All multiplexed backend connections of one proxy.
+pub struct Pool {
+    per_node: usize,
+    connect_timeout: Duration,
+    nodes: RwLock<HashMap<(String, Proto), Vec<Slot>>>,
+    next: AtomicUsize,
+}
+
+impl Pool {
+    pub fn new(per_node: usize, connect_timeout: Duration) -> Pool {
+        Pool {
+            per_node: per_node.max(1),
+            connect_timeout,
+            nodes: RwLock::new(HashMap::new()),
+            next: AtomicUsize::new(0),
+        }
+    }
+
+    /// A live connection to `addr`, opening or reopening one if needed. Fails fast while a
+    /// node that keeps refusing connections is in backoff.
+    pub fn get(&self, addr: &str, proto: Proto) -> Result<Arc<BackendConn>, BackendError> {
+        let index = self.next.fetch_add(1, Ordering::Relaxed) % self.per_node;
+        {
+            let nodes = self.nodes.read().unwrap_or_else(|p| p.into_inner());
+            if let Some(slot) = nodes
+                .get(&(addr.to_string(), proto))
+                .and_then(|slots| slots.get(index))
+            {
+                if slot.conn.is_alive() {
+                    return Ok(slot.conn.clone());
+                }
+            }
+        }
+        let mut nodes = self.nodes.write().unwrap_or_else(|p| p.into_inner());
+        let slots = nodes.entry((addr.to_string(), proto)).or_default();
+        while slots.len() <= index {
+            slots.push(Slot {
+                conn: Arc::new(BackendConn::open(
+                    addr.to_string(),
+                    proto,
+                    self.connect_timeout,
+                )),
+                opened: Instant::now(),
+                backoff: Duration::ZERO,
+            });
+        }
+        let slot = &mut slots[index];
+        if slot.conn.is_alive() {
+            return Ok(slot.conn.clone());
+        }
+        let died_young = slot.opened.elapsed() < Duration::from_secs(1);
+        if died_young && slot.opened.elapsed() < slot.backoff {
+            return Err(BackendError::Connect {
+                addr: addr.to_string(),
+                reason: "node unreachable, retrying with backoff".into(),
+            });
+        }
+        slot.backoff = if died_young {
+            (slot.backoff * 2).clamp(Duration::from_millis(50), MAX_BACKOFF)
+        } else {
+            Duration::ZERO
+        };
+        slot.conn = Arc::new(BackendConn::open(
+            addr.to_string(),
+            proto,
+            self.connect_timeout,
+        ));
+        slot.opened = Instant::now();
+        Ok(slot.conn.clone())
+    }
+
+    /// Live connections per node address, for metrics and leak checks.
+    pub fn connection_counts(&self) -> HashMap<String, usize> {
+        let nodes = self.nodes.read().unwrap_or_else(|p| p.into_inner());
+        let mut counts = HashMap::new();
+        for ((addr, _), slots) in nodes.iter() {
+            *counts.entry(addr.clone()).or_insert(0) +=
+                slots.iter().filter(|s| s.conn.is_alive()).count();
+        }
+        counts
+    }
+}

@@ -1,0 +1,222 @@
+//! The slot map: which master serves each slot, learned from the nodes.
+//!
+//! A [`Topology`] is immutable; the proxy swaps in a new one atomically (arc-swap) after a
+//! refresh or a MOVED redirect, so routing never takes a lock.
+
+use bytes::{Bytes, BytesMut};
+
+use crate::cluster::SLOT_COUNT;
+use crate::resp::{encode_request, parse_frame, Frame, Proto};
+
+use super::pool::Pool;
+
+/// Marks a slot no master serves.
+pub const UNASSIGNED: u16 = u16::MAX;
+
+/// One master node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    /// `host:port` clients use.
+    pub addr: String,
+    /// The node's cluster id, when known.
+    pub id: String,
+}
+
+/// Slot ownership at one moment.
+#[derive(Debug, Clone)]
+pub struct Topology {
+    /// For each slot, an index into `masters`, or [`UNASSIGNED`].
+    slots: Vec<u16>,
+    pub masters: Vec<Node>,
+    /// Incremented on every change, for metrics and debugging.
+    pub version: u64,
+}
+
+impl Default for Topology {
+    fn default() -> Self {
+        Topology {
+            slots: vec![UNASSIGNED; SLOT_COUNT],
+            masters: Vec::new(),
+            version: 0,
+        }
+    }
+}
+
+impl Topology {
+    /// The master serving `slot`.
+    pub fn master_for(&self, slot: u16) -> Option<&Node> {
+        let index = *self.slots.get(slot as usize)?;
+        self.masters.get(index as usize)
+    }
+
+    /// Slot ranges `(start, end, master index)`, merged.
+    pub fn ranges(&self) -> Vec<(u16, u16, usize)> {
+        let mut ranges: Vec<(u16, u16, usize)> = Vec::new();
+        for (slot, &owner) in self.slots.iter().enumerate() {
+            if owner == UNASSIGNED {
+                continue;
+            }
+            match ranges.last_mut() {
+                Some((_, end, who)) if *who == owner as usize && *end as usize + 1 == slot => {
+                    *end = slot as u16
+                }
+                _ => ranges.push((slot as u16, slot as u16, owner as usize)),
+            }
+        }
+        ranges
+    }
+
+    fn master_index(&mut self, addr: &str, id: &str) -> u16 {
+        if let Some(i) = self.masters.iter().position(|m| m.addr == addr) {
+            if self.masters[i].id.is_empty() {
+                self.masters[i].id = id.to_string();
+            }
+            return i as u16;
+        }
+        self.masters.push(Node {
+            addr: addr.to_string(),
+            id: id.to_string(),
+        });
+        (self.masters.len() - 1) as u16
+    }
+
+    /// A copy where `slot` belongs to `addr` (what a MOVED redirect says).
+    pub fn with_moved(&self, slot: u16, addr: &str) -> Topology {
+        let mut next = self.clone();
+        let index = next.master_index(addr, "");
+        if let Some(owner) = next.slots.get_mut(slot as usize) {
+            *owner = index;
+        }
+        next.version += 1;
+        next
+    }
+
+    /// Parses a `CLUSTER SLOTS` reply. `asked` stands in for nodes that report no address.
+    pub fn from_cluster_slots(reply: &Frame, asked: &str) -> Option<Topology> {
+        let mut topology = Topology::default();
+        for range in reply.as_array()? {
+            let items = range.as_array()?;
+            let start = items.first()?.as_integer()?;
+            let end = items.get(1)?.as_integer()?;
+            let master = items.get(2)?.as_array()?;
+            let addr = node_addr(master.first()?, master.get(1)?, asked)?;
+            let id = master
+                .get(2)
+                .and_then(Frame::as_bytes)
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .unwrap_or_default();
+            let index = topology.master_index(&addr, &id);
+            for slot in start.max(0)..=end.min(SLOT_COUNT as i64 - 1) {
+                topology.slots[slot as usize] = index;
+            }
+        }
+        Some(topology)
+    }
+
+    /// Parses a `CLUSTER SHARDS` reply (RESP2 or RESP3).
+    pub fn from_cluster_shards(reply: &Frame, asked: &str) -> Option<Topology> {
+        let mut topology = Topology::default();
+        for shard in reply.as_array()? {
+            let slots = shard.map_get("slots")?.as_array()?;
+            let nodes = shard.map_get("nodes")?.as_array()?;
+            let master = nodes.iter().find(|n| {
+                n.map_get("role").and_then(Frame::as_bytes) == Some(b"master")
+                    && n.map_get("health").and_then(Frame::as_bytes) != Some(b"fail")
+            });
+            let Some(master) = master else { continue };
+            let ip = master
+                .map_get("ip")
+                .or_else(|| master.map_get("endpoint"))?;
+            let port = master
+                .map_get("port")
+                .or_else(|| master.map_get("tls-port"))?;
+            let addr = node_addr(ip, port, asked)?;
+            let id = master
+                .map_get("id")
+                .and_then(Frame::as_bytes)
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+                .unwrap_or_default();
+            let index = topology.master_index(&addr, &id);
+            for pair in slots.chunks(2) {
+                let (Some(start), Some(end)) = (
+                    pair.first().and_then(Frame::as_integer),
+                    pair.get(1).and_then(Frame::as_integer),
+                ) else {
+                    continue;
+                };
+                for slot in start.max(0)..=end.min(SLOT_COUNT as i64 - 1) {
+                    topology.slots[slot as usize] = index;
+                }
+            }
+        }
+        Some(topology)
+    }
+}
+
+fn node_addr(ip: &Frame, port: &Frame, asked: &str) -> Option<String> {
+    let port = port.as_integer()?;
+    let ip = ip
+        .as_bytes()
+        .map(|b| String::from_utf8_lossy(b).into_owned());
+    let host = match ip.as_deref() {
+        Some("") | Some("?") | None => asked.rsplit_once(':').map(|(h, _)| h.to_string())?,
+        Some(ip) => ip.to_string(),
+    };
+    Some(format!("{host}:{port}"))
+}
+
+async fn ask(
+    pool: &Pool,
+    addr: &str,
+    args: &[&str],
+    timeout: std::time::Duration,
+) -> Option<Frame> {
+    let conn = pool.get(addr, Proto::Resp2).ok()?;
+    let mut request = BytesMut::new();
+    encode_request(&mut request, args);
+    let reply: Bytes = tokio::time::timeout(timeout, conn.send(request.freeze(), false))
+        .await
+        .ok()?
+        .ok()?
+        .ok()?;
+    parse_frame(&reply).ok()?.map(|(frame, _)| frame)
+}
+
+/// Learns the topology from the first of `candidates` that answers: CLUSTER SHARDS, or
+/// CLUSTER SLOTS where SHARDS is not supported. Slots no node covers stay unassigned.
+pub async fn fetch(
+    pool: &Pool,
+    candidates: &[String],
+    timeout: std::time::Duration,
+) -> Result<Topology, String> {
+    let mut last_error = "no seed nodes configured".to_string();
+    for addr in candidates {
+        match ask(pool, addr, &["CLUSTER", "SHARDS"], timeout).await {
+            Some(frame) if !frame.is_error() => {
+                if let Some(t) = Topology::from_cluster_shards(&frame, addr) {
+                    if !t.masters.is_empty() {
+                        return Ok(t);
+                    }
+                }
+            }
+            Some(_) => {}
+            None => {
+                last_error = format!("{addr} did not answer");
+                continue;
+            }
+        }
+        match ask(pool, addr, &["CLUSTER", "SLOTS"], timeout).await {
+            Some(frame) if !frame.is_error() => {
+                if let Some(t) = Topology::from_cluster_slots(&frame, addr) {
+                    if !t.masters.is_empty() {
+                        return Ok(t);
+                    }
+                }
+                last_error = format!("{addr} reported no slots");
+            }
+            Some(frame) => last_error = format!("{addr}: {frame:?}"),
+            None => last_error = format!("{addr} did not answer"),
+        }
+    }
+    Err(last_error)
+}

@@ -1,0 +1,207 @@
+//! The proxy's YAML configuration, with the fields that may change while it runs.
+//!
+//! ```yaml
+//! listen: 127.0.0.1:6380
+//! seeds: [127.0.0.1:7000, 127.0.0.1:7001]
+//! timeouts: { connect_ms: 1000, operation_ms: 5000, idle_secs: 0 }
+//! limits: { max_clients: 10000, max_request_bytes: 536870912,
+//!           client_output_buffer_bytes: 268435456, dedicated_connections: 512 }
+//! backend: { connections_per_node: 2, refresh_interval_ms: 5000 }
+//! deny_commands: [KEYS, FLUSHALL, FLUSHDB]
+//! users: [{ name: default, password: secret }]
+//! ```
+//!
+//! Unknown fields are errors, and every error names the field and its line. `listen`, `seeds`
+//! and `backend.connections_per_node` take effect at start; everything else is reloaded on
+//! SIGHUP.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+/// Why a configuration could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Invalid { path: String, message: String },
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct ProxyConfig {
+    /// Address clients connect to.
+    pub listen: String,
+    /// Cluster nodes to learn the topology from (any subset of the cluster).
+    pub seeds: Vec<String>,
+    pub timeouts: Timeouts,
+    pub limits: Limits,
+    pub backend: Backend,
+    /// Commands refused by the proxy (case-insensitive), e.g. KEYS, FLUSHALL.
+    pub deny_commands: Vec<String>,
+    /// The proxy's own users. Empty: no authentication.
+    pub users: Vec<User>,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Timeouts {
+    pub connect_ms: u64,
+    /// How long a backend may take to answer a non-blocking command.
+    pub operation_ms: u64,
+    /// Close clients idle this long (0: never).
+    pub idle_secs: u64,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Limits {
+    pub max_clients: usize,
+    /// Largest request (all arguments together) a client may send.
+    pub max_request_bytes: usize,
+    /// A client whose unread replies exceed this is disconnected.
+    pub client_output_buffer_bytes: usize,
+    /// Backend connections for MULTI, blocking commands and pub/sub, all clients together.
+    pub dedicated_connections: usize,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Backend {
+    /// Shared, multiplexed connections per node and protocol.
+    pub connections_per_node: usize,
+    pub refresh_interval_ms: u64,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct User {
+    pub name: String,
+    pub password: String,
+}
+
+impl Default for ProxyConfig {
+    fn default() -> Self {
+        ProxyConfig {
+            listen: "127.0.0.1:6380".into(),
+            seeds: Vec::new(),
+            timeouts: Timeouts::default(),
+            limits: Limits::default(),
+            backend: Backend::default(),
+            deny_commands: Vec::new(),
+            users: Vec::new(),
+        }
+    }
+}
+
+impl Default for Timeouts {
+    fn default() -> Self {
+        Timeouts {
+            connect_ms: 1000,
+            operation_ms: 5000,
+            idle_secs: 0,
+        }
+    }
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_clients: 10000,
+            max_request_bytes: 512 * 1024 * 1024,
+            client_output_buffer_bytes: 256 * 1024 * 1024,
+            dedicated_connections: 512,
+        }
+    }
+}
+
+impl Default for Backend {
+    fn default() -> Self {
+        Backend {
+            connections_per_node: 2,
+            refresh_interval_ms: 5000,
+        }
+    }
+}
+
+impl ProxyConfig {
+    /// Reads and checks a YAML file.
+    pub fn load(path: &Path) -> Result<ProxyConfig, ConfigError> {
+        let shown = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: shown.clone(),
+            source,
+        })?;
+        Self::parse(&text).map_err(|message| ConfigError::Invalid {
+            path: shown,
+            message,
+        })
+    }
+
+    /// Parses YAML text; the error names the field and line.
+    pub fn parse(text: &str) -> Result<ProxyConfig, String> {
+        let config: ProxyConfig = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
+        config.validate()?;
+        Ok(config)
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        if self.backend.connections_per_node == 0 {
+            return Err("backend.connections_per_node: must be at least 1".into());
+        }
+        if self.limits.dedicated_connections == 0 {
+            return Err("limits.dedicated_connections: must be at least 1".into());
+        }
+        for seed in &self.seeds {
+            if !seed.contains(':') {
+                return Err(format!("seeds: '{seed}' is not host:port"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether the deny list refuses a command.
+    pub fn denies(&self, command: &[u8]) -> bool {
+        self.deny_commands
+            .iter()
+            .any(|d| d.as_bytes().eq_ignore_ascii_case(command))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_and_overrides() {
+        let config =
+            ProxyConfig::parse("listen: 0.0.0.0:7000\nseeds: [a:1]\nlimits:\n  max_clients: 5\n")
+                .unwrap();
+        assert_eq!(config.listen, "0.0.0.0:7000");
+        assert_eq!(config.limits.max_clients, 5);
+        assert_eq!(config.limits.dedicated_connections, 512);
+        assert!(ProxyConfig::parse("deny_commands: [keys]")
+            .unwrap()
+            .denies(b"KEYS"));
+    }
+
+    #[test]
+    fn errors_name_the_field_and_line() {
+        let err = ProxyConfig::parse("listen: a:1\nlimits:\n  max_clientz: 5\n").unwrap_err();
+        assert!(
+            err.contains("max_clientz") && err.contains("line 3"),
+            "{err}"
+        );
+        let err = ProxyConfig::parse("timeouts:\n  operation_ms: soon\n").unwrap_err();
+        assert!(
+            err.contains("operation_ms") || err.contains("line 2"),
+            "{err}"
+        );
+        let err = ProxyConfig::parse("backend:\n  connections_per_node: 0\n").unwrap_err();
+        assert!(err.contains("connections_per_node"), "{err}");
+    }
+}

@@ -1,0 +1,94 @@
+//! Blocking commands (BLPOP, BRPOP, BLMOVE, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP, XREAD and
+//! XREADGROUP with BLOCK, WAIT) on a dedicated connection.
+//!
+//! A blocked command would stall every other client on a shared connection, so it gets a
+//! connection of its own from the bounded dedicated pool, without the operation timeout.
+//! While it waits, the session keeps reading from its client: if the client goes away, the
+//! connection is dropped, which unblocks and frees it on the node.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use super::forward::{error_reply, MAX_REDIRECTS};
+use super::session::ClientIo;
+use super::Proxy;
+use crate::backend::dedicated::Dedicated;
+use crate::resp::Proto;
+
+/// Why a blocking command ended without a reply for the client.
+pub enum Interrupted {
+    ClientGone,
+}
+
+/// Runs a blocking command to completion, following MOVED/ASK.
+pub async fn run(
+    proxy: &Arc<Proxy>,
+    slot: Option<u16>,
+    request: Bytes,
+    proto: Proto,
+    io: &mut ClientIo,
+    cached: &mut Option<Dedicated>,
+) -> Result<Bytes, Interrupted> {
+    let mut addr = match slot
+        .map(|s| proxy.master_addr(s))
+        .unwrap_or_else(|| proxy.any_master())
+    {
+        Ok(addr) => addr,
+        Err(e) => return Ok(error_reply(&e.to_reply())),
+    };
+    let mut asking = false;
+    for _ in 0..=MAX_REDIRECTS {
+        let mut conn = match cached.take().filter(|c| c.addr == addr) {
+            Some(conn) => conn,
+            None => {
+                let timeout = Duration::from_millis(proxy.config.load().timeouts.connect_ms);
+                match Dedicated::open(&addr, proto, &proxy.dedicated, timeout).await {
+                    Ok(conn) => conn,
+                    Err(e) => return Ok(error_reply(&e.to_reply())),
+                }
+            }
+        };
+        if asking {
+            if let Err(e) = conn.call(b"*1\r\n$6\r\nASKING\r\n").await {
+                return Ok(error_reply(&e.to_reply()));
+            }
+        }
+        if let Err(e) = conn.send(&request).await {
+            return Ok(error_reply(&e.to_reply()));
+        }
+        let reply = loop {
+            tokio::select! {
+                reply = conn.read_reply() => break reply,
+                alive = io.read_more() => if !alive {
+                    return Err(Interrupted::ClientGone);
+                },
+            }
+        };
+        let reply = match reply {
+            Ok(reply) => reply,
+            Err(e) => return Ok(error_reply(&e.to_reply())),
+        };
+        let text = String::from_utf8_lossy(&reply);
+        let mut words = text.trim_end().split(' ');
+        match words.next() {
+            Some("-MOVED") | Some("-ASK") => {
+                asking = text.starts_with("-ASK");
+                let slot_moved = words.next().and_then(|s| s.parse::<u16>().ok());
+                let Some(target) = words.next().map(str::to_string) else {
+                    return Ok(reply);
+                };
+                if let (false, Some(s)) = (asking, slot_moved) {
+                    proxy.apply_moved(s, &target);
+                }
+                addr = target;
+            }
+            _ => {
+                *cached = Some(conn);
+                return Ok(reply);
+            }
+        }
+    }
+    Ok(error_reply("ERR slotproxy: too many redirects"))
+}

@@ -1,0 +1,115 @@
+//! The proxy's connected clients, for CLIENT LIST / INFO / KILL and INFO clients.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use tokio::sync::Notify;
+
+/// What other sessions may see or change of a client.
+#[derive(Debug)]
+pub struct ClientHandle {
+    pub id: u64,
+    pub addr: SocketAddr,
+    pub local_addr: SocketAddr,
+    pub created: Instant,
+    pub name: Mutex<Vec<u8>>,
+    pub lib_name: Mutex<Vec<u8>>,
+    pub lib_ver: Mutex<Vec<u8>>,
+    pub last_command: Mutex<String>,
+    pub last_active_ms: AtomicU64,
+    pub killed: AtomicBool,
+    pub kill: Notify,
+}
+
+/// Locks a mutex, ignoring poisoning: one failed session must not wedge the others.
+pub fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl ClientHandle {
+    pub fn request_kill(&self) {
+        self.killed.store(true, Relaxed);
+        self.kill.notify_one();
+    }
+
+    pub fn touch(&self) {
+        self.last_active_ms
+            .store(self.created.elapsed().as_millis() as u64, Relaxed);
+    }
+
+    pub fn idle_seconds(&self) -> u64 {
+        (self.created.elapsed().as_millis() as u64)
+            .saturating_sub(self.last_active_ms.load(Relaxed))
+            / 1000
+    }
+
+    /// One `CLIENT LIST` line, with Redis's field names (fields the proxy does not track
+    /// are 0 or empty).
+    pub fn info_line(&self, resp: u8) -> String {
+        format!(
+            "id={} addr={} laddr={} fd=0 name={} age={} idle={} flags=N db=0 sub=0 psub=0 ssub=0 multi=-1 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={} lib-name={} lib-ver={}",
+            self.id,
+            self.addr,
+            self.local_addr,
+            String::from_utf8_lossy(&lock(&self.name)),
+            self.created.elapsed().as_secs(),
+            self.idle_seconds(),
+            lock(&self.last_command),
+            resp,
+            String::from_utf8_lossy(&lock(&self.lib_name)),
+            String::from_utf8_lossy(&lock(&self.lib_ver)),
+        )
+    }
+}
+
+/// All connected clients by id.
+#[derive(Default)]
+pub struct ClientRegistry {
+    next_id: AtomicU64,
+    clients: Mutex<BTreeMap<u64, Arc<ClientHandle>>>,
+}
+
+impl ClientRegistry {
+    pub fn register(&self, addr: SocketAddr, local_addr: SocketAddr) -> Arc<ClientHandle> {
+        let id = self.next_id.fetch_add(1, Relaxed) + 1;
+        let handle = Arc::new(ClientHandle {
+            id,
+            addr,
+            local_addr,
+            created: Instant::now(),
+            name: Mutex::default(),
+            lib_name: Mutex::default(),
+            lib_ver: Mutex::default(),
+            last_command: Mutex::new("NULL".into()),
+            last_active_ms: AtomicU64::new(0),
+            killed: AtomicBool::new(false),
+            kill: Notify::new(),
+        });
+        lock(&self.clients).insert(id, handle.clone());
+        handle
+    }
+
+    pub fn unregister(&self, id: u64) {
+        lock(&self.clients).remove(&id);
+    }
+
+    pub fn count(&self) -> usize {
+        lock(&self.clients).len()
+    }
+
+    pub fn snapshot(&self) -> Vec<Arc<ClientHandle>> {
+        lock(&self.clients).values().cloned().collect()
+    }
+}
+
+/// 40 random hex digits.
+pub fn random_hex_id() -> String {
+    use rand::Rng;
+    let mut rng = rand::thread_rng();
+    (0..40)
+        .map(|_| char::from_digit(rng.gen_range(0..16), 16).unwrap_or('0'))
+        .collect()
+}

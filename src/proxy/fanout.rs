@@ -1,0 +1,306 @@
+//! Requests that touch several slots or every master, split into one child request per slot
+//! (or per master) and merged as if one server had answered.
+//!
+//! All children are queued before any reply is awaited, so they run concurrently, and each
+//! child follows its own redirects. The whole fan-out is one future owned by the client's
+//! session: a client that disconnects drops it, and with it every child still waiting.
+//! Cross-slot MSET is therefore not atomic, and MSETNX (which must be) is not split.
+
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+
+use super::forward::{error_reply, execute_on, forward, Pending};
+use super::Proxy;
+use crate::cluster::key_slot;
+use crate::resp::{encode_request, parse_frame, Frame, Proto, ReplyBuf};
+
+/// Bits of a proxy SCAN cursor that name the master; the rest is that master's cursor.
+const SCAN_NODE_BITS: u32 = 10;
+
+fn encode(args: &[&[u8]]) -> Bytes {
+    let mut buf = BytesMut::new();
+    encode_request(&mut buf, args);
+    buf.freeze()
+}
+
+fn parse(reply: &[u8]) -> Frame {
+    match parse_frame(reply) {
+        Ok(Some((frame, _))) => frame,
+        _ => Frame::Error(Bytes::from_static(
+            b"ERR slotproxy: unreadable reply from node",
+        )),
+    }
+}
+
+fn write(frame_writer: impl FnOnce(&mut ReplyBuf<'_>), proto: Proto) -> Bytes {
+    let mut buf = BytesMut::new();
+    frame_writer(&mut ReplyBuf::new(&mut buf, proto));
+    buf.freeze()
+}
+
+async fn wait(mut pending: Pending) -> Bytes {
+    std::future::poll_fn(|cx| pending.poll_reply(cx)).await
+}
+
+/// Key positions of a split-key command and how many arguments follow each key.
+fn key_stride(name: &[u8]) -> usize {
+    if name.eq_ignore_ascii_case(b"mset") {
+        2
+    } else {
+        1
+    }
+}
+
+/// Groups the key (and value) arguments by slot, keeping their order; each group remembers
+/// the positions of its keys among all keys.
+fn group_by_slot(args: &[Bytes]) -> Vec<(u16, Vec<usize>)> {
+    let stride = key_stride(&args[0]);
+    let mut groups: Vec<(u16, Vec<usize>)> = Vec::new();
+    for (n, i) in (1..args.len()).step_by(stride).enumerate() {
+        let slot = key_slot(&args[i]);
+        match groups.iter_mut().find(|(s, _)| *s == slot) {
+            Some((_, members)) => members.push(n),
+            None => groups.push((slot, vec![n])),
+        }
+    }
+    groups
+}
+
+/// The slot of a split-key request if all its keys share one.
+pub fn common_slot(args: &[Bytes]) -> Option<u16> {
+    let groups = group_by_slot(args);
+    match groups.as_slice() {
+        [(slot, _)] => Some(*slot),
+        _ => None,
+    }
+}
+
+/// MGET, MSET, DEL, UNLINK, EXISTS, TOUCH over several slots.
+pub async fn split_keys(proxy: Arc<Proxy>, args: Vec<Bytes>, proto: Proto) -> Bytes {
+    let stride = key_stride(&args[0]);
+    let groups = group_by_slot(&args);
+    let children: Vec<Pending> = groups
+        .iter()
+        .map(|(slot, members)| {
+            let mut child: Vec<&[u8]> = vec![&args[0]];
+            for &n in members {
+                let first = 1 + n * stride;
+                child.extend(args[first..first + stride].iter().map(|a| &a[..]));
+            }
+            forward(&proxy, Some(*slot), encode(&child), proto)
+        })
+        .collect();
+    let mut replies = Vec::with_capacity(children.len());
+    for child in children {
+        replies.push(wait(child).await);
+    }
+    if let Some(error) = replies.iter().find(|r| r.first() == Some(&b'-')) {
+        return error.clone();
+    }
+    let name = &args[0];
+    if name.eq_ignore_ascii_case(b"mset") {
+        return Bytes::from_static(b"+OK\r\n");
+    }
+    if name.eq_ignore_ascii_case(b"mget") {
+        let key_count = args.len() - 1;
+        let mut values: Vec<Frame> = vec![Frame::Null; key_count];
+        for ((_, members), reply) in groups.iter().zip(&replies) {
+            let frame = parse(reply);
+            let Some(items) = frame.as_array() else {
+                return error_reply("ERR slotproxy: unexpected MGET reply from node");
+            };
+            for (&n, item) in members.iter().zip(items) {
+                values[n] = item.clone();
+            }
+        }
+        return write(|out| Frame::Array(values).write(out), proto);
+    }
+    let total: i64 = replies.iter().filter_map(|r| parse(r).as_integer()).sum();
+    write(|out| out.integer(total), proto)
+}
+
+/// The masters, in a stable order (SCAN cursors index into it).
+fn masters(proxy: &Proxy) -> Vec<String> {
+    let mut addrs: Vec<String> = proxy
+        .topology
+        .load()
+        .masters
+        .iter()
+        .map(|m| m.addr.clone())
+        .collect();
+    addrs.sort();
+    addrs
+}
+
+/// Sends the same request to every master and returns the replies in master order.
+async fn to_all(proxy: &Arc<Proxy>, request: Bytes, proto: Proto) -> Result<Vec<Bytes>, Bytes> {
+    let addrs = masters(proxy);
+    if addrs.is_empty() {
+        return Err(error_reply("CLUSTERDOWN The cluster is down"));
+    }
+    let children: Vec<_> = addrs
+        .into_iter()
+        .map(|addr| tokio::spawn(execute_on(proxy.clone(), addr, request.clone(), proto)))
+        .collect();
+    let mut replies = Vec::new();
+    for child in children {
+        let reply = child
+            .await
+            .unwrap_or_else(|_| error_reply("ERR slotproxy: internal error in fan-out"));
+        if reply.first() == Some(&b'-') {
+            return Err(reply);
+        }
+        replies.push(reply);
+    }
+    Ok(replies)
+}
+
+/// DBSIZE, KEYS, RANDOMKEY, FLUSHALL, FLUSHDB, SCAN, and the SCRIPT / FUNCTION commands that
+/// must reach every master.
+pub async fn all_masters(proxy: Arc<Proxy>, args: Vec<Bytes>, proto: Proto) -> Bytes {
+    let name = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
+    if name == "scan" {
+        return scan(proxy, args, proto).await;
+    }
+    let request = {
+        let refs: Vec<&[u8]> = args.iter().map(|a| &a[..]).collect();
+        encode(&refs)
+    };
+    let replies = match to_all(&proxy, request, proto).await {
+        Ok(replies) => replies,
+        Err(error) => return error,
+    };
+    let sub = args
+        .get(1)
+        .map(|s| s.to_ascii_lowercase())
+        .unwrap_or_default();
+    match (name.as_str(), sub.as_slice()) {
+        ("dbsize", _) => {
+            let total: i64 = replies.iter().filter_map(|r| parse(r).as_integer()).sum();
+            write(|out| out.integer(total), proto)
+        }
+        ("keys", _) => {
+            let keys: Vec<Frame> = replies
+                .iter()
+                .flat_map(|r| {
+                    parse(r)
+                        .as_array()
+                        .map(<[Frame]>::to_vec)
+                        .unwrap_or_default()
+                })
+                .collect();
+            write(|out| Frame::Array(keys).write(out), proto)
+        }
+        ("randomkey", _) => {
+            let mut found: Vec<Bytes> = replies
+                .into_iter()
+                .filter(|r| r.first() == Some(&b'$') && !r.starts_with(b"$-1"))
+                .collect();
+            if found.is_empty() {
+                return write(|out| out.null(), proto);
+            }
+            use rand::Rng;
+            let i = rand::thread_rng().gen_range(0..found.len());
+            found.swap_remove(i)
+        }
+        ("script", b"exists") => {
+            let mut all: Option<Vec<i64>> = None;
+            for reply in &replies {
+                let flags: Vec<i64> = parse(reply)
+                    .as_array()
+                    .unwrap_or(&[])
+                    .iter()
+                    .map(|f| f.as_integer().unwrap_or(0))
+                    .collect();
+                all = Some(match all {
+                    None => flags,
+                    Some(prev) => prev.iter().zip(&flags).map(|(a, b)| a & b).collect(),
+                });
+            }
+            let flags = all.unwrap_or_default();
+            write(
+                |out| {
+                    out.array(flags.len());
+                    flags.iter().for_each(|&f| out.integer(f));
+                },
+                proto,
+            )
+        }
+        // FLUSHALL, FLUSHDB, SCRIPT LOAD/FLUSH, FUNCTION LOAD/DELETE/FLUSH/RESTORE: every
+        // master answered the same way; pass the first answer on.
+        _ => replies
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| error_reply("CLUSTERDOWN The cluster is down")),
+    }
+}
+
+/// SCAN across masters: the low bits of the cursor say which master, the rest is that
+/// master's own cursor. A full iteration visits every master in turn, so every key present
+/// throughout is returned (while the set of masters does not change).
+async fn scan(proxy: Arc<Proxy>, args: Vec<Bytes>, proto: Proto) -> Bytes {
+    let Some(cursor) = crate::numbers::parse_u64(&args[1]) else {
+        return error_reply("ERR invalid cursor");
+    };
+    let addrs = masters(&proxy);
+    let mut node = (cursor & ((1 << SCAN_NODE_BITS) - 1)) as usize;
+    let mut node_cursor = cursor >> SCAN_NODE_BITS;
+    if addrs.is_empty() {
+        return error_reply("CLUSTERDOWN The cluster is down");
+    }
+    if node >= addrs.len() {
+        return error_reply("ERR invalid cursor");
+    }
+    let mut keys = Vec::new();
+    loop {
+        let mut child: Vec<Vec<u8>> = vec![b"SCAN".to_vec(), node_cursor.to_string().into_bytes()];
+        child.extend(args[2..].iter().map(|a| a.to_vec()));
+        let refs: Vec<&[u8]> = child.iter().map(|a| &a[..]).collect();
+        let reply = execute_on(proxy.clone(), addrs[node].clone(), encode(&refs), proto).await;
+        if reply.first() == Some(&b'-') {
+            return reply;
+        }
+        let frame = parse(&reply);
+        let items = frame.as_array().unwrap_or(&[]);
+        let next = items
+            .first()
+            .and_then(Frame::as_bytes)
+            .and_then(crate::numbers::parse_u64)
+            .unwrap_or(0);
+        keys.extend(
+            items
+                .get(1)
+                .and_then(Frame::as_array)
+                .unwrap_or(&[])
+                .iter()
+                .cloned(),
+        );
+        if next >= 1 << (64 - SCAN_NODE_BITS) {
+            return error_reply("ERR slotproxy: node cursor too large to encode");
+        }
+        let next_cursor = if next != 0 {
+            (next << SCAN_NODE_BITS) | node as u64
+        } else if node + 1 < addrs.len() {
+            (node + 1) as u64
+        } else {
+            0
+        };
+        // Keep going while a node is exhausted and nothing was found, so a client does not
+        // get many empty pages for nothing.
+        if keys.is_empty() && next == 0 && next_cursor != 0 {
+            node += 1;
+            node_cursor = 0;
+            continue;
+        }
+        let cursor_text = next_cursor.to_string();
+        return write(
+            |out| {
+                out.array(2);
+                out.bulk(cursor_text.as_bytes());
+                Frame::Array(keys).write(out);
+            },
+            proto,
+        );
+    }
+}

@@ -1,0 +1,290 @@
+//! Forwarding a request to the node that serves its slot, and following redirects.
+//!
+//! The fast path is synchronous: the request is queued on a shared connection and the
+//! session keeps a [`Pending`] that resolves to the raw reply bytes. Only a reply that is a
+//! redirect (MOVED, ASK, TRYAGAIN, CLUSTERDOWN) or a failure turns into an async retry loop.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use tokio::sync::oneshot;
+
+use super::stats::Stats;
+use super::Proxy;
+use crate::backend::{BackendError, ReplyResult};
+use crate::resp::Proto;
+
+/// Redirects followed for one request before giving up.
+pub const MAX_REDIRECTS: usize = 5;
+
+pub type BoxFuture = Pin<Box<dyn Future<Output = Bytes> + Send>>;
+
+/// A reply the session is waiting for.
+pub enum Pending {
+    Ready(Bytes),
+    Backend(Waiting),
+    Future(BoxFuture),
+}
+
+/// A request sent on a shared connection, with what is needed to resend it.
+pub struct Waiting {
+    rx: oneshot::Receiver<ReplyResult>,
+    proxy: Arc<Proxy>,
+    slot: Option<u16>,
+    request: Bytes,
+    proto: Proto,
+    addr: String,
+}
+
+/// An error reply as bytes.
+pub fn error_reply(message: &str) -> Bytes {
+    let mut out = Vec::with_capacity(message.len() + 3);
+    out.push(b'-');
+    out.extend(
+        message
+            .bytes()
+            .map(|b| if b == b'\r' || b == b'\n' { b' ' } else { b }),
+    );
+    out.extend_from_slice(b"\r\n");
+    Bytes::from(out)
+}
+
+/// What a node's reply asks the proxy to do.
+#[derive(Debug, PartialEq, Eq)]
+enum Redirect {
+    Moved(u16, String),
+    Ask(u16, String),
+    TryAgain,
+}
+
+fn redirect_of(reply: &[u8]) -> Option<Redirect> {
+    if reply.first() != Some(&b'-') {
+        return None;
+    }
+    let line = reply.get(1..reply.len().saturating_sub(2))?;
+    let text = std::str::from_utf8(line).ok()?;
+    let mut words = text.split(' ');
+    match words.next()? {
+        kind @ ("MOVED" | "ASK") => {
+            let slot = words.next()?.parse().ok()?;
+            let addr = words.next()?.to_string();
+            Some(if kind == "MOVED" {
+                Redirect::Moved(slot, addr)
+            } else {
+                Redirect::Ask(slot, addr)
+            })
+        }
+        "TRYAGAIN" | "CLUSTERDOWN" => Some(Redirect::TryAgain),
+        _ => None,
+    }
+}
+
+impl Proxy {
+    /// The address of the master serving `slot`.
+    pub fn master_addr(&self, slot: u16) -> Result<String, BackendError> {
+        self.topology
+            .load()
+            .master_for(slot)
+            .map(|n| n.addr.clone())
+            .ok_or(BackendError::NoNode { slot })
+    }
+
+    /// Some master, rotating, for keyless commands.
+    pub fn any_master(&self) -> Result<String, BackendError> {
+        let topology = self.topology.load();
+        if topology.masters.is_empty() {
+            return Err(BackendError::NoNode { slot: 0 });
+        }
+        let i = Stats::get(&self.stats.commands) as usize % topology.masters.len();
+        Ok(topology.masters[i].addr.clone())
+    }
+
+    fn send_to(
+        &self,
+        addr: &str,
+        request: Bytes,
+        proto: Proto,
+        asking: bool,
+    ) -> oneshot::Receiver<ReplyResult> {
+        match self.pool.get(addr, proto) {
+            Ok(conn) => conn.send(request, asking),
+            Err(e) => {
+                let (tx, rx) = oneshot::channel();
+                let _ = tx.send(Err(e));
+                rx
+            }
+        }
+    }
+}
+
+/// Sends a request to a slot's master (or any master for `None`) and returns what the
+/// session waits on.
+pub fn forward(proxy: &Arc<Proxy>, slot: Option<u16>, request: Bytes, proto: Proto) -> Pending {
+    let addr = match slot {
+        Some(slot) => proxy.master_addr(slot),
+        None => proxy.any_master(),
+    };
+    let addr = match addr {
+        Ok(addr) => addr,
+        Err(e) => return Pending::Ready(error_reply(&e.to_reply())),
+    };
+    let rx = proxy.send_to(&addr, request.clone(), proto, false);
+    Pending::Backend(Waiting {
+        rx,
+        proxy: proxy.clone(),
+        slot,
+        request,
+        proto,
+        addr,
+    })
+}
+
+/// Sends a request and waits for its final reply, following redirects.
+pub async fn execute(proxy: Arc<Proxy>, slot: Option<u16>, request: Bytes, proto: Proto) -> Bytes {
+    let mut pending = forward(&proxy, slot, request, proto);
+    std::future::poll_fn(|cx| pending.poll_reply(cx)).await
+}
+
+/// Sends a request to one node by address and waits for the reply, following redirects.
+pub async fn execute_on(proxy: Arc<Proxy>, addr: String, request: Bytes, proto: Proto) -> Bytes {
+    let rx = proxy.send_to(&addr, request.clone(), proto, false);
+    let first = received(rx.await, &addr);
+    follow(proxy, None, request, proto, addr, first).await
+}
+
+fn received(result: Result<ReplyResult, oneshot::error::RecvError>, addr: &str) -> ReplyResult {
+    result.unwrap_or_else(|_| {
+        Err(BackendError::ConnectionLost {
+            addr: addr.to_string(),
+        })
+    })
+}
+
+/// Handles redirects and failures after the first reply, up to [`MAX_REDIRECTS`].
+async fn follow(
+    proxy: Arc<Proxy>,
+    slot: Option<u16>,
+    request: Bytes,
+    proto: Proto,
+    mut addr: String,
+    mut reply: ReplyResult,
+) -> Bytes {
+    for attempt in 0..=MAX_REDIRECTS {
+        let bytes = match reply {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                proxy.request_refresh();
+                if !e.retry_safe() || attempt == MAX_REDIRECTS {
+                    return error_reply(&e.to_reply());
+                }
+                tokio::time::sleep(Duration::from_millis(20 << attempt.min(4))).await;
+                addr = match slot
+                    .map(|s| proxy.master_addr(s))
+                    .unwrap_or_else(|| proxy.any_master())
+                {
+                    Ok(a) => a,
+                    Err(e) => return error_reply(&e.to_reply()),
+                };
+                let rx = proxy.send_to(&addr, request.clone(), proto, false);
+                reply = received(rx.await, &addr);
+                continue;
+            }
+        };
+        let Some(redirect) = redirect_of(&bytes) else {
+            return bytes;
+        };
+        if attempt == MAX_REDIRECTS {
+            return error_reply(&format!(
+                "ERR slotproxy: too many redirects ({MAX_REDIRECTS}); last reply: {}",
+                String::from_utf8_lossy(&bytes[1..bytes.len().saturating_sub(2)])
+            ));
+        }
+        let asking = match redirect {
+            Redirect::Moved(moved_slot, target) => {
+                Stats::inc(&proxy.stats.redirects_moved);
+                proxy.apply_moved(moved_slot, &target);
+                addr = target;
+                false
+            }
+            Redirect::Ask(_, target) => {
+                Stats::inc(&proxy.stats.redirects_ask);
+                addr = target;
+                true
+            }
+            Redirect::TryAgain => {
+                Stats::inc(&proxy.stats.redirects_tryagain);
+                // The slot is moving or the cluster is settling: back off, then ask the
+                // slot's current master.
+                tokio::time::sleep(Duration::from_millis(10 << attempt.min(5))).await;
+                if let Some(s) = slot {
+                    if let Ok(a) = proxy.master_addr(s) {
+                        addr = a;
+                    }
+                }
+                false
+            }
+        };
+        let rx = proxy.send_to(&addr, request.clone(), proto, asking);
+        reply = received(rx.await, &addr);
+    }
+    error_reply("ERR slotproxy: too many redirects")
+}
+
+impl Pending {
+    /// Polls for the final reply bytes.
+    pub fn poll_reply(&mut self, cx: &mut Context<'_>) -> Poll<Bytes> {
+        loop {
+            match self {
+                Pending::Ready(bytes) => return Poll::Ready(std::mem::take(bytes)),
+                Pending::Future(future) => return future.as_mut().poll(cx),
+                Pending::Backend(waiting) => {
+                    let result = match Pin::new(&mut waiting.rx).poll(cx) {
+                        Poll::Pending => return Poll::Pending,
+                        Poll::Ready(result) => received(result, &waiting.addr),
+                    };
+                    match result {
+                        Ok(bytes) if redirect_of(&bytes).is_none() => return Poll::Ready(bytes),
+                        other => {
+                            let future = follow(
+                                waiting.proxy.clone(),
+                                waiting.slot,
+                                waiting.request.clone(),
+                                waiting.proto,
+                                waiting.addr.clone(),
+                                other,
+                            );
+                            *self = Pending::Future(Box::pin(future));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redirects_are_recognised() {
+        assert_eq!(
+            redirect_of(b"-MOVED 3999 127.0.0.1:6381\r\n"),
+            Some(Redirect::Moved(3999, "127.0.0.1:6381".into()))
+        );
+        assert_eq!(
+            redirect_of(b"-ASK 1 10.0.0.1:7000\r\n"),
+            Some(Redirect::Ask(1, "10.0.0.1:7000".into()))
+        );
+        assert_eq!(
+            redirect_of(b"-TRYAGAIN Multiple keys request during rehashing of slot\r\n"),
+            Some(Redirect::TryAgain)
+        );
+        assert_eq!(redirect_of(b"-ERR x\r\n"), None);
+        assert_eq!(redirect_of(b"+MOVED\r\n"), None);
+    }
+}

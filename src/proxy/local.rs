@@ -1,0 +1,489 @@
+//! Commands the proxy answers itself: connection state, introspection, and a one-node
+//! cluster view for cluster-aware clients.
+//!
+//! - `PING [msg]`, `ECHO msg`, `QUIT`, `RESET`, `SELECT 0` (other databases: `ERR SELECT is not
+//!   allowed in cluster mode`), `READONLY`/`READWRITE`/`ASKING` → `+OK`.
+//! - `HELLO [2|3] [AUTH user pass] [SETNAME name]`, `AUTH [user] pass` against the proxy's
+//!   own users (`users:` in the config; none configured means no authentication).
+//! - `CLIENT ID|SETNAME|GETNAME|SETINFO|LIST|INFO|KILL|NO-EVICT` on the proxy's clients.
+//! - `COMMAND [COUNT|INFO|DOCS|LIST|GETKEYS]` from the shared Redis 7.0 command table.
+//! - `CONFIG GET pattern...`: the few settings clients read at startup.
+//! - `INFO [section]`: the proxy's sections plus the nodes' keyspace, summed.
+//! - `CLUSTER KEYSLOT|INFO|SLOTS|SHARDS|NODES|MYID`: the proxy as a one-node cluster owning
+//!   every slot; `CLUSTER COUNTKEYSINSLOT|GETKEYSINSLOT` go to the slot's master.
+
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+
+use super::clients::{lock, ClientHandle};
+use super::forward::{error_reply, execute, BoxFuture};
+use super::stats::Stats;
+use super::{info, Proxy};
+use crate::cluster::{key_slot, CommandSpec, CommandTable};
+use crate::resp::{encode_request, Frame, Proto, ReplyBuf};
+
+/// What the session knows about its client.
+pub struct ClientState {
+    pub handle: Arc<ClientHandle>,
+    pub proto: Proto,
+    pub authenticated: bool,
+}
+
+/// A local command's outcome.
+pub enum LocalReply {
+    Now(Bytes),
+    Later(BoxFuture),
+    /// Reply, then close the connection (QUIT).
+    Close(Bytes),
+    /// RESET: the session also drops its transaction and subscriptions.
+    Reset(Bytes),
+}
+
+fn reply(proto: Proto, f: impl FnOnce(&mut ReplyBuf<'_>)) -> Bytes {
+    let mut buf = BytesMut::new();
+    f(&mut ReplyBuf::new(&mut buf, proto));
+    buf.freeze()
+}
+
+fn ok() -> Bytes {
+    Bytes::from_static(b"+OK\r\n")
+}
+
+fn is(arg: &[u8], word: &str) -> bool {
+    arg.eq_ignore_ascii_case(word.as_bytes())
+}
+
+/// Answers a local command.
+pub fn handle(
+    proxy: &Arc<Proxy>,
+    client: &mut ClientState,
+    spec: &CommandSpec,
+    args: &[Bytes],
+) -> LocalReply {
+    let proto = client.proto;
+    let top = spec.name.split('|').next().unwrap_or(&spec.name);
+    let result: Result<Bytes, String> = match top {
+        "ping" => Ok(match args.get(1) {
+            Some(message) => reply(proto, |o| o.bulk(message)),
+            None => Bytes::from_static(b"+PONG\r\n"),
+        }),
+        "echo" => Ok(reply(proto, |o| o.bulk(&args[1]))),
+        "quit" => return LocalReply::Close(ok()),
+        "reset" => {
+            client.proto = Proto::Resp2;
+            client.authenticated = proxy.config.load().users.is_empty();
+            lock(&client.handle.name).clear();
+            return LocalReply::Reset(Bytes::from_static(b"+RESET\r\n"));
+        }
+        "readonly" | "readwrite" | "asking" => Ok(ok()),
+        "select" => match crate::numbers::parse_i64(&args[1]) {
+            Some(0) => Ok(ok()),
+            Some(_) => Err("ERR SELECT is not allowed in cluster mode".into()),
+            None => Err("ERR value is not an integer or out of range".into()),
+        },
+        "auth" => auth(proxy, client, args),
+        "hello" => hello(proxy, client, args),
+        "client" => client_command(proxy, client, args),
+        "command" => command(args, proto),
+        "config" => config(args, proto),
+        "info" => {
+            let future = info::info(proxy.clone(), args.to_vec(), proto);
+            return LocalReply::Later(Box::pin(future));
+        }
+        "cluster" => return cluster(proxy, args, proto),
+        _ => Err(super::router::unsupported(&spec.name)),
+    };
+    LocalReply::Now(result.unwrap_or_else(|e| error_reply(&e)))
+}
+
+fn check_password(
+    proxy: &Proxy,
+    client: &mut ClientState,
+    user: &[u8],
+    password: &[u8],
+) -> Result<(), String> {
+    let config = proxy.config.load();
+    let valid = config
+        .users
+        .iter()
+        .any(|u| u.name.as_bytes() == user && u.password.as_bytes() == password);
+    if valid {
+        client.authenticated = true;
+        Ok(())
+    } else {
+        Err("WRONGPASS invalid username-password pair or user is disabled.".into())
+    }
+}
+
+fn auth(proxy: &Proxy, client: &mut ClientState, args: &[Bytes]) -> Result<Bytes, String> {
+    if args.len() > 3 {
+        return Err("ERR syntax error".into());
+    }
+    if args.len() == 2 && proxy.config.load().users.is_empty() {
+        return Err("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?".into());
+    }
+    let (user, password) = match args {
+        [_, password] => (&b"default"[..], password),
+        [_, user, password] => (&user[..], password),
+        _ => return Err("ERR syntax error".into()),
+    };
+    check_password(proxy, client, user, password)?;
+    Ok(ok())
+}
+
+fn hello(proxy: &Proxy, client: &mut ClientState, args: &[Bytes]) -> Result<Bytes, String> {
+    let mut proto = client.proto;
+    if let Some(version) = args.get(1) {
+        proto = match crate::numbers::parse_i64(version) {
+            Some(2) => Proto::Resp2,
+            Some(3) => Proto::Resp3,
+            Some(_) => return Err("NOPROTO unsupported protocol version".into()),
+            None => return Err("ERR Protocol version is not an integer or out of range".into()),
+        };
+    }
+    let mut i = 2;
+    let mut name = None;
+    while i < args.len() {
+        let more = args.len() - i - 1;
+        if is(&args[i], "auth") && more >= 2 {
+            check_password(proxy, client, &args[i + 1], &args[i + 2])?;
+            i += 3;
+        } else if is(&args[i], "setname") && more >= 1 {
+            name = Some(args[i + 1].clone());
+            i += 2;
+        } else {
+            return Err(format!(
+                "ERR Syntax error in HELLO option '{}'",
+                String::from_utf8_lossy(&args[i])
+            ));
+        }
+    }
+    if !client.authenticated {
+        return Err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time".into());
+    }
+    if let Some(name) = name {
+        validate_name(&name)?;
+        *lock(&client.handle.name) = name.to_vec();
+    }
+    client.proto = proto;
+    let id = client.handle.id as i64;
+    Ok(reply(proto, |o| {
+        o.map(7);
+        o.bulk(b"server");
+        o.bulk(b"redis");
+        o.bulk(b"version");
+        o.bulk(b"7.0.15");
+        o.bulk(b"proto");
+        o.integer(if proto == Proto::Resp3 { 3 } else { 2 });
+        o.bulk(b"id");
+        o.integer(id);
+        o.bulk(b"mode");
+        o.bulk(b"standalone");
+        o.bulk(b"role");
+        o.bulk(b"master");
+        o.bulk(b"modules");
+        o.array(0);
+    }))
+}
+
+fn validate_name(name: &[u8]) -> Result<(), String> {
+    if name.iter().any(|&c| !(b'!'..=b'~').contains(&c)) {
+        return Err(
+            "ERR Client names cannot contain spaces, newlines or special characters.".into(),
+        );
+    }
+    Ok(())
+}
+
+fn client_command(
+    proxy: &Proxy,
+    client: &mut ClientState,
+    args: &[Bytes],
+) -> Result<Bytes, String> {
+    let proto = client.proto;
+    let sub = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
+    let resp = if proto == Proto::Resp3 { 3 } else { 2 };
+    match sub.as_str() {
+        "id" => Ok(reply(proto, |o| o.integer(client.handle.id as i64))),
+        "setname" => {
+            validate_name(&args[2])?;
+            *lock(&client.handle.name) = args[2].to_vec();
+            Ok(ok())
+        }
+        "getname" => {
+            let name = lock(&client.handle.name).clone();
+            Ok(reply(proto, |o| {
+                if name.is_empty() {
+                    o.null()
+                } else {
+                    o.bulk(&name)
+                }
+            }))
+        }
+        "setinfo" => {
+            let value = &args[3];
+            if value.iter().any(|&c| !(b'!'..=b'~').contains(&c)) {
+                return Err(format!(
+                    "ERR {} cannot contain spaces, newlines or special characters.",
+                    String::from_utf8_lossy(&args[2]).to_ascii_lowercase()
+                ));
+            }
+            if is(&args[2], "lib-name") {
+                *lock(&client.handle.lib_name) = value.to_vec();
+            } else if is(&args[2], "lib-ver") {
+                *lock(&client.handle.lib_ver) = value.to_vec();
+            } else {
+                return Err(format!(
+                    "ERR Unrecognized option '{}'",
+                    String::from_utf8_lossy(&args[2])
+                ));
+            }
+            Ok(ok())
+        }
+        "no-evict" | "no-touch" => Ok(ok()),
+        "info" => {
+            let line = client.handle.info_line(resp) + "\n";
+            Ok(reply(proto, |o| o.verbatim(b"txt", line.as_bytes())))
+        }
+        "list" => {
+            let text: String = proxy
+                .clients
+                .snapshot()
+                .iter()
+                .map(|c| c.info_line(2) + "\n")
+                .collect();
+            Ok(reply(proto, |o| o.verbatim(b"txt", text.as_bytes())))
+        }
+        "kill" => client_kill(proxy, client, args),
+        _ => Err(format!(
+            "ERR unknown subcommand '{}'. Try CLIENT HELP.",
+            String::from_utf8_lossy(&args[1])
+        )),
+    }
+}
+
+fn client_kill(proxy: &Proxy, client: &ClientState, args: &[Bytes]) -> Result<Bytes, String> {
+    let clients = proxy.clients.snapshot();
+    if args.len() == 3 {
+        let addr = String::from_utf8_lossy(&args[2]);
+        let target = clients.iter().find(|c| c.addr.to_string() == addr);
+        return match target {
+            Some(c) => {
+                c.request_kill();
+                Ok(ok())
+            }
+            None => Err("ERR No such client".into()),
+        };
+    }
+    let mut killed = 0;
+    let filters = &args[2..];
+    if !filters.len().is_multiple_of(2) {
+        return Err("ERR syntax error".into());
+    }
+    let mut skip_me = true;
+    let mut matchers: Vec<(String, String)> = Vec::new();
+    for pair in filters.chunks(2) {
+        let key = String::from_utf8_lossy(&pair[0]).to_ascii_lowercase();
+        let value = String::from_utf8_lossy(&pair[1]).into_owned();
+        match key.as_str() {
+            "skipme" => skip_me = value.eq_ignore_ascii_case("yes"),
+            "id" | "addr" | "laddr" | "user" => matchers.push((key, value)),
+            _ => return Err("ERR syntax error".into()),
+        }
+    }
+    for c in &clients {
+        if skip_me && c.id == client.handle.id {
+            continue;
+        }
+        let matches = matchers.iter().all(|(k, v)| match k.as_str() {
+            "id" => c.id.to_string() == *v,
+            "addr" => c.addr.to_string() == *v,
+            "laddr" => c.local_addr.to_string() == *v,
+            _ => v == "default",
+        });
+        if matches {
+            c.request_kill();
+            killed += 1;
+        }
+    }
+    Ok(reply(client.proto, |o| o.integer(killed)))
+}
+
+fn command(args: &[Bytes], proto: Proto) -> Result<Bytes, String> {
+    let table = CommandTable::get();
+    let sub = args
+        .get(1)
+        .map(|s| String::from_utf8_lossy(s).to_ascii_lowercase());
+    match sub.as_deref() {
+        None => Ok(reply(proto, |o| {
+            o.array(table.commands().len());
+            table.commands().iter().for_each(|c| c.info.write(o));
+        })),
+        Some("count") => Ok(reply(proto, |o| o.integer(table.commands().len() as i64))),
+        Some("list") => Ok(reply(proto, |o| {
+            o.array(table.commands().len());
+            table
+                .commands()
+                .iter()
+                .for_each(|c| o.bulk(c.name.as_bytes()));
+        })),
+        Some("info") => Ok(reply(proto, |o| {
+            o.array(args.len() - 2);
+            for name in &args[2..] {
+                match table.by_full_name(name) {
+                    Some(c) => c.info.write(o),
+                    None => o.null_array(),
+                }
+            }
+        })),
+        Some("docs") => {
+            let names: Vec<&CommandSpec> = if args.len() > 2 {
+                args[2..]
+                    .iter()
+                    .filter_map(|n| table.by_full_name(n))
+                    .collect()
+            } else {
+                table.commands().iter().collect()
+            };
+            Ok(reply(proto, |o| {
+                o.map(names.len());
+                for c in names {
+                    o.bulk(c.name.as_bytes());
+                    c.docs.clone().unwrap_or(Frame::Map(Vec::new())).write(o);
+                }
+            }))
+        }
+        Some("getkeys") => {
+            let target = &args[2..];
+            let spec = super::router::lookup(target)
+                .map_err(|_| "ERR Invalid command specified".to_string())?;
+            if !spec.has_keys() {
+                return Err("ERR The command has no key arguments".into());
+            }
+            let keys = spec
+                .key_indexes(target)
+                .map_err(|_| "ERR Invalid arguments specified for command".to_string())?;
+            Ok(reply(proto, |o| {
+                o.array(keys.len());
+                keys.iter().for_each(|&i| o.bulk(&target[i]));
+            }))
+        }
+        Some(other) => Err(format!(
+            "ERR unknown subcommand '{other}'. Try COMMAND HELP."
+        )),
+    }
+}
+
+/// Settings clients and benchmarks read at startup, with the values true of the proxy.
+const CONFIG_VALUES: &[(&str, &str)] = &[
+    ("save", ""),
+    ("appendonly", "no"),
+    ("databases", "1"),
+    ("cluster-enabled", "no"),
+    ("maxmemory", "0"),
+    ("maxmemory-policy", "noeviction"),
+];
+
+fn config(args: &[Bytes], proto: Proto) -> Result<Bytes, String> {
+    if !is(&args[1], "get") {
+        return Err(super::router::unsupported(&format!(
+            "config|{}",
+            String::from_utf8_lossy(&args[1]).to_ascii_lowercase()
+        )));
+    }
+    let mut found: Vec<(&str, &str)> = Vec::new();
+    for pattern in &args[2..] {
+        for &(name, value) in CONFIG_VALUES {
+            if crate::glob::glob_match(pattern, name.as_bytes(), true)
+                && !found.iter().any(|(n, _)| *n == name)
+            {
+                found.push((name, value));
+            }
+        }
+    }
+    Ok(reply(proto, |o| {
+        o.map(found.len());
+        for (name, value) in found {
+            o.bulk(name.as_bytes());
+            o.bulk(value.as_bytes());
+        }
+    }))
+}
+
+fn cluster(proxy: &Arc<Proxy>, args: &[Bytes], proto: Proto) -> LocalReply {
+    let sub = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
+    let host = proxy.listen_addr.ip().to_string();
+    let port = proxy.listen_addr.port() as i64;
+    let id = proxy.id.clone();
+    let now = |bytes: Bytes| LocalReply::Now(bytes);
+    match sub.as_str() {
+        "keyslot" if args.len() == 3 => now(reply(proto, |o| o.integer(key_slot(&args[2]) as i64))),
+        "myid" => now(reply(proto, |o| o.bulk(id.as_bytes()))),
+        "info" => {
+            let text = "cluster_state:ok\r\ncluster_slots_assigned:16384\r\ncluster_slots_ok:16384\r\ncluster_slots_pfail:0\r\ncluster_slots_fail:0\r\ncluster_known_nodes:1\r\ncluster_size:1\r\ncluster_current_epoch:1\r\ncluster_my_epoch:1\r\n";
+            now(reply(proto, |o| o.verbatim(b"txt", text.as_bytes())))
+        }
+        "slots" => now(reply(proto, |o| {
+            o.array(1);
+            o.array(3);
+            o.integer(0);
+            o.integer(16383);
+            o.array(4);
+            o.bulk(host.as_bytes());
+            o.integer(port);
+            o.bulk(id.as_bytes());
+            o.map(0);
+        })),
+        "shards" => now(reply(proto, |o| {
+            o.array(1);
+            o.map(2);
+            o.bulk(b"slots");
+            o.array(2);
+            o.integer(0);
+            o.integer(16383);
+            o.bulk(b"nodes");
+            o.array(1);
+            o.map(7);
+            for (k, v) in [
+                ("id", id.as_str()),
+                ("ip", host.as_str()),
+                ("endpoint", host.as_str()),
+                ("role", "master"),
+            ] {
+                o.bulk(k.as_bytes());
+                o.bulk(v.as_bytes());
+            }
+            o.bulk(b"port");
+            o.integer(port);
+            o.bulk(b"replication-offset");
+            o.integer(0);
+            o.bulk(b"health");
+            o.bulk(b"online");
+        })),
+        "nodes" => {
+            let line = format!("{id} {host}:{port}@0 myself,master - 0 0 1 connected 0-16383\n");
+            now(reply(proto, |o| o.verbatim(b"txt", line.as_bytes())))
+        }
+        "countkeysinslot" | "getkeysinslot" => {
+            let Some(slot) = crate::numbers::parse_i64(&args[2]).filter(|s| (0..16384).contains(s))
+            else {
+                return now(error_reply("ERR Invalid slot"));
+            };
+            let mut request = BytesMut::new();
+            encode_request(&mut request, args);
+            LocalReply::Later(Box::pin(execute(
+                proxy.clone(),
+                Some(slot as u16),
+                request.freeze(),
+                proto,
+            )))
+        }
+        _ => {
+            Stats::inc(&proxy.stats.errors);
+            now(error_reply(&super::router::unsupported(&format!(
+                "cluster|{sub}"
+            ))))
+        }
+    }
+}

@@ -1,0 +1,139 @@
+//! The proxy: listener, client sessions, routing, fan-out, transactions, blocking commands
+//! and pub/sub.
+//!
+//! A request goes: [`session`] decodes it → [`router`] classifies it with the command table →
+//! it is answered locally ([`local`]), forwarded to one slot's master ([`forward`]), split over
+//! several slots ([`fanout`]), or run on a dedicated connection ([`transaction`],
+//! [`blocking`], [`pubsub`]). Replies go back in request order.
+
+pub mod blocking;
+pub mod clients;
+pub mod fanout;
+pub mod forward;
+pub mod info;
+pub mod local;
+pub mod pubsub;
+pub mod router;
+pub mod session;
+pub mod stats;
+pub mod transaction;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use arc_swap::ArcSwap;
+use tokio::net::TcpListener;
+use tokio::sync::{Notify, Semaphore};
+
+use crate::backend::{topology, Pool, Topology};
+use crate::config::ProxyConfig;
+
+/// State shared by all sessions of one proxy.
+pub struct Proxy {
+    pub config: ArcSwap<ProxyConfig>,
+    pub topology: ArcSwap<Topology>,
+    pub pool: Pool,
+    pub dedicated: Arc<Semaphore>,
+    pub clients: clients::ClientRegistry,
+    pub stats: stats::Stats,
+    pub started: Instant,
+    /// A 40-hex id, presented as the node id of the one-node cluster clients see.
+    pub id: String,
+    pub listen_addr: SocketAddr,
+    refresh: Notify,
+}
+
+impl Proxy {
+    pub fn new(config: ProxyConfig, listen_addr: SocketAddr) -> Proxy {
+        let pool = Pool::new(
+            config.backend.connections_per_node,
+            Duration::from_millis(config.timeouts.connect_ms),
+        );
+        Proxy {
+            dedicated: Arc::new(Semaphore::new(config.limits.dedicated_connections)),
+            config: ArcSwap::from_pointee(config),
+            topology: ArcSwap::from_pointee(Topology::default()),
+            pool,
+            clients: clients::ClientRegistry::default(),
+            stats: stats::Stats::default(),
+            started: Instant::now(),
+            id: clients::random_hex_id(),
+            listen_addr,
+            refresh: Notify::new(),
+        }
+    }
+
+    /// Asks the refresher to reload the topology soon (after MOVED or a connection error).
+    pub fn request_refresh(&self) {
+        self.refresh.notify_one();
+    }
+
+    /// Applies a MOVED redirect to the slot map at once; a full refresh follows.
+    pub fn apply_moved(&self, slot: u16, addr: &str) {
+        let current = self.topology.load();
+        if current.master_for(slot).map(|n| n.addr.as_str()) != Some(addr) {
+            self.topology
+                .store(Arc::new(current.with_moved(slot, addr)));
+            stats::Stats::inc(&self.stats.topology_changes);
+        }
+        self.request_refresh();
+    }
+
+    /// Reloads the topology from the current masters and the seeds.
+    pub async fn refresh_topology(&self) -> Result<(), String> {
+        let config = self.config.load();
+        let mut candidates: Vec<String> = self
+            .topology
+            .load()
+            .masters
+            .iter()
+            .map(|m| m.addr.clone())
+            .collect();
+        candidates.extend(config.seeds.iter().cloned());
+        candidates.dedup();
+        let timeout = Duration::from_millis(config.timeouts.connect_ms.max(500));
+        let mut fresh = topology::fetch(&self.pool, &candidates, timeout).await?;
+        let current = self.topology.load();
+        if fresh.masters != current.masters || fresh.ranges() != current.ranges() {
+            fresh.version = current.version + 1;
+            self.topology.store(Arc::new(fresh));
+            stats::Stats::inc(&self.stats.topology_changes);
+        }
+        stats::Stats::inc(&self.stats.topology_refreshes);
+        Ok(())
+    }
+
+    /// Refreshes periodically and whenever asked, at most every 100 ms.
+    async fn refresher(self: Arc<Self>) {
+        loop {
+            let interval =
+                Duration::from_millis(self.config.load().backend.refresh_interval_ms.max(100));
+            let _ = tokio::time::timeout(interval, self.refresh.notified()).await;
+            if let Err(e) = self.refresh_topology().await {
+                tracing::warn!("topology refresh failed: {e}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+/// Binds, learns the topology, and serves until the process ends. `ready` is called with
+/// the bound address once clients can connect.
+pub async fn run(
+    config: ProxyConfig,
+    ready: impl FnOnce(SocketAddr),
+) -> std::io::Result<Arc<Proxy>> {
+    let listener = TcpListener::bind(&config.listen).await?;
+    let addr = listener.local_addr()?;
+    let proxy = Arc::new(Proxy::new(config, addr));
+    // Start serving even if no seed answers yet: slots then answer CLUSTERDOWN until the
+    // refresher reaches a node, which is what a client of a starting cluster expects.
+    if let Err(e) = proxy.refresh_topology().await {
+        tracing::warn!("initial topology not available yet: {e}");
+    }
+    tokio::spawn(proxy.clone().refresher());
+    tokio::spawn(session::accept_loop(proxy.clone(), listener));
+    ready(addr);
+    Ok(proxy)
+}

@@ -1,0 +1,426 @@
+//! One client connection: decode requests, route them, and write replies in request order.
+//!
+//! Requests are dispatched as soon as they are decoded, so a client pipeline stays a
+//! pipeline through the proxy; each dispatched request leaves a [`Pending`] in a FIFO, and the
+//! session writes replies from the front as they complete, gathering all that are ready into
+//! one write. Stateful commands (transactions, blocking commands, subscriptions) first let
+//! the FIFO drain, then run inline.
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::{TcpListener, TcpStream};
+
+use super::clients::{lock, ClientHandle};
+use super::fanout;
+use super::forward::{error_reply, forward, Pending};
+use super::local::{self, ClientState, LocalReply};
+use super::pubsub::{Event, PubSub};
+use super::router::{self, Route};
+use super::stats::Stats;
+use super::transaction::Transaction;
+use super::Proxy;
+use crate::backend::dedicated::Dedicated;
+use crate::resp::{encode_request, Limits, Proto, RequestDecoder};
+
+/// Requests in flight per client before the session stops reading more.
+const MAX_PENDING: usize = 1024;
+
+pub async fn accept_loop(proxy: Arc<Proxy>, listener: TcpListener) {
+    loop {
+        let (mut stream, addr) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                tracing::warn!("accept failed: {e}");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        if proxy.clients.count() >= proxy.config.load().limits.max_clients {
+            Stats::inc(&proxy.stats.connections_rejected);
+            tokio::spawn(async move {
+                let _ = stream
+                    .write_all(b"-ERR max number of clients reached\r\n")
+                    .await;
+            });
+            continue;
+        }
+        Stats::inc(&proxy.stats.connections_accepted);
+        let _ = stream.set_nodelay(true);
+        let local_addr = stream.local_addr().unwrap_or(addr);
+        let handle = proxy.clients.register(addr, local_addr);
+        let proxy = proxy.clone();
+        tokio::spawn(async move {
+            let id = handle.id;
+            // The session's own task: a panic in it ends this client only.
+            let session = tokio::spawn(serve(proxy.clone(), stream, handle));
+            let _ = session.await;
+            proxy.clients.unregister(id);
+        });
+    }
+}
+
+/// The client's socket, its buffers and the requests decoded but not yet dispatched.
+pub struct ClientIo {
+    read: OwnedReadHalf,
+    write: OwnedWriteHalf,
+    input: BytesMut,
+    pub output: BytesMut,
+    decoder: RequestDecoder,
+    requests: VecDeque<Vec<Bytes>>,
+    protocol_error: Option<String>,
+    proxy: Arc<Proxy>,
+}
+
+impl ClientIo {
+    /// Reads what the client sent and decodes it. False when the client is gone.
+    pub async fn read_more(&mut self) -> bool {
+        if self.input.capacity() - self.input.len() < 4096 {
+            self.input.reserve(16 * 1024);
+        }
+        match self.read.read_buf(&mut self.input).await {
+            Ok(0) | Err(_) => false,
+            Ok(n) => {
+                Stats::add(&self.proxy.stats.bytes_in, n as u64);
+                self.decode();
+                true
+            }
+        }
+    }
+
+    fn decode(&mut self) {
+        while self.protocol_error.is_none() {
+            match self.decoder.decode(&mut self.input) {
+                Ok(Some(args)) => self.requests.push_back(args),
+                Ok(None) => break,
+                Err(e) => self.protocol_error = Some(e.0),
+            }
+        }
+    }
+
+    async fn flush(&mut self) -> bool {
+        if self.output.is_empty() {
+            return true;
+        }
+        Stats::add(&self.proxy.stats.bytes_out, self.output.len() as u64);
+        let ok = self.write.write_all(&self.output).await.is_ok();
+        self.output.clear();
+        if self.output.capacity() > 1024 * 1024 {
+            self.output = BytesMut::with_capacity(16 * 1024);
+        }
+        ok
+    }
+}
+
+struct Session {
+    proxy: Arc<Proxy>,
+    client: ClientState,
+    pending: VecDeque<Pending>,
+    tx: Transaction,
+    pubsub: PubSub,
+    blocking_conn: Option<Dedicated>,
+    closing: bool,
+}
+
+/// Moves every reply at the front of the FIFO that is already complete into `output`.
+fn drain_ready(pending: &mut VecDeque<Pending>, output: &mut BytesMut) {
+    let mut cx = Context::from_waker(Waker::noop());
+    while let Some(front) = pending.front_mut() {
+        match front.poll_reply(&mut cx) {
+            Poll::Ready(bytes) => {
+                output.extend_from_slice(&bytes);
+                pending.pop_front();
+            }
+            Poll::Pending => break,
+        }
+    }
+}
+
+async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>) {
+    let config = proxy.config.load_full();
+    let (read, write) = stream.into_split();
+    let mut io = ClientIo {
+        read,
+        write,
+        input: BytesMut::with_capacity(16 * 1024),
+        output: BytesMut::with_capacity(16 * 1024),
+        decoder: RequestDecoder::new(Limits {
+            max_bulk_len: config.limits.max_request_bytes,
+            ..Limits::default()
+        }),
+        requests: VecDeque::new(),
+        protocol_error: None,
+        proxy: proxy.clone(),
+    };
+    let mut session = Session {
+        proxy: proxy.clone(),
+        client: ClientState {
+            handle: handle.clone(),
+            proto: Proto::Resp2,
+            authenticated: config.users.is_empty(),
+        },
+        pending: VecDeque::new(),
+        tx: Transaction::default(),
+        pubsub: PubSub::default(),
+        blocking_conn: None,
+        closing: false,
+    };
+    let operation_timeout = Duration::from_millis(config.timeouts.operation_ms.max(1));
+    let idle_timeout = config.timeouts.idle_secs;
+    let output_limit = config.limits.client_output_buffer_bytes;
+    let mut front_deadline = tokio::time::Instant::now() + operation_timeout;
+    let mut front_len = 0;
+    loop {
+        if !session.dispatch_queued(&mut io).await {
+            break;
+        }
+        drain_ready(&mut session.pending, &mut io.output);
+        if io.output.len() > output_limit {
+            tracing::info!(
+                "closing client {}: output buffer limit reached",
+                handle.addr
+            );
+            break;
+        }
+        if io.requests.is_empty() {
+            if let Some(e) = io.protocol_error.take() {
+                io.output
+                    .extend_from_slice(&error_reply(&format!("ERR {e}")));
+                session.closing = true;
+            }
+        }
+        if !io.flush().await {
+            break;
+        }
+        if session.closing && session.pending.is_empty() {
+            break;
+        }
+        // The operation timeout applies to the reply at the front of the FIFO.
+        if session.pending.len() != front_len || session.pending.is_empty() {
+            front_deadline = tokio::time::Instant::now() + operation_timeout;
+        }
+        front_len = session.pending.len();
+        let can_read = !session.closing && io.requests.is_empty() && io.protocol_error.is_none();
+        tokio::select! {
+            _ = handle.kill.notified() => break,
+            bytes = std::future::poll_fn(|cx| match session.pending.front_mut() {
+                Some(front) => front.poll_reply(cx),
+                None => Poll::Pending,
+            }), if !session.pending.is_empty() => {
+                io.output.extend_from_slice(&bytes);
+                session.pending.pop_front();
+            }
+            event = session.pubsub.next_event(), if session.pubsub.is_active() => match event {
+                Some(Event::Frame(id, frame)) => {
+                    session.pubsub.observe(id, &frame);
+                    io.output.extend_from_slice(&frame);
+                }
+                Some(Event::Closed(id)) => session.pubsub.closed(id),
+                None => {}
+            },
+            alive = io.read_more(), if can_read => if !alive { break },
+            _ = tokio::time::sleep_until(front_deadline), if !session.pending.is_empty() => {
+                Stats::inc(&proxy.stats.backend_timeouts);
+                session.pending.pop_front();
+                io.output.extend_from_slice(&error_reply(&format!(
+                    "ERR slotproxy: backend did not answer within {} ms",
+                    operation_timeout.as_millis()
+                )));
+            }
+            _ = idle(idle_timeout), if session.pending.is_empty() && !session.pubsub.is_active() => break,
+        }
+    }
+}
+
+async fn idle(seconds: u64) {
+    if seconds == 0 {
+        std::future::pending::<()>().await
+    } else {
+        tokio::time::sleep(Duration::from_secs(seconds)).await
+    }
+}
+
+fn encode(args: &[Bytes]) -> Bytes {
+    let mut buf = BytesMut::new();
+    encode_request(&mut buf, args);
+    buf.freeze()
+}
+
+/// How a request is served.
+enum Step {
+    /// Leaves a pending reply in the FIFO.
+    Queue(Pending),
+    /// Needs the FIFO drained first, then runs inline.
+    Inline(Route),
+}
+
+impl Session {
+    /// Dispatches decoded requests until one must wait. False when the client is gone.
+    async fn dispatch_queued(&mut self, io: &mut ClientIo) -> bool {
+        while !self.closing && self.pending.len() < MAX_PENDING {
+            let Some(args) = io.requests.pop_front() else {
+                break;
+            };
+            Stats::inc(&self.proxy.stats.commands);
+            match self.step(&args) {
+                Step::Queue(pending) => self.pending.push_back(pending),
+                Step::Inline(route) => {
+                    if !self.pending.is_empty() {
+                        io.requests.push_front(args);
+                        break;
+                    }
+                    drain_ready(&mut self.pending, &mut io.output);
+                    if !io.flush().await {
+                        return false;
+                    }
+                    if !self.inline(route, args, io).await {
+                        return false;
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    fn ready(bytes: Bytes) -> Step {
+        Step::Queue(Pending::Ready(bytes))
+    }
+
+    fn step(&mut self, args: &[Bytes]) -> Step {
+        let name = args[0].to_ascii_lowercase();
+        *lock(&self.client.handle.last_command) = String::from_utf8_lossy(&name).into_owned();
+        self.client.handle.touch();
+        if self.tx.in_multi
+            && !matches!(
+                &name[..],
+                b"exec" | b"discard" | b"multi" | b"watch" | b"quit" | b"reset"
+            )
+        {
+            return Self::ready(self.tx.queue(args.to_vec()));
+        }
+        let spec = match router::lookup(args) {
+            Ok(spec) => spec,
+            Err(e) => {
+                Stats::inc(&self.proxy.stats.errors);
+                return Self::ready(error_reply(&e));
+            }
+        };
+        if !self.client.authenticated
+            && !matches!(&name[..], b"auth" | b"hello" | b"quit" | b"reset")
+        {
+            return Self::ready(error_reply("NOAUTH Authentication required."));
+        }
+        if self.proxy.config.load().denies(&name) {
+            return Self::ready(error_reply(&format!(
+                "ERR slotproxy: command '{}' is denied by configuration",
+                String::from_utf8_lossy(&name)
+            )));
+        }
+        let route = router::route(spec, args);
+        if self.client.proto == Proto::Resp2
+            && self.pubsub.subscribed()
+            && !matches!(route, Route::PubSub)
+        {
+            if &name[..] == b"ping" {
+                let message = args.get(1).cloned().unwrap_or_default();
+                let mut buf = BytesMut::new();
+                let mut out = crate::resp::ReplyBuf::new(&mut buf, Proto::Resp2);
+                out.array(2);
+                out.bulk(b"pong");
+                out.bulk(&message);
+                return Self::ready(buf.freeze());
+            }
+            if !matches!(&name[..], b"quit" | b"reset") {
+                return Self::ready(error_reply(&format!(
+                    "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+                    spec.name
+                )));
+            }
+        }
+        let proto = self.client.proto;
+        match route {
+            Route::Local => match local::handle(&self.proxy, &mut self.client, spec, args) {
+                LocalReply::Now(bytes) => Self::ready(bytes),
+                LocalReply::Later(future) => Step::Queue(Pending::Future(future)),
+                LocalReply::Close(bytes) => {
+                    self.closing = true;
+                    Self::ready(bytes)
+                }
+                LocalReply::Reset(bytes) => {
+                    self.tx.reset();
+                    self.pubsub.reset();
+                    self.blocking_conn = None;
+                    Self::ready(bytes)
+                }
+            },
+            Route::Reject(e) => {
+                Stats::inc(&self.proxy.stats.errors);
+                Self::ready(error_reply(&e))
+            }
+            Route::Slot(slot) => Step::Queue(forward(&self.proxy, Some(slot), encode(args), proto)),
+            Route::AnyMaster => Step::Queue(forward(&self.proxy, None, encode(args), proto)),
+            Route::SplitKeys => match fanout::common_slot(args) {
+                Some(slot) => Step::Queue(forward(&self.proxy, Some(slot), encode(args), proto)),
+                None => Step::Queue(Pending::Future(Box::pin(fanout::split_keys(
+                    self.proxy.clone(),
+                    args.to_vec(),
+                    proto,
+                )))),
+            },
+            Route::AllMasters => Step::Queue(Pending::Future(Box::pin(fanout::all_masters(
+                self.proxy.clone(),
+                args.to_vec(),
+                proto,
+            )))),
+            Route::Transaction => match &name[..] {
+                b"multi" => Self::ready(self.tx.multi()),
+                b"discard" => Self::ready(self.tx.discard()),
+                b"unwatch" => Self::ready(self.tx.unwatch()),
+                _ => Step::Inline(route),
+            },
+            Route::Blocking(_) | Route::PubSub => Step::Inline(route),
+        }
+    }
+
+    /// Runs a stateful command with the FIFO empty. False when the client is gone.
+    async fn inline(&mut self, route: Route, args: Vec<Bytes>, io: &mut ClientIo) -> bool {
+        let proto = self.client.proto;
+        match route {
+            Route::Transaction if args[0].eq_ignore_ascii_case(b"watch") => {
+                let reply = self.tx.watch(&self.proxy, &args, proto).await;
+                io.output.extend_from_slice(&reply);
+            }
+            Route::Transaction => {
+                let reply = self.tx.exec(&self.proxy, proto).await;
+                io.output.extend_from_slice(&reply);
+            }
+            Route::Blocking(slot) => {
+                match super::blocking::run(
+                    &self.proxy,
+                    slot,
+                    encode(&args),
+                    proto,
+                    io,
+                    &mut self.blocking_conn,
+                )
+                .await
+                {
+                    Ok(reply) => io.output.extend_from_slice(&reply),
+                    Err(super::blocking::Interrupted::ClientGone) => return false,
+                }
+            }
+            Route::PubSub => {
+                for frame in self.pubsub.command(&self.proxy, &args, proto).await {
+                    io.output.extend_from_slice(&frame);
+                }
+            }
+            _ => {}
+        }
+        true
+    }
+}
