@@ -4,11 +4,11 @@
 //! key, and every bit past the end of a string, as 0. Writes grow the string zero-filled and
 //! leave it `raw`, as Redis does.
 //!
-//! - `SETBIT key offset 0|1` → the bit's previous value; [`setbit_getbit`].
-//! - `GETBIT key offset` → the bit; [`setbit_getbit`].
-//! - `BITCOUNT key [start end [BYTE|BIT]]` → number of set bits; [`bitcount_bitpos`].
-//! - `BITPOS key bit [start [end [BYTE|BIT]]]` → first position of `bit`; [`bitcount_bitpos`].
-//! - `BITOP AND|OR|XOR|NOT destkey srckey...` → length of the stored result; [`bitop`].
+//! - `SETBIT key offset 0|1` → the bit's previous value; `setbit_getbit.rs`.
+//! - `GETBIT key offset` → the bit; `setbit_getbit.rs`.
+//! - `BITCOUNT key [start end [BYTE|BIT]]` → number of set bits; `bitcount_bitpos.rs`.
+//! - `BITPOS key bit [start [end [BYTE|BIT]]]` → first position of `bit`; `bitcount_bitpos.rs`.
+//! - `BITOP AND|OR|XOR|NOT destkey srckey...` → length of the stored result; `bitop.rs`.
 //!
 //! `BITFIELD` and `BITFIELD_RO` live in `cmd/bitfield.rs` and share the helpers below.
 
