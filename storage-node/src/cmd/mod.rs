@@ -9,6 +9,8 @@
 pub mod args;
 pub mod errors;
 
+mod bitfield;
+mod bitmap;
 mod client;
 mod connection;
 mod server;
@@ -52,6 +54,8 @@ impl Ctx<'_> {
 
 /// Every command family's list. A new family adds one line here.
 const FAMILIES: &[&[(&str, Handler)]] = &[
+    bitfield::COMMANDS,
+    bitmap::COMMANDS,
     client::COMMANDS,
     connection::COMMANDS,
     server::COMMANDS,
