@@ -11,6 +11,9 @@ pub mod errors;
 
 mod client;
 mod connection;
+mod expire;
+mod keys;
+mod scan;
 mod server;
 mod strings;
 
@@ -54,6 +57,9 @@ impl Ctx<'_> {
 const FAMILIES: &[&[(&str, Handler)]] = &[
     client::COMMANDS,
     connection::COMMANDS,
+    expire::COMMANDS,
+    keys::COMMANDS,
+    scan::COMMANDS,
     server::COMMANDS,
     strings::COMMANDS,
 ];
