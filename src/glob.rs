@@ -66,7 +66,7 @@ impl Matcher<'_> {
 
     fn same(&self, a: u8, b: u8) -> bool {
         if self.nocase {
-            a.to_ascii_lowercase() == b.to_ascii_lowercase()
+            a.eq_ignore_ascii_case(&b)
         } else {
             a == b
         }

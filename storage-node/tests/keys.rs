@@ -186,15 +186,53 @@ fn move_and_swapdb_match_redis() {
 fn keys_matches_redis_as_a_set() {
     let mut d = Differential::start();
     for key in [
-        "hello", "hallo", "hxllo", "hllo", "heeeello", "a*b", "a?b", "a[b", "x\\y", "", "UPPER",
-        "upper", "{t}1", "{t}2", "user:1:name", "user:2:name", "user:10:mail",
+        "hello",
+        "hallo",
+        "hxllo",
+        "hllo",
+        "heeeello",
+        "a*b",
+        "a?b",
+        "a[b",
+        "x\\y",
+        "",
+        "UPPER",
+        "upper",
+        "{t}1",
+        "{t}2",
+        "user:1:name",
+        "user:2:name",
+        "user:10:mail",
     ] {
         d.check(&["SET", key, "v"]);
     }
     for pattern in [
-        "*", "**", "h?llo", "h*llo", "h[ae]llo", "h[^e]llo", "h[a-b]llo", "h[b-a]llo", "a\\*b",
-        "a\\?b", "a[[]b", "a\\[b", "x\\\\y", "user:*:name", "user:?:*", "user:[0-9]*", "UPP*",
-        "upp*", "{t}*", "", "nomatch", "[", "[^", "[a-", "\\", "*\\",
+        "*",
+        "**",
+        "h?llo",
+        "h*llo",
+        "h[ae]llo",
+        "h[^e]llo",
+        "h[a-b]llo",
+        "h[b-a]llo",
+        "a\\*b",
+        "a\\?b",
+        "a[[]b",
+        "a\\[b",
+        "x\\\\y",
+        "user:*:name",
+        "user:?:*",
+        "user:[0-9]*",
+        "UPP*",
+        "upp*",
+        "{t}*",
+        "",
+        "nomatch",
+        "[",
+        "[^",
+        "[a-",
+        "\\",
+        "*\\",
     ] {
         check_keys(&mut d, pattern);
     }
@@ -296,6 +334,8 @@ fn scan_errors_match_redis() {
         &["SCAN", "0", "TYPE", "list"],
         &["SCAN", "0", "MATCH", "k*"],
         &["SCAN", "0", "MATCH", "x*"],
+        &["SCAN", "0", "COUNT", "9223372036854775807"],
+        &["SCAN", "0", "count", "1000", "match", "k", "type", "string"],
     ]);
 }
 
@@ -324,21 +364,25 @@ fn command() -> impl Strategy<Value = Vec<String>> {
         (key.clone(), db.clone()).prop_map(|(k, db)| vec!["MOVE".into(), k.into(), db.into()]),
         db.clone().prop_map(|db| vec!["SELECT".into(), db.into()]),
         (db.clone(), db).prop_map(|(a, b)| vec!["SWAPDB".into(), a.into(), b.into()]),
-        (key.clone(), far, prop::sample::select(vec!["", "NX", "XX", "GT", "LT"])).prop_map(
-            |(k, t, flag)| {
+        (
+            key.clone(),
+            far,
+            prop::sample::select(vec!["", "NX", "XX", "GT", "LT"])
+        )
+            .prop_map(|(k, t, flag)| {
                 let mut c = vec!["PEXPIREAT".into(), k.into(), t.into()];
                 if !flag.is_empty() {
                     c.push(flag.into());
                 }
                 c
-            }
-        ),
+            }),
         (key.clone(), prop::sample::select(vec!["-1", "0", "1000"])).prop_map(|(k, t)| vec![
             "EXPIRE".into(),
             k.into(),
             t.into()
         ]),
-        key.clone().prop_map(|k| vec!["PEXPIRETIME".into(), k.into()]),
+        key.clone()
+            .prop_map(|k| vec!["PEXPIRETIME".into(), k.into()]),
         key.clone().prop_map(|k| vec!["TTL".into(), k.into()]),
         key.prop_map(|k| vec!["PERSIST".into(), k.into()]),
         Just(vec!["DBSIZE".into()]),

@@ -21,7 +21,9 @@ pub fn int(arg: &[u8]) -> Result<i64, CmdError> {
 pub fn int_in_range(arg: &[u8], min: i64, max: i64) -> Result<i64, CmdError> {
     let n = int(arg)?;
     if n < min || n > max {
-        return Err(format!("ERR value is out of range, value must between {min} and {max}").into());
+        return Err(
+            format!("ERR value is out of range, value must between {min} and {max}").into(),
+        );
     }
     Ok(n)
 }

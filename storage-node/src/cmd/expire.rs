@@ -77,7 +77,9 @@ impl Conditions {
             }
         }
         if c.nx && (c.xx || c.gt || c.lt) {
-            return Err("ERR NX and XX, GT or LT options at the same time are not compatible".into());
+            return Err(
+                "ERR NX and XX, GT or LT options at the same time are not compatible".into(),
+            );
         }
         if c.gt && c.lt {
             return Err("ERR GT and LT options at the same time are not compatible".into());

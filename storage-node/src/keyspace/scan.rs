@@ -112,7 +112,7 @@ pub fn scan(db: &mut Db, cursor: u64, count: usize) -> ScanPage {
         );
         // Take the rest of the slot when it is not much more than wanted, so small slots are
         // never split into a piece and a crumb.
-        let end = if ranked.len() <= piece + piece / 2 {
+        let end = if ranked.len() <= piece.saturating_add(piece / 2) {
             RANK_END
         } else {
             let (_, &mut (boundary, _), _) = ranked.select_nth_unstable_by_key(piece, |&(r, _)| r);
@@ -133,6 +133,11 @@ pub fn scan(db: &mut Db, cursor: u64, count: usize) -> ScanPage {
         }
     }
     drop(ranked);
+    // Skip empty slots ahead, so an iteration whose last keys were just returned ends now
+    // instead of costing the client one more empty call (small databases end in one call).
+    while at.slot < SLOT_COUNT && at.threshold == 0 && db.count_in_slot(at.slot as u16) == 0 {
+        at.slot += 1;
+    }
     let mut keys = Vec::with_capacity(visited.len());
     for (key, type_name, expired) in visited {
         if expired {
@@ -169,7 +174,11 @@ mod tests {
 
     /// Runs a whole iteration, calling `between` after every page. Returns the keys seen
     /// and the page sizes.
-    fn iterate(db: &mut Db, count: usize, mut between: impl FnMut(&mut Db)) -> (Vec<Vec<u8>>, Vec<usize>) {
+    fn iterate(
+        db: &mut Db,
+        count: usize,
+        mut between: impl FnMut(&mut Db),
+    ) -> (Vec<Vec<u8>>, Vec<usize>) {
         let mut seen = Vec::new();
         let mut sizes = Vec::new();
         let mut cursor = 0;
@@ -215,7 +224,10 @@ mod tests {
         assert_eq!(seen.len(), n);
         // Cut into pieces, but into no more than about MAX_PIECES_PER_SLOT of them.
         let pieces = sizes.iter().filter(|&&s| s > 0).count();
-        assert!(pieces > 10 && pieces <= MAX_PIECES_PER_SLOT + 1, "{pieces} pieces");
+        assert!(
+            pieces > 10 && pieces <= MAX_PIECES_PER_SLOT + 1,
+            "{pieces} pieces"
+        );
     }
 
     #[test]
@@ -255,7 +267,10 @@ mod tests {
             });
             let seen: HashSet<Vec<u8>> = seen.into_iter().collect();
             for key in &stable {
-                assert!(seen.contains(key.as_bytes()), "{key} missed (tagged {tagged})");
+                assert!(
+                    seen.contains(key.as_bytes()),
+                    "{key} missed (tagged {tagged})"
+                );
             }
         }
     }
