@@ -15,6 +15,24 @@ pub fn int(arg: &[u8]) -> Result<i64, CmdError> {
     numbers::parse_i64(arg).ok_or_else(|| NOT_INTEGER.into())
 }
 
+/// An integer argument within `min..=max` (Redis's `getRangeLongFromObjectOrReply`): not an
+/// integer gives `ERR value is not an integer or out of range`, outside the range
+/// `ERR value is out of range, value must between <min> and <max>`.
+pub fn int_in_range(arg: &[u8], min: i64, max: i64) -> Result<i64, CmdError> {
+    let n = int(arg)?;
+    if n < min || n > max {
+        return Err(
+            format!("ERR value is out of range, value must between {min} and {max}").into(),
+        );
+    }
+    Ok(n)
+}
+
+/// A C `int` argument (Redis's `getIntFromObjectOrReply`).
+pub fn int32(arg: &[u8]) -> Result<i64, CmdError> {
+    int_in_range(arg, i32::MIN.into(), i32::MAX.into())
+}
+
 /// A non-negative integer argument, or the given error.
 pub fn non_negative(arg: &[u8], error: &'static str) -> Result<i64, CmdError> {
     match numbers::parse_i64(arg) {

@@ -13,6 +13,9 @@ mod bitfield;
 mod bitmap;
 mod client;
 mod connection;
+mod expire;
+mod keys;
+mod scan;
 mod server;
 mod strings;
 
@@ -58,6 +61,9 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     bitmap::COMMANDS,
     client::COMMANDS,
     connection::COMMANDS,
+    expire::COMMANDS,
+    keys::COMMANDS,
+    scan::COMMANDS,
     server::COMMANDS,
     strings::COMMANDS,
 ];

@@ -99,6 +99,23 @@ impl Db {
         self.peek(key)
     }
 
+    /// Looks a key up for reading, counting the hit or miss but leaving its LRU clock alone
+    /// (Redis's `LOOKUP_NOTOUCH` reads: EXISTS, TYPE, TTL).
+    pub fn get_no_touch(&mut self, key: &[u8]) -> Option<&Entry> {
+        if self.peek(key).is_some() {
+            self.hits += 1;
+        } else {
+            self.misses += 1;
+        }
+        self.peek(key)
+    }
+
+    /// The hash the slot tables use for `key`. It is fixed for the life of the database's
+    /// contents, so SCAN cursors can be positions in this hash order.
+    pub fn key_hash(&self, key: &[u8]) -> u64 {
+        self.hash(key)
+    }
+
     /// Looks a key up without touching statistics or its LRU clock (TYPE, OBJECT, EXISTS,
     /// internal checks). Expired keys are still removed.
     pub fn peek(&mut self, key: &[u8]) -> Option<&Entry> {

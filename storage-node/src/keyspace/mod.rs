@@ -2,6 +2,7 @@
 
 mod db;
 mod entry;
+pub mod scan;
 
 pub use db::{lru_clock, Db};
 pub use entry::Entry;

@@ -1,0 +1,267 @@
+//! Expiry commands (EXPIRE PEXPIRE EXPIREAT PEXPIREAT TTL PTTL EXPIRETIME PEXPIRETIME
+//! PERSIST) compared with a real redis-server, and active expiry.
+//!
+//! Relative TTLs differ by the time between the two servers' clocks reads, so exact checks
+//! use far-future absolute times (EXPIREAT/PEXPIREAT + EXPIRETIME/PEXPIRETIME); TTL and
+//! EXPIRE with seconds round to whole seconds, which is stable at these scales.
+
+use std::time::{Duration, Instant};
+
+use proptest::prelude::*;
+use slotproxy::resp::Frame;
+use test_harness::{Differential, RawClient, ServerProcess};
+
+#[test]
+fn expire_options_and_errors_match_redis() {
+    let mut d = Differential::start();
+    d.check_both_protocols(&[
+        &["EXPIRE", "nope", "100"],
+        &["EXPIRE", "nope", "-100"],
+        &["SET", "k", "v"],
+        &["EXPIRE", "k", "abc"],
+        &["EXPIRE", "k", "1.5"],
+        &["EXPIRE", "k", "abc", "NX", "XX"],
+        &["EXPIRE", "k", "abc", "foo"],
+        &["EXPIRE", "k", "10", "foo"],
+        &["EXPIRE", "k", "10", "NX", "XX"],
+        &["EXPIRE", "k", "10", "NX", "GT"],
+        &["EXPIRE", "k", "10", "LT", "NX"],
+        &["EXPIRE", "k", "10", "GT", "LT"],
+        &["EXPIRE", "k", "10", "gt", "lt", "nx"],
+        &["EXPIRE", "k", "10", "NX", "nx"],
+        &["EXPIRE"],
+        &["EXPIRE", "k"],
+        &["TTL"],
+        &["PERSIST"],
+        // Overflow, per command.
+        &["EXPIRE", "k", "9223372036854775807"],
+        &["EXPIRE", "k", "9223372036854775"],
+        &["EXPIRE", "k", "9223372036854774"],
+        &["EXPIRE", "k", "-9223372036854776"],
+        &["PEXPIRE", "k", "9223372036854775807"],
+        &["EXPIREAT", "k", "9223372036854776"],
+        &["PEXPIREAT", "k", "9223372036854775808"],
+        &["TTL", "k"],
+        // No TTL: XX and GT fail, NX and LT apply.
+        &["EXPIRE", "k", "100", "XX"],
+        &["EXPIRE", "k", "100", "GT"],
+        &["EXPIRE", "k", "100", "XX", "GT"],
+        &["TTL", "k"],
+        &["EXPIREAT", "k", "33333333333", "LT"],
+        &["EXPIRETIME", "k"],
+        &["PERSIST", "k"],
+        &["PERSIST", "k"],
+        &["EXPIREAT", "k", "33333333333", "NX"],
+        &["EXPIREAT", "k", "33333333334", "NX"],
+        &["EXPIRETIME", "k"],
+        &["EXPIREAT", "k", "33333333334", "GT"],
+        &["EXPIREAT", "k", "33333333333", "GT"],
+        &["EXPIREAT", "k", "33333333334", "XX", "GT"],
+        &["EXPIRETIME", "k"],
+        &["EXPIREAT", "k", "33333333335", "LT"],
+        &["EXPIREAT", "k", "33333333334", "LT"],
+        &["EXPIREAT", "k", "33333333330", "lt"],
+        &["PEXPIRETIME", "k"],
+        &["PEXPIREAT", "k", "33333333330001", "XX"],
+        &["PEXPIRETIME", "k"],
+        &["EXPIRETIME", "k"],
+        &["PEXPIREAT", "k", "33333333330499"],
+        &["EXPIRETIME", "k"],
+        &["PEXPIREAT", "k", "33333333330500"],
+        &["EXPIRETIME", "k"],
+        // The largest times.
+        &["PEXPIREAT", "k", "9223372036854775807"],
+        &["PEXPIRETIME", "k"],
+        &["EXPIRETIME", "k"],
+        &["EXPIREAT", "k", "9223372036854775"],
+        &["PEXPIRETIME", "k"],
+        // A time in the past deletes the key and answers 1.
+        &["EXPIRE", "k", "-9223372036854775"],
+        &["EXISTS", "k"],
+        &["SET", "k", "v"],
+        &["PEXPIRE", "k", "-9223372036854775808"],
+        &["EXISTS", "k"],
+        &["SET", "k", "v"],
+        &["EXPIRE", "k", "0"],
+        &["EXISTS", "k"],
+        &["SET", "k", "v"],
+        &["EXPIREAT", "k", "1"],
+        &["EXISTS", "k"],
+        &["SET", "k", "v"],
+        &["PEXPIREAT", "k", "-5", "LT"],
+        &["EXISTS", "k"],
+        &["SET", "k", "v"],
+        &["EXPIRE", "k", "-1", "GT"],
+        &["EXISTS", "k"],
+        // A TTL in seconds reads back rounded.
+        &["SET", "r", "v"],
+        &["EXPIRE", "r", "1000"],
+        &["TTL", "r"],
+        &["PEXPIRE", "r", "100000"],
+        &["TTL", "r"],
+        // SET without options clears the TTL.
+        &["SET", "r", "v2"],
+        &["TTL", "r"],
+        &["PTTL", "r"],
+    ]);
+}
+
+#[test]
+fn ttl_family_on_missing_and_persistent_keys_matches_redis() {
+    let mut d = Differential::start();
+    d.check_both_protocols(&[
+        &["TTL", "nope"],
+        &["PTTL", "nope"],
+        &["EXPIRETIME", "nope"],
+        &["PEXPIRETIME", "nope"],
+        &["PERSIST", "nope"],
+        &["SET", "k", "v"],
+        &["TTL", "k"],
+        &["PTTL", "k"],
+        &["EXPIRETIME", "k"],
+        &["PEXPIRETIME", "k"],
+        &["PERSIST", "k"],
+        &["TTL", "k", "extra"],
+    ]);
+}
+
+#[test]
+fn pttl_counts_down_within_a_tolerance() {
+    let mut d = Differential::start();
+    d.check(&["SET", "k", "v"]);
+    d.check(&["PEXPIRE", "k", "50000"]);
+    let (node, redis) = d.both(&["PTTL", "k"]);
+    for ms in [node, redis] {
+        let ms = ms.as_integer().expect("integer");
+        assert!((45_000..=50_000).contains(&ms), "PTTL {ms}");
+    }
+}
+
+/// Keys with short TTLs that nobody reads are reclaimed by the active expiry cycle.
+#[test]
+fn active_expiry_removes_unread_keys() {
+    let node = ServerProcess::storage_node(&[]);
+    let mut c = RawClient::connect(node.port);
+    for i in 0..500 {
+        let key = format!("short:{i}");
+        c.call(&["SET", &key, "v"]);
+        c.call(&["PEXPIRE", &key, &(10 + i % 90).to_string()]);
+    }
+    for i in 0..20 {
+        c.call(&["SET", &format!("long:{i}"), "v"]);
+    }
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let size = c.call(&["DBSIZE"]).as_integer().expect("integer");
+        if size == 20 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "DBSIZE still {size}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let info = c.call(&["EXISTS", "long:0", "long:19"]);
+    assert_eq!(info, Frame::Integer(2));
+}
+
+/// A key whose TTL passed is gone for every command, even before active expiry runs.
+#[test]
+fn expired_keys_are_invisible() {
+    let node = ServerProcess::storage_node(&["--hz", "1"]);
+    let mut c = RawClient::connect(node.port);
+    c.call(&["SET", "k", "v"]);
+    c.call(&["PEXPIRE", "k", "1"]);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while c.call(&["PTTL", "k"]) != Frame::Integer(-2) {
+        assert!(Instant::now() < deadline);
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert_eq!(c.call(&["EXISTS", "k"]), Frame::Integer(0));
+    assert_eq!(c.call(&["TYPE", "k"]), Frame::Simple("none".into()));
+    assert_eq!(c.call(&["GET", "k"]), Frame::Null);
+    assert_eq!(c.call(&["PERSIST", "k"]), Frame::Integer(0));
+    assert_eq!(c.call(&["EXPIRE", "k", "100"]), Frame::Integer(0));
+    assert_eq!(c.call(&["KEYS", "*"]), Frame::Array(vec![]));
+}
+
+/// One command of the expiry proptest. Relative times are long (a key must not expire while
+/// a case runs) and are never compared with GT/LT against each other: two servers reading
+/// the clock a millisecond apart could then legitimately disagree.
+fn expire_command() -> impl Strategy<Value = Vec<String>> {
+    let key = prop::sample::select(vec!["a", "b", "c"]);
+    let any_flag =
+        prop::sample::select(vec!["", "NX", "XX", "GT", "LT", "NX XX", "GT LT", "XX GT"]);
+    let safe_flag = prop::sample::select(vec!["", "NX", "XX", "NX XX", "GT LT", "NX LT"]);
+    let with_flags = |words: [&str; 3], flags: &str| {
+        let mut words: Vec<String> = words.iter().map(|w| w.to_string()).collect();
+        words.extend(flags.split_whitespace().map(String::from));
+        words
+    };
+    let relative = (
+        prop::sample::select(vec![
+            ("EXPIRE", "-10"),
+            ("EXPIRE", "0"),
+            ("EXPIRE", "100"),
+            ("EXPIRE", "9223372036854775807"),
+            ("PEXPIRE", "-10"),
+            ("PEXPIRE", "200000"),
+            ("PEXPIRE", "9223372036854775807"),
+        ]),
+        key.clone(),
+        safe_flag,
+    )
+        .prop_map(move |((c, t), k, f)| with_flags([c, k, t], f));
+    let absolute = (
+        prop::sample::select(vec![
+            ("EXPIREAT", "5"),
+            ("EXPIREAT", "50000000000"),
+            ("EXPIREAT", "50000000001"),
+            ("EXPIREAT", "9223372036854775807"),
+            ("PEXPIREAT", "5"),
+            ("PEXPIREAT", "50000000000999"),
+            ("PEXPIREAT", "50000000001000"),
+            ("PEXPIREAT", "9223372036854775807"),
+        ]),
+        key.clone(),
+        any_flag,
+    )
+        .prop_map(move |((c, t), k, f)| with_flags([c, k, t], f));
+    prop_oneof![
+        key.clone()
+            .prop_map(|k| vec!["SET".into(), k.into(), "v".into()]),
+        relative,
+        absolute,
+        (
+            prop::sample::select(vec![
+                "TTL",
+                "EXPIRETIME",
+                "PEXPIRETIME",
+                "PERSIST",
+                "EXISTS"
+            ]),
+            key
+        )
+            .prop_map(|(c, k)| vec![c.to_string(), k.to_string()]),
+    ]
+}
+
+#[test]
+fn random_expire_sequences_match_redis() {
+    let d = std::cell::RefCell::new(Differential::start());
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        cases: 96,
+        ..ProptestConfig::default()
+    });
+    let sequences = prop::collection::vec(expire_command(), 1..30);
+    let result = runner.run(&sequences, |commands| {
+        let mut d = d.borrow_mut();
+        d.check(&["FLUSHALL"]);
+        for c in &commands {
+            let words: Vec<&str> = c.iter().map(String::as_str).collect();
+            d.check(&words);
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+}
