@@ -11,6 +11,9 @@ pub mod errors;
 
 mod client;
 mod connection;
+mod debug;
+mod dump;
+mod object;
 mod server;
 mod strings;
 
@@ -54,6 +57,9 @@ impl Ctx<'_> {
 const FAMILIES: &[&[(&str, Handler)]] = &[
     client::COMMANDS,
     connection::COMMANDS,
+    debug::COMMANDS,
+    dump::COMMANDS,
+    object::COMMANDS,
     server::COMMANDS,
     strings::COMMANDS,
 ];

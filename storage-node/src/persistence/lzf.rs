@@ -8,13 +8,16 @@
 //!
 //! # Why the compressor mirrors liblzf step by step
 //! Any valid stream decompresses, but DUMP payloads are compared byte for byte with Redis's,
-//! so the compressor makes the same choices liblzf does with Redis's settings: a 2^16-entry
-//! hash table indexed by liblzf's hash of the next three bytes, the "very fast" mode (after
-//! a match only the two positions before the resume point are hashed), matches of at most
-//! 264 bytes within 8 KiB, and the output limit checks that make it give up early. Redis
-//! allocates the table on the stack without clearing it; this implementation starts from an
-//! empty table, which is what liblzf does when the stale slots do not point into the input.
-//! One quirk is kept on purpose: liblzf never matches against input position 0.
+//! so the compressor makes the same choices liblzf 3.6 does with Redis's settings (the
+//! reference redis-server 7.0 links the system liblzf 3.6): a 2^16-entry hash table indexed
+//! by liblzf's "very fast" hash of the next three bytes, after a match only the two positions
+//! before the resume point hashed, matches of at most 264 bytes within 8 KiB, and the same
+//! output-limit checks that make it give up early. Two quirks are kept on purpose: a match
+//! against input position 0 is never used, and a match may start as late as three bytes
+//! before the end (the copy of liblzf bundled in Redis's sources stops four bytes earlier, so
+//! builds using it can choose differently near the end of a string; either decompresses the
+//! other's output). liblzf does not clear its table between calls; this implementation starts
+//! from an empty one, which matched redis-server on every value tried.
 
 use std::fmt;
 
@@ -87,7 +90,6 @@ pub fn compress(input: &[u8], max_out: usize) -> Option<Vec<u8>> {
         let matched_at = (candidate as usize).checked_sub(1).filter(|&r| {
             r < ip
                 && ip - r - 1 < MAX_OFFSET
-                && ip + 4 < in_len
                 && r > 0
                 && input[r..r + 3] == input[ip..ip + 3]
         });
@@ -95,13 +97,15 @@ pub fn compress(input: &[u8], max_out: usize) -> Option<Vec<u8>> {
         if let Some(r) = matched_at {
             let off = ip - r - 1;
             let max_len = (in_len - ip - 2).min(MAX_REF);
+            // Room for the reference (3 bytes) and the next run's control byte, counting the
+            // current run's control byte as free when that run is empty.
+            if op - usize::from(lit == 0) + 3 + 1 >= max_out {
+                return None;
+            }
             // Close the literal run, or take back its unused control byte.
             out[op - lit - 1] = (lit as u8).wrapping_sub(1);
             if lit == 0 {
                 op -= 1;
-            }
-            if op + 3 + 1 >= max_out {
-                return None;
             }
             let len = match_length(input, r, ip, max_len) - 2;
             ip += 1;
@@ -246,6 +250,19 @@ mod tests {
         let packed = compress(&[b'a'; 50], 46).unwrap();
         assert_eq!(packed, b"\x01aa\xe0\x25\x00\x01aa");
         assert_eq!(decompress(&packed, 50).unwrap(), vec![b'a'; 50]);
+    }
+
+    #[test]
+    fn gives_up_exactly_where_redis_does() {
+        // redis-server 7.0 stores this 28-byte value uncompressed: the late match at the
+        // end leaves no room within 24 bytes; 23 more bytes make the same prefix compress.
+        let value = b"aab--bb-aab--bb-aa-b-a-aa-a-";
+        assert_eq!(compress(value, value.len() - 4), None);
+        let longer = b"aab--bb-aab--bb-aa-b-a-aa-a-xxxxxxxxxxxxxxxxxxxxxxx";
+        assert_eq!(
+            compress(longer, longer.len() - 4).unwrap(),
+            b"\x08aab--bb-a\xe0\x00\x07\x00- \x0c \x0e \x04\x00x\xe0\x0b\x00\x01xx"
+        );
     }
 
     #[test]
