@@ -12,10 +12,35 @@ use test_harness::{Differential, RawClient};
 /// String values covering every RDB string encoding.
 fn sample_values() -> Vec<Vec<u8>> {
     let mut values: Vec<Vec<u8>> = [
-        "", "hello", "0", "5", "-1", "127", "128", "-128", "-129", "255", "32767", "32768",
-        "-32768", "-32769", "65535", "2147483647", "2147483648", "-2147483648", "-2147483649",
-        "12345678901", "-1234567890", "9223372036854775807", "-9223372036854775808",
-        "9223372036854775808", "-0", "007", "+5", " 5", "1.5",
+        "",
+        "hello",
+        "0",
+        "5",
+        "-1",
+        "127",
+        "128",
+        "-128",
+        "-129",
+        "255",
+        "32767",
+        "32768",
+        "-32768",
+        "-32769",
+        "65535",
+        "2147483647",
+        "2147483648",
+        "-2147483648",
+        "-2147483649",
+        "12345678901",
+        "-1234567890",
+        "9223372036854775807",
+        "-9223372036854775808",
+        "9223372036854775808",
+        "-0",
+        "007",
+        "+5",
+        " 5",
+        "1.5",
     ]
     .iter()
     .map(|s| s.as_bytes().to_vec())
@@ -199,11 +224,22 @@ fn restore_idletime_sets_the_idle_time() {
     let mut d = Differential::start();
     let good = sealed(b"\x00\x05hello", 10);
     for idle in ["0", "1000", "16000000", "99999999999999"] {
-        d.check_bytes(&[b"RESTORE", b"k", b"0", &good, b"REPLACE", b"IDLETIME", idle.as_bytes()]);
+        d.check_bytes(&[
+            b"RESTORE",
+            b"k",
+            b"0",
+            &good,
+            b"REPLACE",
+            b"IDLETIME",
+            idle.as_bytes(),
+        ]);
         let (node, redis) = d.both(&["OBJECT", "IDLETIME", "k"]);
         let (node, redis) = (node.as_integer().unwrap(), redis.as_integer().unwrap());
         // The two servers may read their clocks on either side of a second boundary.
-        assert!((node - redis).abs() <= 1, "IDLETIME {idle}: {node} vs {redis}");
+        assert!(
+            (node - redis).abs() <= 1,
+            "IDLETIME {idle}: {node} vs {redis}"
+        );
     }
 }
 
@@ -214,8 +250,18 @@ fn object_subcommands_match_redis() {
     let edge = "y".repeat(44);
     let mut commands: Vec<Vec<&str>> = Vec::new();
     for value in [
-        "5", "0", "9999", "10000", "-1", "hello", "007", "-0", "9223372036854775807",
-        "12345678901234567890", &edge, &long,
+        "5",
+        "0",
+        "9999",
+        "10000",
+        "-1",
+        "hello",
+        "007",
+        "-0",
+        "9223372036854775807",
+        "12345678901234567890",
+        &edge,
+        &long,
     ] {
         commands.push(vec!["SET", "k", value]);
         commands.push(vec!["OBJECT", "ENCODING", "k"]);
@@ -244,7 +290,15 @@ fn object_subcommands_match_redis() {
 fn restored_values_have_redis_encodings() {
     let mut d = Differential::start();
     let (_, mut redis) = d.clients();
-    for value in ["5", "-7", "12000", "hello", &"z".repeat(44), &"z".repeat(45), &"ab".repeat(40)] {
+    for value in [
+        "5",
+        "-7",
+        "12000",
+        "hello",
+        &"z".repeat(44),
+        &"z".repeat(45),
+        &"ab".repeat(40),
+    ] {
         call_bytes(&mut redis, &[b"SET", b"src", value.as_bytes()]);
         let payload = bulk(&call_bytes(&mut redis, &[b"DUMP", b"src"]));
         d.check_bytes(&[b"RESTORE", b"k", b"0", &payload, b"REPLACE"]);
@@ -293,7 +347,10 @@ fn memory_usage_has_redis_shape() {
             assert!(usage as usize >= len);
             assert!((usage as usize) < len + 200, "{len}: {usage}");
         }
-        previous = node.call(&["MEMORY", "USAGE", "k"]).as_integer().unwrap_or(0);
+        previous = node
+            .call(&["MEMORY", "USAGE", "k"])
+            .as_integer()
+            .unwrap_or(0);
     }
 }
 
@@ -319,8 +376,8 @@ fn debug_subcommands_match_redis() {
         d.check(&["SET", "k", value]);
         let (node, redis) = d.both(&["DEBUG", "OBJECT", "k"]);
         let fields = |frame: &Frame| -> Vec<String> {
-            let line = String::from_utf8(frame.as_bytes().expect("a status line").to_vec())
-                .expect("text");
+            let line =
+                String::from_utf8(frame.as_bytes().expect("a status line").to_vec()).expect("text");
             assert!(line.starts_with("Value at:0x"), "{line}");
             let names: Vec<&str> = line
                 .split(' ')
@@ -350,7 +407,10 @@ fn debug_sleep_stops_the_node() {
     let d = Differential::start();
     let mut sleeper = RawClient::connect(d.node.port);
     let started = Instant::now();
-    assert_eq!(sleeper.call(&["DEBUG", "SLEEP", "0.3"]), Frame::Simple("OK".into()));
+    assert_eq!(
+        sleeper.call(&["DEBUG", "SLEEP", "0.3"]),
+        Frame::Simple("OK".into())
+    );
     assert!(started.elapsed() >= Duration::from_millis(300));
 
     // A command pipelined behind a sleep waits for it, and the node serves others after.
@@ -407,21 +467,30 @@ fn proptest_command_sequences_match_redis() {
             .collect()
     };
     let key = prop_oneof![Just("k1"), Just("k2")];
-    let command = prop_oneof![
-        (key.clone(), prop_oneof![Just("1"), Just("abc"), Just("zzzzzzzzzzzzzzzzzzzzzzzzz")])
-            .prop_map(|(k, v)| vec![b"SET".to_vec(), k.into(), v.into()]),
-        key.clone().prop_map(|k| vec![b"DUMP".to_vec(), k.into()]),
-        key.clone().prop_map(|k| vec![b"GET".to_vec(), k.into()]),
-        (key.clone(), prop_oneof![Just("ENCODING"), Just("REFCOUNT")])
-            .prop_map(|(k, sub)| vec![b"OBJECT".to_vec(), sub.into(), k.into()]),
-        (key, 0..payloads.len(), any::<bool>()).prop_map(move |(k, i, replace)| {
-            let mut args = vec![b"RESTORE".to_vec(), k.into(), b"0".to_vec(), payloads[i].clone()];
-            if replace {
-                args.push(b"REPLACE".to_vec());
-            }
-            args
-        }),
-    ];
+    let command =
+        prop_oneof![
+            (
+                key.clone(),
+                prop_oneof![Just("1"), Just("abc"), Just("zzzzzzzzzzzzzzzzzzzzzzzzz")]
+            )
+                .prop_map(|(k, v)| vec![b"SET".to_vec(), k.into(), v.into()]),
+            key.clone().prop_map(|k| vec![b"DUMP".to_vec(), k.into()]),
+            key.clone().prop_map(|k| vec![b"GET".to_vec(), k.into()]),
+            (key.clone(), prop_oneof![Just("ENCODING"), Just("REFCOUNT")])
+                .prop_map(|(k, sub)| vec![b"OBJECT".to_vec(), sub.into(), k.into()]),
+            (key, 0..payloads.len(), any::<bool>()).prop_map(move |(k, i, replace)| {
+                let mut args = vec![
+                    b"RESTORE".to_vec(),
+                    k.into(),
+                    b"0".to_vec(),
+                    payloads[i].clone(),
+                ];
+                if replace {
+                    args.push(b"REPLACE".to_vec());
+                }
+                args
+            }),
+        ];
     let mut runner = TestRunner::new(Config::with_cases(64));
     runner
         .run(&proptest::collection::vec(command, 1..12), |commands| {

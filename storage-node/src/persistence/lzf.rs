@@ -88,10 +88,7 @@ pub fn compress(input: &[u8], max_out: usize) -> Option<Vec<u8>> {
         table[slot] = ip as u32 + 1;
 
         let matched_at = (candidate as usize).checked_sub(1).filter(|&r| {
-            r < ip
-                && ip - r - 1 < MAX_OFFSET
-                && r > 0
-                && input[r..r + 3] == input[ip..ip + 3]
+            r < ip && ip - r - 1 < MAX_OFFSET && r > 0 && input[r..r + 3] == input[ip..ip + 3]
         });
 
         if let Some(r) = matched_at {
@@ -194,7 +191,9 @@ fn match_length(input: &[u8], r: usize, ip: usize, max_len: usize) -> usize {
 /// Decompresses a stream that must expand to exactly `expected_len` bytes or fewer; the
 /// caller compares the length. Malformed input is an error, never a panic.
 pub fn decompress(input: &[u8], expected_len: usize) -> Result<Vec<u8>, LzfError> {
-    let mut out: Vec<u8> = Vec::with_capacity(expected_len);
+    // Grow with the output actually produced rather than trusting the announced length, so a
+    // hostile length cannot make the node reserve memory the stream never fills.
+    let mut out: Vec<u8> = Vec::with_capacity(expected_len.min(input.len().saturating_mul(2)));
     let mut ip = 0usize;
     while ip < input.len() {
         let ctrl = input[ip] as usize;
@@ -220,10 +219,7 @@ pub fn decompress(input: &[u8], expected_len: usize) -> Result<Vec<u8>, LzfError
             if out.len() + len > expected_len {
                 return Err(LzfError::TooLong);
             }
-            let start = out
-                .len()
-                .checked_sub(back + 1)
-                .ok_or(LzfError::Corrupt)?;
+            let start = out.len().checked_sub(back + 1).ok_or(LzfError::Corrupt)?;
             // Byte by byte: the source may overlap the bytes being written (runs).
             for i in start..start + len {
                 let byte = out[i];

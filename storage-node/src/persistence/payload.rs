@@ -90,7 +90,10 @@ mod tests {
     #[test]
     fn dump_matches_redis_bytes() {
         // Taken from redis-server 7.0.15.
-        assert_eq!(dump(&string(b"hello")), b"\x00\x05hello\x0a\x00cr\xdfve4 \x0a");
+        assert_eq!(
+            dump(&string(b"hello")),
+            b"\x00\x05hello\x0a\x00cr\xdfve4 \x0a"
+        );
         assert_eq!(dump(&string(b"5")), b"\x00\xc0\x05\x0a\x00c/_f\x83/\xb3Q");
         assert_eq!(
             dump(&string(b"123456789012")),
@@ -104,7 +107,14 @@ mod tests {
 
     #[test]
     fn dump_and_restore_round_trip() {
-        for bytes in [&b""[..], b"42", b"-7", b"text", &[0u8, 1, 2, 255], &[b'z'; 300]] {
+        for bytes in [
+            &b""[..],
+            b"42",
+            b"-7",
+            b"text",
+            &[0u8, 1, 2, 255],
+            &[b'z'; 300],
+        ] {
             let value = restore(&dump(&string(bytes))).unwrap();
             assert_eq!(content(&value), bytes);
         }
@@ -113,10 +123,16 @@ mod tests {
     #[test]
     fn footer_problems_are_version_or_checksum_errors() {
         let good = dump(&string(b"hello"));
-        assert_eq!(restore(b"short").err(), Some(PayloadError::VersionOrChecksum));
+        assert_eq!(
+            restore(b"short").err(),
+            Some(PayloadError::VersionOrChecksum)
+        );
         let mut flipped = good.clone();
         flipped[2] ^= 1;
-        assert_eq!(restore(&flipped).err(), Some(PayloadError::VersionOrChecksum));
+        assert_eq!(
+            restore(&flipped).err(),
+            Some(PayloadError::VersionOrChecksum)
+        );
         assert_eq!(
             restore(&sealed(b"\x00\x05hello", 11)).err(),
             Some(PayloadError::VersionOrChecksum)
@@ -127,7 +143,13 @@ mod tests {
 
     #[test]
     fn object_problems_are_bad_data() {
-        for body in [&b""[..], b"\x00", b"\x08\x05hello", b"\x14\x05hello", b"\x00\xc4"] {
+        for body in [
+            &b""[..],
+            b"\x00",
+            b"\x08\x05hello",
+            b"\x14\x05hello",
+            b"\x00\xc4",
+        ] {
             assert!(
                 matches!(restore(&sealed(body, 10)), Err(PayloadError::BadData(_))),
                 "{body:?}"

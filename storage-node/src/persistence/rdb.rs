@@ -213,15 +213,15 @@ impl<'a> Reader<'a> {
     pub fn read_string(&mut self) -> Result<Vec<u8>> {
         match self.read_len_or_encoding()? {
             Len::Plain(len) => Ok(self.read_bytes(len)?.to_vec()),
-            Len::Encoded(ENC_INT8) => {
-                Ok(i8::from_le_bytes(self.read_array()?).to_string().into_bytes())
-            }
-            Len::Encoded(ENC_INT16) => {
-                Ok(i16::from_le_bytes(self.read_array()?).to_string().into_bytes())
-            }
-            Len::Encoded(ENC_INT32) => {
-                Ok(i32::from_le_bytes(self.read_array()?).to_string().into_bytes())
-            }
+            Len::Encoded(ENC_INT8) => Ok(i8::from_le_bytes(self.read_array()?)
+                .to_string()
+                .into_bytes()),
+            Len::Encoded(ENC_INT16) => Ok(i16::from_le_bytes(self.read_array()?)
+                .to_string()
+                .into_bytes()),
+            Len::Encoded(ENC_INT32) => Ok(i32::from_le_bytes(self.read_array()?)
+                .to_string()
+                .into_bytes()),
             Len::Encoded(ENC_LZF) => self.read_lzf_string(),
             Len::Encoded(_) => Err(RdbError("unknown string encoding")),
         }
@@ -311,7 +311,10 @@ mod tests {
         assert_eq!(encoded(b"123456789012"), b"\x0c123456789012");
         assert_eq!(encoded(b"007"), b"\x03007");
         assert_eq!(encoded(b"-0"), b"\x02-0");
-        assert_eq!(encoded(&[b'a'; 50]), b"\xc3\x09\x32\x01aa\xe0\x25\x00\x01aa");
+        assert_eq!(
+            encoded(&[b'a'; 50]),
+            b"\xc3\x09\x32\x01aa\xe0\x25\x00\x01aa"
+        );
         // 20 bytes are never compressed.
         assert_eq!(encoded(&[b'a'; 20])[0], 20);
     }
@@ -320,8 +323,19 @@ mod tests {
     fn strings_round_trip() {
         let long = b"abcdefgh".repeat(1000);
         let values: Vec<&[u8]> = vec![
-            b"", b"x", b"0", b"-1", b"127", b"128", b"32767", b"-32768", b"65536",
-            b"-2147483648", b"2147483648", b"\x00\xff binary", &long,
+            b"",
+            b"x",
+            b"0",
+            b"-1",
+            b"127",
+            b"128",
+            b"32767",
+            b"-32768",
+            b"65536",
+            b"-2147483648",
+            b"2147483648",
+            b"\x00\xff binary",
+            &long,
         ];
         for value in values {
             assert_eq!(decoded(&encoded(value)).unwrap(), value);
@@ -359,7 +373,10 @@ mod tests {
     #[test]
     fn objects_check_their_type_byte() {
         let mut reader = Reader::new(b"\x05hello");
-        assert!(matches!(load_object(TYPE_STRING, &mut reader), Ok(Value::Str(_))));
+        assert!(matches!(
+            load_object(TYPE_STRING, &mut reader),
+            Ok(Value::Str(_))
+        ));
         assert!(load_object(1, &mut Reader::new(b"\x05hello")).is_err());
         assert!(load_object(8, &mut Reader::new(b"\x05hello")).is_err());
         assert!(load_object(20, &mut Reader::new(b"\x05hello")).is_err());
