@@ -5,6 +5,7 @@
 //! - [`server`]: listener, connections, the client registry, counters.
 //! - [`keyspace`]: databases sharded by hash slot, expiry.
 //! - [`types`]: the values held in the keyspace, one module per data type.
+//! - [`persistence`]: Redis's serialisation formats (RDB encoding, DUMP payloads, LZF, CRC-64).
 //! - [`cmd`]: dispatch and one module per command family.
 //!
 //! The RESP codec, slot function and command table come from the `slotproxy` library,
@@ -15,5 +16,6 @@
 pub mod cmd;
 pub mod config;
 pub mod keyspace;
+pub mod persistence;
 pub mod server;
 pub mod types;

@@ -36,6 +36,7 @@ pub const DB_OUT_OF_RANGE: &str = "ERR DB index is out of range";
 pub const INVALID_EXPIRE: &str = "ERR invalid expire time in '{}' command";
 pub const BIT_OFFSET: &str = "ERR bit offset is not an integer or out of range";
 pub const BIT_VALUE: &str = "ERR bit is not an integer or out of range";
+pub const BUSYKEY: &str = "BUSYKEY Target key name already exists.";
 pub const STRING_TOO_LONG: &str = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
 
 /// `wrong number of arguments` for a command or `container|sub` name.

@@ -16,6 +16,9 @@ mod connection;
 mod expire;
 mod keys;
 mod scan;
+mod debug;
+mod dump;
+mod object;
 mod server;
 mod strings;
 
@@ -64,6 +67,9 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     expire::COMMANDS,
     keys::COMMANDS,
     scan::COMMANDS,
+    debug::COMMANDS,
+    dump::COMMANDS,
+    object::COMMANDS,
     server::COMMANDS,
     strings::COMMANDS,
 ];

@@ -1,0 +1,226 @@
+//! Introspection of single keys: `OBJECT` and `MEMORY`.
+//!
+//! - `OBJECT ENCODING key` → `int`, `embstr` or `raw` for strings; null if the key is missing.
+//! - `OBJECT REFCOUNT key` → 2147483647 for the integers 0..9999 Redis shares, else 1; null
+//!   if missing.
+//! - `OBJECT IDLETIME key` → seconds since the key was last read or written (Redis's 24-bit
+//!   LRU clock arithmetic); null if missing.
+//! - `OBJECT FREQ key` → null if missing, else an error: access frequency is only tracked
+//!   under an LFU maxmemory policy, which this node does not have.
+//! - `OBJECT HELP` → the list of subcommands.
+//! - `MEMORY USAGE key [SAMPLES count]` → an estimate of the bytes the key and its value use
+//!   in this node's layout (not Redis's numbers); null if missing. `SAMPLES` is accepted and
+//!   validated like Redis (a negative count is a syntax error); strings need no sampling.
+//! - `MEMORY PURGE` → `+OK` (the allocator returns memory by itself).
+//! - `MEMORY HELP` → the list of subcommands.
+//!
+//! None of these touch the key's LRU clock or the hit/miss counters.
+
+use bytes::Bytes;
+use slotproxy::resp::ReplyBuf;
+
+use super::args::{self, is};
+use super::errors::SYNTAX;
+use super::{unknown_subcommand, CmdResult, Ctx, Handler};
+use crate::keyspace::{lru_clock, Entry};
+use crate::types::Value;
+
+pub const COMMANDS: &[(&str, Handler)] = &[("object", object), ("memory", memory)];
+
+const LFU_NOT_SELECTED: &str = "ERR An LFU maxmemory policy is not selected, access frequency \
+    not tracked. Please note that when switching between policies at runtime LRU and LFU data \
+    will take some time to adjust.";
+
+/// The refcount Redis reports for its shared objects (`OBJ_SHARED_REFCOUNT`).
+const SHARED_REFCOUNT: i64 = i32::MAX as i64;
+/// Redis shares the integer objects 0..10000 (`OBJ_SHARED_INTEGERS`).
+const SHARED_INTEGERS: i64 = 10_000;
+
+/// Redis's LRU clock keeps the low 24 bits of Unix seconds; idle times wrap at this value.
+const LRU_CLOCK_MAX: u32 = (1 << 24) - 1;
+
+/// Seconds a key with LRU stamp `lru` has been idle (Redis's `estimateObjectIdleTime`).
+/// Only the low 24 bits of the stamps count, so idle times match Redis's, wrap included.
+pub(super) fn idle_seconds(lru: u32, now_ms: u64) -> u64 {
+    let clock = lru_clock(now_ms) & LRU_CLOCK_MAX;
+    let lru = lru & LRU_CLOCK_MAX;
+    if clock >= lru {
+        (clock - lru) as u64
+    } else {
+        (clock + (LRU_CLOCK_MAX - lru)) as u64
+    }
+}
+
+/// The LRU stamp of a key restored with `IDLETIME idle` (Redis's `objectSetLRUOrLFU`),
+/// including how Redis wraps (and, for absurd values, overflows) the arithmetic.
+pub(super) fn lru_for_idle(idle: i64, now_ms: u64) -> u32 {
+    let clock = lru_clock(now_ms);
+    let low_clock = (clock & LRU_CLOCK_MAX) as i64;
+    // Redis scales by its clock resolution (1000 ms): `idle * 1000 / 1000`, in 64 bits.
+    let idle = idle.wrapping_mul(1000) / 1000;
+    let mut stamp = low_clock.wrapping_sub(idle);
+    if stamp < 0 {
+        stamp = stamp.wrapping_add(LRU_CLOCK_MAX as i64);
+    }
+    (clock & !LRU_CLOCK_MAX) | (stamp as u32 & LRU_CLOCK_MAX)
+}
+
+/// The refcount OBJECT REFCOUNT and DEBUG OBJECT show for a value.
+pub(super) fn refcount(value: &Value) -> i64 {
+    match value {
+        Value::Str(s) if s.encoding_name() == "int" => match s.as_integer() {
+            Some(n) if (0..SHARED_INTEGERS).contains(&n) => SHARED_REFCOUNT,
+            _ => 1,
+        },
+        _ => 1,
+    }
+}
+
+/// Writes a `<CONTAINER> HELP` reply in Redis's shape (`addReplyHelp`): a title line, the
+/// given lines, then the entry for HELP itself, all as status replies.
+pub(super) fn reply_help(out: &mut ReplyBuf<'_>, container: &[u8], lines: &[&str]) {
+    let container = String::from_utf8_lossy(container).to_uppercase();
+    out.array(lines.len() + 3);
+    out.simple(&format!(
+        "{container} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
+    ));
+    for line in lines {
+        out.simple(line);
+    }
+    out.simple("HELP");
+    out.simple("    Prints this help.");
+}
+
+const OBJECT_HELP: &[&str] = &[
+    "ENCODING <key>",
+    "    Return the kind of internal representation used in order to store the value",
+    "    associated with a <key>.",
+    "FREQ <key>",
+    "    Return the access frequency index of the <key>. The returned integer is",
+    "    proportional to the logarithm of the recent access frequency of the key.",
+    "IDLETIME <key>",
+    "    Return the idle time of the <key>, that is the approximated number of",
+    "    seconds elapsed since the last access to the key.",
+    "REFCOUNT <key>",
+    "    Return the number of references of the value associated with the specified",
+    "    <key>.",
+];
+
+fn object(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let sub = &args[1];
+    if is(sub, "help") {
+        reply_help(&mut ctx.out, &args[0], OBJECT_HELP);
+        return Ok(());
+    }
+    if !["encoding", "refcount", "idletime", "freq"]
+        .iter()
+        .any(|name| is(sub, name))
+    {
+        return Err(unknown_subcommand(args));
+    }
+    let now = ctx.now_ms();
+    let Some(entry) = ctx.db().peek(&args[2]) else {
+        ctx.out.null();
+        return Ok(());
+    };
+    if is(sub, "encoding") {
+        let encoding = entry.value.encoding_name();
+        ctx.out.bulk(encoding.as_bytes());
+    } else if is(sub, "refcount") {
+        let count = refcount(&entry.value);
+        ctx.out.integer(count);
+    } else if is(sub, "idletime") {
+        let idle = idle_seconds(entry.lru, now);
+        ctx.out.integer(idle as i64);
+    } else {
+        return Err(LFU_NOT_SELECTED.into());
+    }
+    Ok(())
+}
+
+/// Bytes one key costs in this node: its entry in the slot table (hashbrown keeps a control
+/// byte per bucket and fills at most 7/8 of the buckets), plus the heap the key and the value
+/// own. Redis's own numbers come from its allocator and cannot be reproduced.
+pub(super) fn memory_usage(entry: &Entry) -> usize {
+    let bucket = std::mem::size_of::<Entry>() + 1;
+    bucket * 8 / 7 + entry.key.heap_size() + entry.value.memory_usage()
+}
+
+const MEMORY_HELP: &[&str] = &[
+    "DOCTOR",
+    "    Return memory problems reports.",
+    "MALLOC-STATS",
+    "    Return internal statistics report from the memory allocator.",
+    "PURGE",
+    "    Attempt to purge dirty pages for reclamation by the allocator.",
+    "STATS",
+    "    Return information about the memory usage of the server.",
+    "USAGE <key> [SAMPLES <count>]",
+    "    Return memory in bytes used by <key> and its value. Nested values are",
+    "    sampled up to <count> times (default: 5, 0 means sample all).",
+];
+
+fn memory(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let sub = &args[1];
+    if is(sub, "help") {
+        reply_help(&mut ctx.out, &args[0], MEMORY_HELP);
+    } else if is(sub, "purge") {
+        ctx.out.ok();
+    } else if is(sub, "usage") {
+        let mut rest = args[3..].iter();
+        while let Some(option) = rest.next() {
+            match rest.next() {
+                Some(count) if is(option, "samples") => {
+                    if args::int(count)? < 0 {
+                        return Err(SYNTAX.into());
+                    }
+                }
+                _ => return Err(SYNTAX.into()),
+            }
+        }
+        match ctx.db().peek(&args[2]) {
+            None => ctx.out.null(),
+            Some(entry) => {
+                let usage = memory_usage(entry);
+                ctx.out.integer(usage as i64);
+            }
+        }
+    } else {
+        // DOCTOR, STATS and MALLOC-STATS are not implemented.
+        return Err(unknown_subcommand(args));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_time_uses_redis_24_bit_clock() {
+        let now_ms = 1_700_000_000_000;
+        let clock = lru_clock(now_ms);
+        assert_eq!(idle_seconds(clock, now_ms), 0);
+        assert_eq!(idle_seconds(clock - 90, now_ms), 90);
+        assert_eq!(idle_seconds(lru_for_idle(1000, now_ms), now_ms), 1000);
+        assert_eq!(idle_seconds(lru_for_idle(0, now_ms), now_ms), 0);
+    }
+
+    #[test]
+    fn huge_idle_times_wrap_like_redis() {
+        // Observed on redis-server 7.0 with its 24-bit clock at 90358 (resp. 90359).
+        let at = |clock24: u64| (0x6500_0000u64 + clock24) * 1000;
+        assert_eq!(
+            idle_seconds(lru_for_idle(99_999_999_999_999, at(90358)), at(90358)),
+            8_011_775
+        );
+        assert_eq!(
+            idle_seconds(lru_for_idle(16_000_000, at(90359)), at(90359)),
+            16_000_000
+        );
+        assert_eq!(
+            idle_seconds(lru_for_idle(i64::MAX, at(90359)), at(90359)),
+            16_777_214
+        );
+    }
+}

@@ -1,0 +1,12 @@
+//! Redis's serialisation formats: the RDB encoding of values and the DUMP payload built on it.
+//!
+//! # Layout
+//! - [`crc64`]: the CRC-64 (Jones) that seals RDB files and DUMP payloads.
+//! - [`lzf`]: LZF compression, producing the same bytes as the liblzf inside Redis.
+//! - [`rdb`]: RDB lengths, strings and objects.
+//! - [`payload`]: DUMP payloads (`type + object + RDB version + CRC-64`), for DUMP/RESTORE.
+
+pub mod crc64;
+pub mod lzf;
+pub mod payload;
+pub mod rdb;
