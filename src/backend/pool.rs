@@ -36,10 +36,21 @@ impl Pool {
         }
     }
 
-    /// A live connection to `addr`, opening or reopening one if needed. Fails fast while a
-    /// node that keeps refusing connections is in backoff.
-    pub fn get(&self, addr: &str, proto: Proto) -> Result<Arc<BackendConn>, BackendError> {
-        let index = self.next.fetch_add(1, Ordering::Relaxed) % self.per_node;
+    /// A lane for a new client: its requests to any node always use that node's connection
+    /// of this lane, so they reach the node in the order the client sent them.
+    pub fn assign_lane(&self) -> usize {
+        self.next.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// The live connection of `lane` to `addr`, opening or reopening it if needed. Fails fast
+    /// while a node that keeps refusing connections is in backoff.
+    pub fn get(
+        &self,
+        addr: &str,
+        proto: Proto,
+        lane: usize,
+    ) -> Result<Arc<BackendConn>, BackendError> {
+        let index = lane % self.per_node;
         {
             let nodes = self.nodes.read().unwrap_or_else(|p| p.into_inner());
             if let Some(slot) = nodes

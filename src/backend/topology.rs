@@ -171,7 +171,7 @@ async fn ask(
     args: &[&str],
     timeout: std::time::Duration,
 ) -> Option<Frame> {
-    let conn = pool.get(addr, Proto::Resp2).ok()?;
+    let conn = pool.get(addr, Proto::Resp2, 0).ok()?;
     let mut request = BytesMut::new();
     encode_request(&mut request, args);
     let reply: Bytes = tokio::time::timeout(timeout, conn.send(request.freeze(), false))

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
 
-use super::forward::{error_reply, execute_on, forward, Pending};
+use super::forward::{error_reply, forward, send_to_node, Pending};
 use super::Proxy;
 use crate::cluster::key_slot;
 use crate::resp::{encode_request, parse_frame, Frame, Proto, ReplyBuf};
@@ -37,10 +37,6 @@ fn write(frame_writer: impl FnOnce(&mut ReplyBuf<'_>), proto: Proto) -> Bytes {
     let mut buf = BytesMut::new();
     frame_writer(&mut ReplyBuf::new(&mut buf, proto));
     buf.freeze()
-}
-
-async fn wait(mut pending: Pending) -> Bytes {
-    std::future::poll_fn(|cx| pending.poll_reply(cx)).await
 }
 
 /// Key positions of a split-key command and how many arguments follow each key.
@@ -76,8 +72,9 @@ pub fn common_slot(args: &[Bytes]) -> Option<u16> {
     }
 }
 
-/// MGET, MSET, DEL, UNLINK, EXISTS, TOUCH over several slots.
-pub async fn split_keys(proxy: Arc<Proxy>, args: Vec<Bytes>, proto: Proto) -> Bytes {
+/// MGET, MSET, DEL, UNLINK, EXISTS, TOUCH over several slots. The children are sent now,
+/// so the client's later requests cannot overtake them; the merge waits for their replies.
+pub fn split_keys(proxy: &Arc<Proxy>, args: Vec<Bytes>, proto: Proto, lane: usize) -> Pending {
     let stride = key_stride(&args[0]);
     let groups = group_by_slot(&args);
     let children: Vec<Pending> = groups
@@ -88,12 +85,21 @@ pub async fn split_keys(proxy: Arc<Proxy>, args: Vec<Bytes>, proto: Proto) -> By
                 let first = 1 + n * stride;
                 child.extend(args[first..first + stride].iter().map(|a| &a[..]));
             }
-            forward(&proxy, Some(*slot), encode(&child), proto)
+            forward(proxy, Some(*slot), encode(&child), proto, lane)
         })
         .collect();
+    Pending::Future(Box::pin(merge_split(args, groups, children, proto)))
+}
+
+async fn merge_split(
+    args: Vec<Bytes>,
+    groups: Vec<(u16, Vec<usize>)>,
+    children: Vec<Pending>,
+    proto: Proto,
+) -> Bytes {
     let mut replies = Vec::with_capacity(children.len());
     for child in children {
-        replies.push(wait(child).await);
+        replies.push(child.reply().await);
     }
     if let Some(error) = replies.iter().find(|r| r.first() == Some(&b'-')) {
         return error.clone();
@@ -133,44 +139,36 @@ fn masters(proxy: &Proxy) -> Vec<String> {
     addrs
 }
 
-/// Sends the same request to every master and returns the replies in master order.
-async fn to_all(proxy: &Arc<Proxy>, request: Bytes, proto: Proto) -> Result<Vec<Bytes>, Bytes> {
+/// DBSIZE, KEYS, RANDOMKEY, FLUSHALL, FLUSHDB, SCAN, and the SCRIPT / FUNCTION commands that
+/// must reach every master. Sent to every master now; merged when all have answered.
+pub fn all_masters(proxy: &Arc<Proxy>, args: Vec<Bytes>, proto: Proto, lane: usize) -> Pending {
+    let name = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
     let addrs = masters(proxy);
     if addrs.is_empty() {
-        return Err(error_reply("CLUSTERDOWN The cluster is down"));
+        return Pending::Ready(error_reply("CLUSTERDOWN The cluster is down"));
     }
-    let children: Vec<_> = addrs
-        .into_iter()
-        .map(|addr| tokio::spawn(execute_on(proxy.clone(), addr, request.clone(), proto)))
-        .collect();
-    let mut replies = Vec::new();
-    for child in children {
-        let reply = child
-            .await
-            .unwrap_or_else(|_| error_reply("ERR slotproxy: internal error in fan-out"));
-        if reply.first() == Some(&b'-') {
-            return Err(reply);
-        }
-        replies.push(reply);
-    }
-    Ok(replies)
-}
-
-/// DBSIZE, KEYS, RANDOMKEY, FLUSHALL, FLUSHDB, SCAN, and the SCRIPT / FUNCTION commands that
-/// must reach every master.
-pub async fn all_masters(proxy: Arc<Proxy>, args: Vec<Bytes>, proto: Proto) -> Bytes {
-    let name = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
     if name == "scan" {
-        return scan(proxy, args, proto).await;
+        return Pending::Future(Box::pin(scan(proxy.clone(), args, addrs, proto, lane)));
     }
     let request = {
         let refs: Vec<&[u8]> = args.iter().map(|a| &a[..]).collect();
         encode(&refs)
     };
-    let replies = match to_all(&proxy, request, proto).await {
-        Ok(replies) => replies,
-        Err(error) => return error,
-    };
+    let children: Vec<Pending> = addrs
+        .into_iter()
+        .map(|addr| send_to_node(proxy, addr, request.clone(), proto, lane))
+        .collect();
+    Pending::Future(Box::pin(merge_all(name, args, children, proto)))
+}
+
+async fn merge_all(name: String, args: Vec<Bytes>, children: Vec<Pending>, proto: Proto) -> Bytes {
+    let mut replies = Vec::with_capacity(children.len());
+    for child in children {
+        replies.push(child.reply().await);
+    }
+    if let Some(error) = replies.iter().find(|r| r.first() == Some(&b'-')) {
+        return error.clone();
+    }
     let sub = args
         .get(1)
         .map(|s| s.to_ascii_lowercase())
@@ -239,16 +237,18 @@ pub async fn all_masters(proxy: Arc<Proxy>, args: Vec<Bytes>, proto: Proto) -> B
 /// SCAN across masters: the low bits of the cursor say which master, the rest is that
 /// master's own cursor. A full iteration visits every master in turn, so every key present
 /// throughout is returned (while the set of masters does not change).
-async fn scan(proxy: Arc<Proxy>, args: Vec<Bytes>, proto: Proto) -> Bytes {
+async fn scan(
+    proxy: Arc<Proxy>,
+    args: Vec<Bytes>,
+    addrs: Vec<String>,
+    proto: Proto,
+    lane: usize,
+) -> Bytes {
     let Some(cursor) = crate::numbers::parse_u64(&args[1]) else {
         return error_reply("ERR invalid cursor");
     };
-    let addrs = masters(&proxy);
     let mut node = (cursor & ((1 << SCAN_NODE_BITS) - 1)) as usize;
     let mut node_cursor = cursor >> SCAN_NODE_BITS;
-    if addrs.is_empty() {
-        return error_reply("CLUSTERDOWN The cluster is down");
-    }
     if node >= addrs.len() {
         return error_reply("ERR invalid cursor");
     }
@@ -257,7 +257,9 @@ async fn scan(proxy: Arc<Proxy>, args: Vec<Bytes>, proto: Proto) -> Bytes {
         let mut child: Vec<Vec<u8>> = vec![b"SCAN".to_vec(), node_cursor.to_string().into_bytes()];
         child.extend(args[2..].iter().map(|a| a.to_vec()));
         let refs: Vec<&[u8]> = child.iter().map(|a| &a[..]).collect();
-        let reply = execute_on(proxy.clone(), addrs[node].clone(), encode(&refs), proto).await;
+        let reply = send_to_node(&proxy, addrs[node].clone(), encode(&refs), proto, lane)
+            .reply()
+            .await;
         if reply.first() == Some(&b'-') {
             return reply;
         }

@@ -37,6 +37,7 @@ pub struct Waiting {
     slot: Option<u16>,
     request: Bytes,
     proto: Proto,
+    lane: usize,
     addr: String,
 }
 
@@ -108,9 +109,10 @@ impl Proxy {
         addr: &str,
         request: Bytes,
         proto: Proto,
+        lane: usize,
         asking: bool,
     ) -> oneshot::Receiver<ReplyResult> {
-        match self.pool.get(addr, proto) {
+        match self.pool.get(addr, proto, lane) {
             Ok(conn) => conn.send(request, asking),
             Err(e) => {
                 let (tx, rx) = oneshot::channel();
@@ -121,9 +123,15 @@ impl Proxy {
     }
 }
 
-/// Sends a request to a slot's master (or any master for `None`) and returns what the
-/// session waits on.
-pub fn forward(proxy: &Arc<Proxy>, slot: Option<u16>, request: Bytes, proto: Proto) -> Pending {
+/// Sends a request to a slot's master (or any master for `None`) on the client's lane and
+/// returns what the session waits on. The request leaves now, so requests keep their order.
+pub fn forward(
+    proxy: &Arc<Proxy>,
+    slot: Option<u16>,
+    request: Bytes,
+    proto: Proto,
+    lane: usize,
+) -> Pending {
     let addr = match slot {
         Some(slot) => proxy.master_addr(slot),
         None => proxy.any_master(),
@@ -132,28 +140,43 @@ pub fn forward(proxy: &Arc<Proxy>, slot: Option<u16>, request: Bytes, proto: Pro
         Ok(addr) => addr,
         Err(e) => return Pending::Ready(error_reply(&e.to_reply())),
     };
-    let rx = proxy.send_to(&addr, request.clone(), proto, false);
+    let rx = proxy.send_to(&addr, request.clone(), proto, lane, false);
     Pending::Backend(Waiting {
         rx,
         proxy: proxy.clone(),
         slot,
         request,
         proto,
+        lane,
         addr,
     })
 }
 
-/// Sends a request and waits for its final reply, following redirects.
-pub async fn execute(proxy: Arc<Proxy>, slot: Option<u16>, request: Bytes, proto: Proto) -> Bytes {
-    let mut pending = forward(&proxy, slot, request, proto);
-    std::future::poll_fn(|cx| pending.poll_reply(cx)).await
+impl Pending {
+    /// Waits for the final reply.
+    pub async fn reply(mut self) -> Bytes {
+        std::future::poll_fn(|cx| self.poll_reply(cx)).await
+    }
 }
 
-/// Sends a request to one node by address and waits for the reply, following redirects.
-pub async fn execute_on(proxy: Arc<Proxy>, addr: String, request: Bytes, proto: Proto) -> Bytes {
-    let rx = proxy.send_to(&addr, request.clone(), proto, false);
-    let first = received(rx.await, &addr);
-    follow(proxy, None, request, proto, addr, first).await
+/// Sends a request to one node by address now; the returned [`Pending`] follows redirects.
+pub fn send_to_node(
+    proxy: &Arc<Proxy>,
+    addr: String,
+    request: Bytes,
+    proto: Proto,
+    lane: usize,
+) -> Pending {
+    let rx = proxy.send_to(&addr, request.clone(), proto, lane, false);
+    Pending::Backend(Waiting {
+        rx,
+        proxy: proxy.clone(),
+        slot: None,
+        request,
+        proto,
+        lane,
+        addr,
+    })
 }
 
 fn received(result: Result<ReplyResult, oneshot::error::RecvError>, addr: &str) -> ReplyResult {
@@ -170,6 +193,7 @@ async fn follow(
     slot: Option<u16>,
     request: Bytes,
     proto: Proto,
+    lane: usize,
     mut addr: String,
     mut reply: ReplyResult,
 ) -> Bytes {
@@ -189,7 +213,7 @@ async fn follow(
                     Ok(a) => a,
                     Err(e) => return error_reply(&e.to_reply()),
                 };
-                let rx = proxy.send_to(&addr, request.clone(), proto, false);
+                let rx = proxy.send_to(&addr, request.clone(), proto, lane, false);
                 reply = received(rx.await, &addr);
                 continue;
             }
@@ -228,7 +252,7 @@ async fn follow(
                 false
             }
         };
-        let rx = proxy.send_to(&addr, request.clone(), proto, asking);
+        let rx = proxy.send_to(&addr, request.clone(), proto, lane, asking);
         reply = received(rx.await, &addr);
     }
     error_reply("ERR slotproxy: too many redirects")
@@ -254,6 +278,7 @@ impl Pending {
                                 waiting.slot,
                                 waiting.request.clone(),
                                 waiting.proto,
+                                waiting.lane,
                                 waiting.addr.clone(),
                                 other,
                             );

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
 
-use super::forward::execute_on;
+use super::forward::send_to_node;
 use super::stats::Stats;
 use super::Proxy;
 use crate::resp::{encode_request, parse_frame, Proto, ReplyBuf};
@@ -44,7 +44,9 @@ async fn keyspace(proxy: &Arc<Proxy>) -> String {
     let request = request.freeze();
     let mut totals: Vec<(String, u64, u64)> = Vec::new();
     for addr in addrs {
-        let reply = execute_on(proxy.clone(), addr, request.clone(), Proto::Resp2).await;
+        let reply = send_to_node(proxy, addr, request.clone(), Proto::Resp2, 0)
+            .reply()
+            .await;
         let Ok(Some((frame, _))) = parse_frame(&reply) else {
             continue;
         };

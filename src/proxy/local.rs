@@ -17,7 +17,7 @@ use std::sync::Arc;
 use bytes::{Bytes, BytesMut};
 
 use super::clients::{lock, ClientHandle};
-use super::forward::{error_reply, execute, BoxFuture};
+use super::forward::{error_reply, forward, Pending};
 use super::stats::Stats;
 use super::{info, Proxy};
 use crate::cluster::{key_slot, CommandSpec, CommandTable};
@@ -28,12 +28,14 @@ pub struct ClientState {
     pub handle: Arc<ClientHandle>,
     pub proto: Proto,
     pub authenticated: bool,
+    /// The client's lane on the shared backend connections (see `Pool::assign_lane`).
+    pub lane: usize,
 }
 
 /// A local command's outcome.
 pub enum LocalReply {
     Now(Bytes),
-    Later(BoxFuture),
+    Later(Pending),
     /// Reply, then close the connection (QUIT).
     Close(Bytes),
     /// RESET: the session also drops its transaction and subscriptions.
@@ -89,9 +91,9 @@ pub fn handle(
         "config" => config(args, proto),
         "info" => {
             let future = info::info(proxy.clone(), args.to_vec(), proto);
-            return LocalReply::Later(Box::pin(future));
+            return LocalReply::Later(Pending::Future(Box::pin(future)));
         }
-        "cluster" => return cluster(proxy, args, proto),
+        "cluster" => return cluster(proxy, args, proto, client.lane),
         _ => Err(super::router::unsupported(&spec.name)),
     };
     LocalReply::Now(result.unwrap_or_else(|e| error_reply(&e)))
@@ -411,7 +413,7 @@ fn config(args: &[Bytes], proto: Proto) -> Result<Bytes, String> {
     }))
 }
 
-fn cluster(proxy: &Arc<Proxy>, args: &[Bytes], proto: Proto) -> LocalReply {
+fn cluster(proxy: &Arc<Proxy>, args: &[Bytes], proto: Proto, lane: usize) -> LocalReply {
     let sub = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
     let host = proxy.listen_addr.ip().to_string();
     let port = proxy.listen_addr.port() as i64;
@@ -472,12 +474,13 @@ fn cluster(proxy: &Arc<Proxy>, args: &[Bytes], proto: Proto) -> LocalReply {
             };
             let mut request = BytesMut::new();
             encode_request(&mut request, args);
-            LocalReply::Later(Box::pin(execute(
-                proxy.clone(),
+            LocalReply::Later(forward(
+                proxy,
                 Some(slot as u16),
                 request.freeze(),
                 proto,
-            )))
+                lane,
+            ))
         }
         _ => {
             Stats::inc(&proxy.stats.errors);

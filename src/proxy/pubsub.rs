@@ -123,6 +123,20 @@ async fn read_frames(
     }
 }
 
+impl Proxy {
+    /// The master that holds the proxy's channel and pattern subscriptions: the first master
+    /// by address, so every session and PUBLISH agree on it.
+    pub fn pubsub_home(&self) -> Result<String, crate::backend::BackendError> {
+        let topology = self.topology.load();
+        topology
+            .masters
+            .iter()
+            .map(|m| m.addr.clone())
+            .min()
+            .ok_or(crate::backend::BackendError::NoNode { slot: 0 })
+    }
+}
+
 impl PubSub {
     /// Whether any connection is open (its messages must be read).
     pub fn is_active(&self) -> bool {
@@ -219,7 +233,7 @@ impl PubSub {
         proto: Proto,
     ) -> Vec<Bytes> {
         let name = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
-        let sharded = name.starts_with('s');
+        let sharded = name.starts_with("ssub") || name.starts_with("sunsub");
         let channels = &args[1..];
         let targets: Vec<usize> = if sharded && channels.is_empty() {
             let shard_ids: Vec<usize> = self

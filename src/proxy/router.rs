@@ -28,6 +28,9 @@ pub enum Route {
     Blocking(Option<u16>),
     /// SUBSCRIBE and friends.
     PubSub,
+    /// The master holding the proxy's channel subscriptions (PUBLISH, PUBSUB ...), so that
+    /// counts and channel lists describe the proxy's subscribers.
+    PubSubHome,
 }
 
 /// Commands the proxy answers itself.
@@ -189,6 +192,9 @@ pub fn route(spec: &CommandSpec, args: &[Bytes]) -> Route {
         | "function|flush" | "function|restore" => return Route::AllMasters,
         "script|kill" | "function|kill" => return Route::Reject(unsupported(&spec.name)),
         "spublish" => return Route::Slot(key_slot(&args[1])),
+        "publish" | "pubsub|channels" | "pubsub|numsub" | "pubsub|numpat" => {
+            return Route::PubSubHome
+        }
         "wait" => return Route::Blocking(None),
         _ => {}
     }

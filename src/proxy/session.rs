@@ -18,7 +18,7 @@ use tokio::net::{TcpListener, TcpStream};
 
 use super::clients::{lock, ClientHandle};
 use super::fanout;
-use super::forward::{error_reply, forward, Pending};
+use super::forward::{error_reply, forward, send_to_node, Pending};
 use super::local::{self, ClientState, LocalReply};
 use super::pubsub::{Event, PubSub};
 use super::router::{self, Route};
@@ -163,6 +163,7 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>) 
             handle: handle.clone(),
             proto: Proto::Resp2,
             authenticated: config.users.is_empty(),
+            lane: proxy.pool.assign_lane(),
         },
         pending: VecDeque::new(),
         tx: Transaction::default(),
@@ -343,10 +344,11 @@ impl Session {
             }
         }
         let proto = self.client.proto;
+        let lane = self.client.lane;
         match route {
             Route::Local => match local::handle(&self.proxy, &mut self.client, spec, args) {
                 LocalReply::Now(bytes) => Self::ready(bytes),
-                LocalReply::Later(future) => Step::Queue(Pending::Future(future)),
+                LocalReply::Later(pending) => Step::Queue(pending),
                 LocalReply::Close(bytes) => {
                     self.closing = true;
                     Self::ready(bytes)
@@ -362,21 +364,23 @@ impl Session {
                 Stats::inc(&self.proxy.stats.errors);
                 Self::ready(error_reply(&e))
             }
-            Route::Slot(slot) => Step::Queue(forward(&self.proxy, Some(slot), encode(args), proto)),
-            Route::AnyMaster => Step::Queue(forward(&self.proxy, None, encode(args), proto)),
-            Route::SplitKeys => match fanout::common_slot(args) {
-                Some(slot) => Step::Queue(forward(&self.proxy, Some(slot), encode(args), proto)),
-                None => Step::Queue(Pending::Future(Box::pin(fanout::split_keys(
-                    self.proxy.clone(),
-                    args.to_vec(),
-                    proto,
-                )))),
+            Route::Slot(slot) => {
+                Step::Queue(forward(&self.proxy, Some(slot), encode(args), proto, lane))
+            }
+            Route::AnyMaster => Step::Queue(forward(&self.proxy, None, encode(args), proto, lane)),
+            Route::PubSubHome => match self.proxy.pubsub_home() {
+                Ok(addr) => Step::Queue(send_to_node(&self.proxy, addr, encode(args), proto, lane)),
+                Err(e) => Self::ready(error_reply(&e.to_reply())),
             },
-            Route::AllMasters => Step::Queue(Pending::Future(Box::pin(fanout::all_masters(
-                self.proxy.clone(),
-                args.to_vec(),
-                proto,
-            )))),
+            Route::SplitKeys => match fanout::common_slot(args) {
+                Some(slot) => {
+                    Step::Queue(forward(&self.proxy, Some(slot), encode(args), proto, lane))
+                }
+                None => Step::Queue(fanout::split_keys(&self.proxy, args.to_vec(), proto, lane)),
+            },
+            Route::AllMasters => {
+                Step::Queue(fanout::all_masters(&self.proxy, args.to_vec(), proto, lane))
+            }
             Route::Transaction => match &name[..] {
                 b"multi" => Self::ready(self.tx.multi()),
                 b"discard" => Self::ready(self.tx.discard()),

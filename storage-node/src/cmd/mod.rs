@@ -13,12 +13,12 @@ mod bitfield;
 mod bitmap;
 mod client;
 mod connection;
-mod expire;
-mod keys;
-mod scan;
 mod debug;
 mod dump;
+mod expire;
+mod keys;
 mod object;
+mod scan;
 mod server;
 mod strings;
 

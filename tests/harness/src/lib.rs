@@ -3,14 +3,17 @@
 //! # Layout
 //! - [`process`]: servers as child processes on free loopback ports, ready when they say so,
 //!   stopped by PID when the guard drops (also when a test panics).
+//! - [`cluster`]: real Redis Clusters (and the proxy in front of them) for proxy tests.
 //! - [`client`]: a raw RESP client that returns replies byte for byte.
 //! - [`differential`]: the same commands against a storage-node and a real redis-server,
 //!   with the replies compared byte for byte.
 
 pub mod client;
+pub mod cluster;
 pub mod differential;
 pub mod process;
 
 pub use client::RawClient;
+pub use cluster::{start_proxy, Cluster};
 pub use differential::Differential;
 pub use process::{free_port, ServerProcess};

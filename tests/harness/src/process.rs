@@ -123,6 +123,11 @@ impl ServerProcess {
         let port = free_port();
         let dir = std::env::temp_dir().join(format!("slotproxy-redis-{port}"));
         let _ = std::fs::create_dir_all(&dir);
+        Self::redis_server_on(port, &dir, extra)
+    }
+
+    /// A real redis-server on the given port and working directory.
+    pub fn redis_server_on(port: u16, dir: &std::path::Path, extra: &[&str]) -> ServerProcess {
         let mut args: Vec<String> = [
             "--port",
             &port.to_string(),

@@ -1,0 +1,151 @@
+//! Clusters for proxy tests: real redis-server nodes in cluster mode, joined with
+//! `redis-cli --cluster create`, and the proxy in front of them.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::client::RawClient;
+use crate::process::{free_port, ServerProcess};
+
+/// How long a cluster may take to agree on its slots.
+const CLUSTER_READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A running cluster of masters.
+pub struct Cluster {
+    pub nodes: Vec<ServerProcess>,
+}
+
+impl Cluster {
+    /// `masters` real redis-server nodes in one cluster, without replicas. Losing a master
+    /// leaves the other slots serving (`cluster-require-full-coverage no`), as a proxy test
+    /// of a dead node needs.
+    pub fn redis(masters: usize) -> Cluster {
+        let nodes: Vec<ServerProcess> = (0..masters)
+            .map(|_| {
+                let port = free_port();
+                let dir = std::env::temp_dir().join(format!("slotproxy-cluster-{port}"));
+                let _ = std::fs::remove_dir_all(&dir);
+                let _ = std::fs::create_dir_all(&dir);
+                ServerProcess::redis_server_on(
+                    port,
+                    &dir,
+                    &[
+                        "--cluster-enabled",
+                        "yes",
+                        "--cluster-config-file",
+                        "nodes.conf",
+                        "--cluster-node-timeout",
+                        "2000",
+                        "--cluster-require-full-coverage",
+                        "no",
+                    ],
+                )
+            })
+            .collect();
+        let addrs: Vec<String> = nodes
+            .iter()
+            .map(|n| format!("127.0.0.1:{}", n.port))
+            .collect();
+        let output = Command::new("redis-cli")
+            .arg("--cluster")
+            .arg("create")
+            .args(&addrs)
+            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .output()
+            .expect("run redis-cli --cluster create");
+        assert!(
+            output.status.success(),
+            "cluster create failed: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let cluster = Cluster { nodes };
+        cluster.wait_until_consistent();
+        cluster
+    }
+
+    pub fn seeds(&self) -> Vec<String> {
+        self.nodes
+            .iter()
+            .map(|n| format!("127.0.0.1:{}", n.port))
+            .collect()
+    }
+
+    /// Waits (bounded) until every live node says `cluster_state:ok` and knows all others.
+    pub fn wait_until_consistent(&self) {
+        let deadline = Instant::now() + CLUSTER_READY_TIMEOUT;
+        loop {
+            let ok = self.nodes.iter().all(|n| {
+                let mut c = RawClient::connect(n.port);
+                let info = c.call(&["CLUSTER", "INFO"]);
+                let text = String::from_utf8_lossy(info.as_bytes().unwrap_or(b"")).into_owned();
+                text.contains("cluster_state:ok")
+                    && text.contains(&format!("cluster_known_nodes:{}", self.nodes.len()))
+            });
+            if ok {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "cluster did not become consistent"
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The node serving `slot`, by index into `nodes`.
+    pub fn node_for_slot(&self, slot: u16) -> usize {
+        let mut c = RawClient::connect(self.nodes[0].port);
+        let slots = c.call(&["CLUSTER", "SLOTS"]);
+        for range in slots.as_array().unwrap_or(&[]) {
+            let items = range.as_array().unwrap_or(&[]);
+            let (Some(start), Some(end)) = (items[0].as_integer(), items[1].as_integer()) else {
+                continue;
+            };
+            if (start..=end).contains(&(slot as i64)) {
+                let port = items[2]
+                    .as_array()
+                    .and_then(|m| m[1].as_integer())
+                    .unwrap_or(0);
+                return self
+                    .nodes
+                    .iter()
+                    .position(|n| n.port as i64 == port)
+                    .expect("known node");
+            }
+        }
+        panic!("slot {slot} not served");
+    }
+}
+
+/// The slotproxy binary built next to the test.
+pub fn proxy_binary() -> PathBuf {
+    if let Ok(path) = std::env::var("SLOTPROXY_BIN") {
+        return PathBuf::from(path);
+    }
+    let exe = std::env::current_exe().expect("current exe");
+    let profile_dir = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target/<profile>/deps");
+    profile_dir.join("slotproxy")
+}
+
+/// A proxy on a free port in front of `seeds`, with extra flags.
+pub fn start_proxy(seeds: &[String], extra: &[&str]) -> ServerProcess {
+    let port = free_port();
+    let mut args = vec!["--listen".to_string(), format!("127.0.0.1:{port}")];
+    for seed in seeds {
+        args.push("--seed".into());
+        args.push(seed.clone());
+    }
+    args.extend(extra.iter().map(|s| s.to_string()));
+    ServerProcess::spawn(
+        "slotproxy",
+        &proxy_binary(),
+        &args,
+        port,
+        "Ready to accept connections",
+    )
+}
