@@ -111,7 +111,8 @@ impl BigUint {
     pub fn sub_assign(&mut self, other: &BigUint) {
         let mut borrow = 0i64;
         for (i, limb) in self.limbs.iter_mut().enumerate() {
-            let diff = i64::from(*limb) - i64::from(other.limbs.get(i).copied().unwrap_or(0)) - borrow;
+            let diff =
+                i64::from(*limb) - i64::from(other.limbs.get(i).copied().unwrap_or(0)) - borrow;
             borrow = i64::from(diff < 0);
             *limb = diff.rem_euclid(1 << 32) as u32;
         }

@@ -62,7 +62,7 @@ impl LongDouble {
     }
 
     /// The correctly rounded sum, or None if it overflows to infinity.
-    pub fn add(self, other: LongDouble) -> Option<LongDouble> {
+    pub fn checked_add(self, other: LongDouble) -> Option<LongDouble> {
         if other.is_zero() {
             return Some(self);
         }
@@ -211,7 +211,7 @@ mod tests {
 
     fn sum(a: &str, b: &str) -> String {
         value(a)
-            .add(value(b))
+            .checked_add(value(b))
             .expect("finite sum")
             .to_human_string()
     }
@@ -243,7 +243,7 @@ mod tests {
 
     #[test]
     fn overflow_is_detected() {
-        assert_eq!(value("1e4932").add(value("1e4932")), None);
-        assert!(value("1e4932").add(value("-1e4932")).is_some());
+        assert_eq!(value("1e4932").checked_add(value("1e4932")), None);
+        assert!(value("1e4932").checked_add(value("-1e4932")).is_some());
     }
 }

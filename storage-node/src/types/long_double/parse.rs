@@ -86,7 +86,7 @@ fn parse_decimal(negative: bool, text: &[u8]) -> Option<LongDouble> {
     }
     // The value is below 10^magnitude and at least 10^(magnitude - 1).
     let magnitude = significant.len() as i64 + exponent;
-    if magnitude > DECIMAL_OVERFLOW || magnitude < DECIMAL_UNDERFLOW {
+    if !(DECIMAL_UNDERFLOW..=DECIMAL_OVERFLOW).contains(&magnitude) {
         return None;
     }
     let mut numerator = BigUint::default();
@@ -125,7 +125,12 @@ fn parse_hex(negative: bool, text: &[u8]) -> Option<LongDouble> {
     // Keep the top 128 bits; anything below them only matters as a sticky bit.
     let excess = mantissa.bit_len().saturating_sub(128);
     let inexact = mantissa.shr(excess);
-    finish(negative, mantissa.low_u128(), exponent + excess as i64, inexact)
+    finish(
+        negative,
+        mantissa.low_u128(),
+        exponent + excess as i64,
+        inexact,
+    )
 }
 
 /// Rounds the exact value, refusing overflow and a non-zero value that rounds to zero
@@ -145,14 +150,47 @@ mod tests {
     #[test]
     fn accepts_what_strtold_consumes_whole() {
         for good in [
-            "1", "-1", "+1", ".5", "5.", "1e3", "1E+3", "1e-3", "0x10", "0x1.8p1", "0X.8P-1",
-            "inf", "-Infinity", "0e99999", "00012", "1e-4940",
+            "1",
+            "-1",
+            "+1",
+            ".5",
+            "5.",
+            "1e3",
+            "1E+3",
+            "1e-3",
+            "0x10",
+            "0x1.8p1",
+            "0X.8P-1",
+            "inf",
+            "-Infinity",
+            "0e99999",
+            "00012",
+            "1e-4940",
         ] {
             assert!(parse(good.as_bytes()).is_some(), "{good}");
         }
         for bad in [
-            "", " 1", "1 ", ".", "1e", "1e+", "e5", "0x", "0x.", "0x1p", "nan", "-nan", "nan(1)",
-            "infinit", "1e5000", "1e-5000", "0x1p99999", "0x1p-99999", "1\0", "--1", "1.2.3",
+            "",
+            " 1",
+            "1 ",
+            ".",
+            "1e",
+            "1e+",
+            "e5",
+            "0x",
+            "0x.",
+            "0x1p",
+            "nan",
+            "-nan",
+            "nan(1)",
+            "infinit",
+            "1e5000",
+            "1e-5000",
+            "0x1p99999",
+            "0x1p-99999",
+            "1\0",
+            "--1",
+            "1.2.3",
         ] {
             assert!(parse(bad.as_bytes()).is_none(), "{bad:?}");
         }
