@@ -4,6 +4,7 @@
 //! that a [`Value`] stays 24 bytes.
 
 pub mod bytes;
+pub mod long_double;
 pub mod string;
 
 pub use self::bytes::CompactBytes;

@@ -13,6 +13,9 @@ const EMBSTR_MAX: usize = 44;
 #[derive(Clone, Debug)]
 pub enum StringValue {
     Compact(CompactBytes),
+    /// Written whole but never `int`-encoded: Redis stores INCRBYFLOAT results as plain
+    /// strings (`embstr`, or `raw` past 44 bytes) even when they read as integers.
+    Plain(CompactBytes),
     Raw(Vec<u8>),
 }
 
@@ -25,9 +28,14 @@ impl StringValue {
         StringValue::new(n.to_string().as_bytes())
     }
 
+    /// A string that keeps the `embstr`/`raw` encoding even if it reads as an integer.
+    pub fn plain(bytes: &[u8]) -> StringValue {
+        StringValue::Plain(CompactBytes::new(bytes))
+    }
+
     pub fn as_slice(&self) -> &[u8] {
         match self {
-            StringValue::Compact(b) => b.as_slice(),
+            StringValue::Compact(b) | StringValue::Plain(b) => b.as_slice(),
             StringValue::Raw(v) => v,
         }
     }
@@ -42,12 +50,14 @@ impl StringValue {
 
     /// The bytes as a growable buffer, converting the value to `raw` first.
     pub fn make_raw(&mut self) -> &mut Vec<u8> {
-        if let StringValue::Compact(b) = self {
+        if let StringValue::Compact(b) | StringValue::Plain(b) = self {
             *self = StringValue::Raw(b.as_slice().to_vec());
         }
         match self {
             StringValue::Raw(v) => v,
-            StringValue::Compact(_) => unreachable!("converted to raw above"),
+            StringValue::Compact(_) | StringValue::Plain(_) => {
+                unreachable!("converted to raw above")
+            }
         }
     }
 
@@ -72,13 +82,33 @@ impl StringValue {
                     "raw"
                 }
             }
+            StringValue::Plain(b) if b.len() <= EMBSTR_MAX => "embstr",
+            StringValue::Plain(_) => "raw",
         }
     }
 
     pub fn heap_size(&self) -> usize {
         match self {
-            StringValue::Compact(b) => b.heap_size(),
+            StringValue::Compact(b) | StringValue::Plain(b) => b.heap_size(),
             StringValue::Raw(v) => v.capacity(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encodings_follow_redis() {
+        assert_eq!(StringValue::from_integer(-5).encoding_name(), "int");
+        assert_eq!(StringValue::new(b"012").encoding_name(), "embstr");
+        assert_eq!(StringValue::new(&[b'x'; 45]).encoding_name(), "raw");
+        assert_eq!(StringValue::plain(b"3").encoding_name(), "embstr");
+        assert_eq!(StringValue::plain(&[b'1'; 45]).encoding_name(), "raw");
+        let mut appended = StringValue::new(b"1");
+        appended.make_raw().push(b'2');
+        assert_eq!(appended.encoding_name(), "raw");
+        assert_eq!(appended.as_slice(), b"12");
     }
 }

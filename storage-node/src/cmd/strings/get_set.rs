@@ -1,0 +1,166 @@
+//! Reading and writing whole string values.
+//!
+//! - `GET key` → the value, or null.
+//! - `SET key value [NX | XX] [GET] [EX s | PX ms | EXAT unix-s | PXAT unix-ms | KEEPTTL]` →
+//!   `+OK`, or null when NX / XX stopped the write. With `GET`: the old value (or null)
+//!   instead, whether or not the write happened; WRONGTYPE (and no write) if the old value
+//!   is not a string. Without `KEEPTTL` the key's previous expiry is dropped. An expire time
+//!   in the past is accepted and the key expires at once.
+//! - `SETNX key value` → `1` if the key was set, `0` if it existed.
+//! - `SETEX key seconds value` / `PSETEX key ms value` → `+OK`.
+//! - `GETSET key value` → the old value or null; the new value has no expiry.
+//! - `GETDEL key` → the value or null; the key is deleted.
+//! - `GETEX key [EX s | PX ms | EXAT unix-s | PXAT unix-ms | PERSIST]` → the value or null;
+//!   sets or removes the expiry. An `EXAT` / `PXAT` time already past deletes the key.
+//!
+//! Bad expire times: `ERR invalid expire time in '<command>' command`. Every command
+//! answers WRONGTYPE when the key holds another type (SET without GET overwrites it).
+
+use bytes::Bytes;
+
+use super::expiry::{Command, Expire, Options};
+use super::{db_and_out, read_string};
+use crate::cmd::{CmdError, CmdResult, Ctx};
+use crate::types::{StringValue, Value};
+
+pub fn get(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (db, out) = db_and_out(ctx);
+    match read_string(db, &args[1])? {
+        Some(value) => out.bulk(value.as_slice()),
+        None => out.null(),
+    }
+    Ok(())
+}
+
+pub fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let options = Options::parse(&args[3..], Command::Set)?;
+    let deadline = deadline(ctx, options.expire, "set")?;
+    let written = store(ctx, &args[1], &args[2], &options, deadline)?;
+    if !options.get {
+        if written {
+            ctx.out.ok();
+        } else {
+            ctx.out.null();
+        }
+    }
+    Ok(())
+}
+
+pub fn setnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let options = Options {
+        nx: true,
+        ..Options::default()
+    };
+    let written = store(ctx, &args[1], &args[2], &options, None)?;
+    ctx.out.integer(i64::from(written));
+    Ok(())
+}
+
+pub fn setex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    set_with_expire(ctx, args, 1000, "setex")
+}
+
+pub fn psetex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    set_with_expire(ctx, args, 1, "psetex")
+}
+
+/// SETEX / PSETEX: `key time value`.
+fn set_with_expire(ctx: &mut Ctx<'_>, args: &[Bytes], unit_ms: i64, name: &str) -> CmdResult {
+    let deadline = deadline(ctx, Some(Expire::relative(&args[2], unit_ms)), name)?;
+    store(ctx, &args[1], &args[3], &Options::default(), deadline)?;
+    ctx.out.ok();
+    Ok(())
+}
+
+pub fn getset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let options = Options {
+        get: true,
+        ..Options::default()
+    };
+    store(ctx, &args[1], &args[2], &options, None)?;
+    Ok(())
+}
+
+pub fn getdel(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let (db, out) = db_and_out(ctx);
+    match read_string(db, &args[1])? {
+        Some(value) => out.bulk(value.as_slice()),
+        None => {
+            out.null();
+            return Ok(());
+        }
+    }
+    db.remove(&args[1]);
+    Ok(())
+}
+
+pub fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let options = Options::parse(&args[2..], Command::GetEx)?;
+    let now = ctx.now_ms();
+    let key = &args[1];
+    let (db, out) = db_and_out(ctx);
+    let Some(value) = read_string(db, key)? else {
+        out.null();
+        return Ok(());
+    };
+    // Redis checks the expire time only once it knows the key is a string.
+    let deadline = options
+        .expire
+        .map(|expire| expire.deadline(now, "getex"))
+        .transpose()?;
+    out.bulk(value.as_slice());
+    match (options.expire, deadline) {
+        (Some(expire), Some(at)) if expire.absolute && at <= now => {
+            db.remove(key);
+        }
+        (_, Some(at)) => {
+            db.set_expiry(key, at);
+        }
+        _ if options.persist && db.peek(key).is_some_and(|entry| entry.has_expiry()) => {
+            db.set_expiry(key, 0);
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// The absolute expiry of an optional expire option.
+fn deadline(
+    ctx: &Ctx<'_>,
+    expire: Option<Expire<'_>>,
+    name: &str,
+) -> Result<Option<u64>, CmdError> {
+    expire
+        .map(|expire| expire.deadline(ctx.now_ms(), name))
+        .transpose()
+}
+
+/// SET's core, shared by SETNX, SETEX, PSETEX and GETSET. With `options.get` it replies the
+/// old value itself; otherwise the caller replies. Returns whether the value was written.
+fn store(
+    ctx: &mut Ctx<'_>,
+    key: &[u8],
+    value: &[u8],
+    options: &Options<'_>,
+    deadline: Option<u64>,
+) -> Result<bool, CmdError> {
+    let (db, out) = db_and_out(ctx);
+    if options.get {
+        match read_string(db, key)? {
+            Some(old) => out.bulk(old.as_slice()),
+            None => out.null(),
+        }
+    }
+    let old_expiry = db.get_mut(key).map(|entry| entry.expire_at_ms);
+    let found = old_expiry.is_some();
+    if (options.nx && found) || (options.xx && !found) {
+        return Ok(false);
+    }
+    let expire_at_ms = match deadline {
+        Some(at) => at,
+        None if options.keep_ttl => old_expiry.unwrap_or(0),
+        None => 0,
+    };
+    db.insert(key, Value::Str(StringValue::new(value)), expire_at_ms);
+    Ok(true)
+}
