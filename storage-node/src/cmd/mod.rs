@@ -10,7 +10,10 @@ pub mod args;
 pub mod errors;
 
 mod client;
+mod command;
+mod config;
 mod connection;
+mod info;
 mod server;
 mod strings;
 
@@ -53,7 +56,10 @@ impl Ctx<'_> {
 /// Every command family's list. A new family adds one line here.
 const FAMILIES: &[&[(&str, Handler)]] = &[
     client::COMMANDS,
+    command::COMMANDS,
+    config::COMMANDS,
     connection::COMMANDS,
+    info::COMMANDS,
     server::COMMANDS,
     strings::COMMANDS,
 ];
