@@ -219,7 +219,9 @@ struct KillFilter {
 
 impl KillFilter {
     fn matches(&self, client: &ClientHandle, me: u64) -> bool {
-        self.addr.as_ref().is_none_or(|a| *a == client.addr.to_string())
+        self.addr
+            .as_ref()
+            .is_none_or(|a| *a == client.addr.to_string())
             && self
                 .laddr
                 .as_ref()

@@ -90,7 +90,8 @@ fn get(ctx: &mut Ctx<'_>, patterns: &[Bytes]) {
     ctx.out.map(matches.len());
     for (shown, name) in matches {
         ctx.out.bulk(shown.as_bytes());
-        ctx.out.bulk(params::get(&config, name).unwrap_or_default().as_bytes());
+        ctx.out
+            .bulk(params::get(&config, name).unwrap_or_default().as_bytes());
     }
 }
 

@@ -298,7 +298,11 @@ fn stats(ctx: &mut Ctx<'_>, out: &mut String) {
     field!(out, "pubsubshard_channels", 0);
     field!(out, "latest_fork_usec", 0);
     field!(out, "total_forks", 0);
-    field!(out, "total_error_replies", count(&counters.total_error_replies));
+    field!(
+        out,
+        "total_error_replies",
+        count(&counters.total_error_replies)
+    );
 }
 
 /// The replication id of this master. It never changes while the node runs alone.
@@ -338,7 +342,11 @@ fn cpu(out: &mut String) {
         format!("{:.6}", process.children_user)
     );
     field!(out, "used_cpu_sys_main_thread", format!("{:.6}", main.sys));
-    field!(out, "used_cpu_user_main_thread", format!("{:.6}", main.user));
+    field!(
+        out,
+        "used_cpu_user_main_thread",
+        format!("{:.6}", main.user)
+    );
 }
 
 /// Mean remaining time to live, in milliseconds, of the keys with an expiry among the first

@@ -24,8 +24,14 @@ pub enum Access {
 /// How a setting's value is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
-    Int { min: i64, max: i64 },
-    Memory { min: i64, max: i64 },
+    Int {
+        min: i64,
+        max: i64,
+    },
+    Memory {
+        min: i64,
+        max: i64,
+    },
     Bool,
     Enum(&'static [&'static str]),
     Text,
@@ -56,7 +62,14 @@ pub const PARAMS: &[Param] = &[
     param("bind", Kind::Words, Access::Immutable),
     param("requirepass", Kind::Text, Access::Mutable),
     param("dir", Kind::Text, Access::Protected),
-    param("databases", Kind::Int { min: 1, max: INT_MAX }, Access::Immutable),
+    param(
+        "databases",
+        Kind::Int {
+            min: 1,
+            max: INT_MAX,
+        },
+        Access::Immutable,
+    ),
     param(
         "maxclients",
         Kind::Int {
@@ -81,11 +94,29 @@ pub const PARAMS: &[Param] = &[
         },
         Access::Mutable,
     ),
-    param("hz", Kind::Int { min: 0, max: INT_MAX }, Access::Mutable),
-    param("timeout", Kind::Int { min: 0, max: INT_MAX }, Access::Mutable),
+    param(
+        "hz",
+        Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+    ),
+    param(
+        "timeout",
+        Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+    ),
     param("logfile", Kind::Text, Access::Immutable),
     param("loglevel", Kind::Enum(LOGLEVELS), Access::Mutable),
-    param("io-threads", Kind::Int { min: 1, max: 128 }, Access::Immutable),
+    param(
+        "io-threads",
+        Kind::Int { min: 1, max: 128 },
+        Access::Immutable,
+    ),
     param("save", Kind::Words, Access::Mutable),
     param("appendonly", Kind::Bool, Access::Mutable),
 ];
@@ -135,7 +166,9 @@ fn one(values: &[String]) -> Result<&str, String> {
 
 fn in_range(n: i64, min: i64, max: i64) -> Result<i64, String> {
     if n < min || n > max {
-        return Err(format!("argument must be between {min} and {max} inclusive"));
+        return Err(format!(
+            "argument must be between {min} and {max} inclusive"
+        ));
     }
     Ok(n)
 }
@@ -150,7 +183,8 @@ fn number(kind: Kind, values: &[String]) -> Result<i64, String> {
             in_range(n, min, max)
         }
         Kind::Memory { min, max } => {
-            let n = parse_memory(text).ok_or_else(|| "argument must be a memory value".to_string())?;
+            let n =
+                parse_memory(text).ok_or_else(|| "argument must be a memory value".to_string())?;
             // Redis keeps the value in a signed long long: huge values wrap negative and so
             // fail the lower bound.
             in_range(n as i64, min, max)
@@ -242,15 +276,26 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         return match name.to_ascii_lowercase().as_str() {
             // Accepted so existing redis.conf files and test harnesses work; they have no
             // effect on a node that runs in the foreground and has no persistence files.
-            "daemonize" | "protected-mode" | "supervised" | "pidfile" | "dbfilename"
-            | "appendfilename" | "always-show-logo" | "enable-debug-command" => Ok(()),
+            "daemonize"
+            | "protected-mode"
+            | "supervised"
+            | "pidfile"
+            | "dbfilename"
+            | "appendfilename"
+            | "always-show-logo"
+            | "enable-debug-command" => Ok(()),
             other => Err(format!("unknown setting '{other}'")),
         };
     };
     let kind = param.kind;
     match param.name {
         "port" => config.port = number(kind, values)? as u16,
-        "bind" => config.bind = words(values).into_iter().filter(|w| !w.is_empty()).collect(),
+        "bind" => {
+            config.bind = words(values)
+                .into_iter()
+                .filter(|w| !w.is_empty())
+                .collect()
+        }
         "requirepass" => {
             let pass = one(values)?;
             config.requirepass = (!pass.is_empty()).then(|| pass.as_bytes().to_vec());
