@@ -117,12 +117,6 @@ impl KeySpec {
         self.has_flag("not_key")
     }
 
-    fn is_complete(&self) -> bool {
-        !self.has_flag("incomplete")
-            && self.begin != BeginSearch::Unknown
-            && self.find != FindKeys::Unknown
-    }
-
     /// Appends the indexes of this spec's keys in `args` (the command name at index 0), as
     /// Redis's `getKeysUsingKeySpecs` does. `Err` means the spec cannot be applied to these
     /// arguments (Redis's `invalid_spec`: unknown or incomplete spec, a key count that is not
