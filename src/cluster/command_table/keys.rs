@@ -117,14 +117,12 @@ impl KeySpec {
         self.has_flag("not_key")
     }
 
-    fn is_complete(&self) -> bool {
-        !self.has_flag("incomplete")
-            && self.begin != BeginSearch::Unknown
-            && self.find != FindKeys::Unknown
-    }
-
-    /// Appends the indexes of this spec's keys in `args` (the command name at index 0).
+    /// Appends the indexes of this spec's keys in `args` (the command name at index 0), as
+    /// Redis's `getKeysUsingKeySpecs` does. `Err` means the spec cannot be applied to these
+    /// arguments (Redis's `invalid_spec`: unknown or incomplete spec, a key count that is not
+    /// a non-negative number, or keys that would lie outside the arguments).
     fn collect(&self, args: &[Bytes], out: &mut Vec<usize>) -> Result<(), KeysError> {
+        let invalid = Err(KeysError::InvalidArguments);
         let argc = args.len() as i64;
         let first = match &self.begin {
             BeginSearch::Index(i) => *i,
@@ -132,21 +130,29 @@ impl KeySpec {
                 keyword,
                 start_from,
             } => {
-                let found = if *start_from > 0 {
-                    (*start_from..argc)
-                        .find(|&i| args[i as usize].eq_ignore_ascii_case(keyword.as_bytes()))
+                // Redis searches from `startfrom` towards the end (positive) or the start
+                // (negative), stopping before the last argument / before argument 1.
+                let (start, end) = if *start_from > 0 {
+                    (*start_from, argc - 1)
                 } else {
-                    let start = argc + start_from;
-                    (1..=start).rev().find(|&i| {
-                        i < argc && args[i as usize].eq_ignore_ascii_case(keyword.as_bytes())
-                    })
+                    (argc + start_from, 1)
                 };
+                let mut found = None;
+                let mut i = start;
+                while i != end && (1..argc).contains(&i) {
+                    if args[i as usize].eq_ignore_ascii_case(keyword.as_bytes()) {
+                        found = Some(i + 1);
+                        break;
+                    }
+                    i += if start <= end { 1 } else { -1 };
+                }
                 match found {
-                    Some(i) => i + 1,
+                    Some(first) => first,
+                    // No keyword, no keys from this spec.
                     None => return Ok(()),
                 }
             }
-            BeginSearch::Unknown => return Ok(()),
+            BeginSearch::Unknown => return invalid,
         };
         let (first, last, step) = match &self.find {
             FindKeys::Range {
@@ -168,25 +174,30 @@ impl KeySpec {
                 first_key,
                 key_step,
             } => {
-                let count_at = first + key_num_idx;
-                let Some(count) = args.get(count_at as usize) else {
-                    return Ok(());
+                let Some(count) = args.get((first + key_num_idx) as usize) else {
+                    return invalid;
                 };
-                let count = crate::numbers::parse_i64(count)
-                    .filter(|&n| n >= 0)
-                    .ok_or(KeysError::InvalidArguments)?;
+                let Some(count) = crate::numbers::parse_i64(count).filter(|&n| n >= 0) else {
+                    return invalid;
+                };
                 let first = first + first_key;
-                (first, first + (count - 1) * key_step, *key_step)
+                (first, first + count - 1, *key_step)
             }
-            FindKeys::Unknown => return Ok(()),
+            FindKeys::Unknown => return invalid,
         };
+        if last >= argc || last < first || first >= argc {
+            return invalid;
+        }
         let step = step.max(1);
         let mut i = first;
-        while i <= last && i < argc {
+        while i <= last {
             if i >= 1 {
                 out.push(i as usize);
             }
             i += step;
+        }
+        if self.has_flag("incomplete") {
+            return invalid;
         }
         Ok(())
     }
@@ -194,25 +205,82 @@ impl KeySpec {
 
 impl CommandSpec {
     /// Indexes of the key arguments of a request for this command (`args[0]` is the command
-    /// name; for a subcommand spec `args[1]` is the subcommand). Channels (`not_key`) are not
-    /// keys. Commands whose specs are incomplete are handled as Redis's `getkeys_proc` does.
+    /// name; for a subcommand spec `args[1]` is the subcommand), as Redis 7.0 finds them:
+    /// from the key specs, and when a spec does not fit the arguments, from the command's
+    /// own key-finding rule if it has one (`getkeys_proc`), which may find no keys.
+    /// Channels (`not_key`) are not keys. `Err` when the specs do not fit and the command
+    /// has no rule of its own: Redis then finds no keys either.
     pub fn key_indexes(&self, args: &[Bytes]) -> Result<Vec<usize>, KeysError> {
         let mut out = Vec::new();
-        match self.name.as_str() {
-            "migrate" => return Ok(migrate_keys(args)),
-            "sort" => return Ok(sort_keys(args)),
-            _ => {}
-        }
         for spec in &self.key_specs {
             if spec.is_not_key() {
                 continue;
             }
-            if !spec.is_complete() && spec.begin == BeginSearch::Unknown {
-                continue;
+            if spec.collect(args, &mut out).is_err() {
+                return native_keys(&self.name, args).ok_or(KeysError::InvalidArguments);
             }
-            spec.collect(args, &mut out)?;
         }
         Ok(out)
+    }
+}
+
+/// Redis's `getkeys_proc` for the commands that have one, used when their key specs do not
+/// fit the arguments. `None` for commands without one.
+fn native_keys(command: &str, args: &[Bytes]) -> Option<Vec<usize>> {
+    Some(match command {
+        "migrate" => migrate_keys(args),
+        "sort" => sort_keys(args),
+        // SORT_RO never stores: the sorted key only.
+        "sort_ro" => (args.len() >= 2).then_some(1).into_iter().collect(),
+        "eval" | "eval_ro" | "evalsha" | "evalsha_ro" | "fcall" | "fcall_ro" | "blmpop"
+        | "bzmpop" => counted_keys(args, None, 2, 3),
+        "zunion" | "zinter" | "zdiff" | "zintercard" | "sintercard" | "lmpop" | "zmpop" => {
+            counted_keys(args, None, 1, 2)
+        }
+        "zunionstore" | "zinterstore" | "zdiffstore" => counted_keys(args, Some(1), 2, 3),
+        // XREAD's own rule finds no keys in exactly the cases where its spec does not fit
+        // (nothing or one argument after STREAMS).
+        "xread" | "xreadgroup" => Vec::new(),
+        _ => return None,
+    })
+}
+
+/// Redis's `genericGetKeys`: a count at `count_at` (read with C's `atoi`), that many keys
+/// from `first`, and a destination key last; no keys when the count does not fit.
+fn counted_keys(
+    args: &[Bytes],
+    destination: Option<usize>,
+    count_at: usize,
+    first: usize,
+) -> Vec<usize> {
+    let count = args.get(count_at).map_or(0, |c| atoi(c));
+    let available = args.len().saturating_sub(first) as i64;
+    if count < 1 || count > available {
+        return Vec::new();
+    }
+    let mut keys: Vec<usize> = (first..first + count as usize).collect();
+    keys.extend(destination);
+    keys
+}
+
+/// C's `atoi`: optional blanks and sign, then as many digits as there are; 0 otherwise.
+fn atoi(text: &[u8]) -> i64 {
+    let mut rest = text;
+    while let [b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c, tail @ ..] = rest {
+        rest = tail;
+    }
+    let negative = rest.first() == Some(&b'-');
+    if matches!(rest.first(), Some(b'-' | b'+')) {
+        rest = &rest[1..];
+    }
+    let mut n: i64 = 0;
+    for &digit in rest.iter().take_while(|b| b.is_ascii_digit()) {
+        n = n.saturating_mul(10).saturating_add(i64::from(digit - b'0'));
+    }
+    if negative {
+        -n
+    } else {
+        n
     }
 }
 

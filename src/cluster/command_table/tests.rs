@@ -66,8 +66,19 @@ fn key_positions() {
 }
 
 #[test]
-fn bad_numkeys_is_invalid() {
-    let a = args(&["eval", "s", "x", "a"]);
-    let spec = CommandTable::get().lookup(&a).unwrap();
-    assert_eq!(spec.key_indexes(&a), Err(KeysError::InvalidArguments));
+fn specs_that_do_not_fit_fall_back_like_redis() {
+    let indexes = |words: &[&str]| {
+        let a = args(words);
+        CommandTable::get().lookup(&a).unwrap().key_indexes(&a)
+    };
+    // A bad key count: EVAL's own rule (atoi) finds no keys.
+    assert_eq!(indexes(&["eval", "s", "x", "a"]), Ok(vec![]));
+    assert_eq!(indexes(&["eval", "s", "3", "a"]), Ok(vec![]));
+    // ZUNIONSTORE's own rule reads the count with atoi and puts the destination last.
+    assert_eq!(
+        indexes(&["zunionstore", "d", "2abc", "a", "b"]),
+        Ok(vec![3, 4, 1])
+    );
+    // No rule of its own: no keys at all.
+    assert_eq!(indexes(&["pfmerge", "a"]), Err(KeysError::InvalidArguments));
 }

@@ -1,16 +1,81 @@
 //! `CLIENT` subcommands.
 //!
 //! - `CLIENT ID` → the connection's id.
-//! - `CLIENT SETNAME name` → `+OK`; names may not contain spaces or special characters.
+//! - `CLIENT SETNAME name` → `+OK`; names may not contain spaces or special characters; an
+//!   empty name removes the name.
 //! - `CLIENT GETNAME` → the name, or null.
+//! - `CLIENT INFO` → this connection's line of `CLIENT LIST`, as verbatim text in RESP3.
+//! - `CLIENT LIST [TYPE NORMAL|MASTER|REPLICA|SLAVE|PUBSUB | ID id [id ...]]` → one line per
+//!   client: `id addr laddr fd name age idle flags db sub psub ssub multi qbuf qbuf-free
+//!   argv-mem multi-mem rbs rbp obl oll omem tot-mem events cmd user redir resp` (Redis 7.0's
+//!   fields, in its order). `ERR Unknown client type '..'`, `ERR Invalid client ID`.
+//! - `CLIENT KILL ip:port` → `+OK`, or `ERR No such client`; may kill the caller.
+//! - `CLIENT KILL [ID id] [TYPE type] [ADDR ip:port] [LADDR ip:port] [USER name]
+//!   [SKIPME yes|no]` → the number of clients killed; the caller is skipped unless
+//!   `SKIPME no`. The only user is `default`.
+//! - `CLIENT NO-EVICT on|off` → `+OK` (the node never evicts clients; the flag is shown).
+//! - `CLIENT REPLY on|off|skip` → `+OK` for `on`; `off` and `skip` reply nothing.
+//! - `CLIENT HELP` → the subcommands above.
+//!
+//! Not implemented (they answer `unknown subcommand`): CACHING, GETREDIR, PAUSE, UNPAUSE,
+//! TRACKING, TRACKINGINFO, UNBLOCK. CLIENT SETINFO is Redis 7.2, not 7.0.
+
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
 
 use bytes::Bytes;
 
-use super::args::is;
+use super::args::{is, text};
+use super::command::write_help;
+use super::errors::SYNTAX;
 use super::{CmdResult, Ctx, Handler};
-use crate::server::clients::lock;
+use crate::server::clients::{lock, ClientHandle, ReplyMode};
 
 pub const COMMANDS: &[(&str, Handler)] = &[("client", client)];
+
+/// Subcommands of CLIENT this module does not implement.
+pub const UNIMPLEMENTED: &[&str] = &[
+    "caching",
+    "getredir",
+    "pause",
+    "unpause",
+    "tracking",
+    "trackinginfo",
+    "unblock",
+];
+
+const HELP: &[&str] = &[
+    "GETNAME",
+    "    Return the name of the current connection.",
+    "ID",
+    "    Return the ID of the current connection.",
+    "INFO",
+    "    Return information about the current client connection.",
+    "KILL <ip:port>",
+    "    Kill connection made from <ip:port>.",
+    "KILL <option> <value> [<option> <value> [...]]",
+    "    Kill connections. Options are:",
+    "    * ADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made from the specified address",
+    "    * LADDR (<ip:port>|<unixsocket>:0)",
+    "      Kill connections made to specified local address",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Kill connections by type.",
+    "    * USER <username>",
+    "      Kill connections authenticated by <username>.",
+    "    * SKIPME (YES|NO)",
+    "      Skip killing current connection (default: yes).",
+    "LIST [options ...]",
+    "    Return information about client connections. Options:",
+    "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+    "      Return clients of specified type.",
+    "REPLY (ON|OFF|SKIP)",
+    "    Control the replies sent to the current connection.",
+    "SETNAME <name>",
+    "    Assign the name <name> to the current connection.",
+    "NO-EVICT (ON|OFF)",
+    "    Protect current client connection from eviction.",
+];
 
 /// Redis refuses names with characters outside `!`..`~`.
 pub fn validate_name(name: &[u8]) -> CmdResult {
@@ -37,8 +102,240 @@ fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         } else {
             ctx.out.bulk(&name);
         }
+    } else if is(sub, "info") {
+        let mut line = info_line(&ctx.client.handle);
+        line.push('\n');
+        ctx.out.verbatim(b"txt", line.as_bytes());
+    } else if is(sub, "list") {
+        list(ctx, args)?;
+    } else if is(sub, "kill") {
+        kill(ctx, args)?;
+    } else if is(sub, "no-evict") {
+        let on = on_off(&args[2]).ok_or(SYNTAX)?;
+        ctx.client.handle.no_evict.store(on, Relaxed);
+        ctx.out.ok();
+    } else if is(sub, "reply") {
+        reply(ctx, &args[2])?;
+    } else if is(sub, "help") {
+        write_help(&mut ctx.out, "CLIENT", HELP);
     } else {
         return Err(super::unknown_subcommand(args));
     }
     Ok(())
+}
+
+fn on_off(arg: &[u8]) -> Option<bool> {
+    if is(arg, "on") {
+        Some(true)
+    } else if is(arg, "off") {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+fn reply(ctx: &mut Ctx<'_>, mode: &[u8]) -> CmdResult {
+    if is(mode, "on") {
+        ctx.client.reply_mode = ReplyMode::On;
+        ctx.out.ok();
+    } else if is(mode, "off") {
+        ctx.client.reply_mode = ReplyMode::Off;
+    } else if is(mode, "skip") {
+        // SKIP while replies are off changes nothing, as in Redis.
+        if ctx.client.reply_mode != ReplyMode::Off {
+            ctx.client.reply_mode = ReplyMode::SkipNext;
+        }
+    } else {
+        return Err(SYNTAX.into());
+    }
+    Ok(())
+}
+
+/// Client types as CLIENT LIST / KILL TYPE name them. Every connection is `normal` until
+/// pub/sub and replication exist.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ClientType {
+    Normal,
+    Replica,
+    PubSub,
+    Master,
+}
+
+fn client_type(name: &Bytes) -> Result<ClientType, super::CmdError> {
+    let kind = if is(name, "normal") {
+        ClientType::Normal
+    } else if is(name, "slave") || is(name, "replica") {
+        ClientType::Replica
+    } else if is(name, "pubsub") {
+        ClientType::PubSub
+    } else if is(name, "master") {
+        ClientType::Master
+    } else {
+        return Err(format!("ERR Unknown client type '{}'", text(name)).into());
+    };
+    Ok(kind)
+}
+
+fn type_of(_client: &ClientHandle) -> ClientType {
+    ClientType::Normal
+}
+
+fn list(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let clients = ctx.shared.clients.snapshot();
+    let mut selected: Vec<Arc<ClientHandle>> = Vec::new();
+    if args.len() == 4 && is(&args[2], "type") {
+        let wanted = client_type(&args[3])?;
+        selected.extend(clients.into_iter().filter(|c| type_of(c) == wanted));
+    } else if args.len() > 3 && is(&args[2], "id") {
+        for id in &args[3..] {
+            let id = slotproxy::numbers::parse_i64(id).ok_or("ERR Invalid client ID")?;
+            if let Some(found) = clients.iter().find(|c| c.id as i64 == id) {
+                selected.push(found.clone());
+            }
+        }
+    } else if args.len() == 2 {
+        selected = clients;
+    } else {
+        return Err(SYNTAX.into());
+    }
+    let mut text = String::new();
+    for handle in &selected {
+        text.push_str(&info_line(handle));
+        text.push('\n');
+    }
+    ctx.out.verbatim(b"txt", text.as_bytes());
+    Ok(())
+}
+
+/// What CLIENT KILL matches on.
+#[derive(Default)]
+struct KillFilter {
+    addr: Option<String>,
+    laddr: Option<String>,
+    kind: Option<ClientType>,
+    id: Option<u64>,
+    skip_me: bool,
+}
+
+impl KillFilter {
+    fn matches(&self, client: &ClientHandle, me: u64) -> bool {
+        self.addr
+            .as_ref()
+            .is_none_or(|a| *a == client.addr.to_string())
+            && self
+                .laddr
+                .as_ref()
+                .is_none_or(|a| *a == client.local_addr.to_string())
+            && self.kind.is_none_or(|k| k == type_of(client))
+            && self.id.is_none_or(|id| id == client.id)
+            && !(self.skip_me && client.id == me)
+    }
+}
+
+fn parse_kill_filter(args: &[Bytes]) -> Result<KillFilter, super::CmdError> {
+    let mut filter = KillFilter {
+        skip_me: true,
+        ..KillFilter::default()
+    };
+    for pair in args[2..].chunks(2) {
+        let [option, value] = pair else {
+            return Err(SYNTAX.into());
+        };
+        if is(option, "id") {
+            let id = slotproxy::numbers::parse_i64(value)
+                .filter(|&id| id >= 1)
+                .ok_or("ERR client-id should be greater than 0")?;
+            filter.id = Some(id as u64);
+        } else if is(option, "type") {
+            filter.kind = Some(client_type(value)?);
+        } else if is(option, "addr") {
+            filter.addr = Some(text(value));
+        } else if is(option, "laddr") {
+            filter.laddr = Some(text(value));
+        } else if is(option, "user") {
+            // `default` is the only user; every connection is authenticated as it.
+            if value.as_ref() != b"default" {
+                return Err(format!("ERR No such user '{}'", text(value)).into());
+            }
+        } else if is(option, "skipme") {
+            filter.skip_me = if is(value, "yes") {
+                true
+            } else if is(value, "no") {
+                false
+            } else {
+                return Err(SYNTAX.into());
+            };
+        } else {
+            return Err(SYNTAX.into());
+        }
+    }
+    Ok(filter)
+}
+
+fn kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let old_form = args.len() == 3;
+    let filter = if old_form {
+        // CLIENT KILL ip:port, which may kill the caller itself.
+        KillFilter {
+            addr: Some(text(&args[2])),
+            ..KillFilter::default()
+        }
+    } else {
+        parse_kill_filter(args)?
+    };
+    let me = ctx.client.id();
+    let mut killed = 0;
+    for handle in ctx.shared.clients.snapshot() {
+        if handle.killed.load(Relaxed) || !filter.matches(&handle, me) {
+            continue;
+        }
+        if handle.id == me {
+            // Our own connection closes once this reply is written.
+            ctx.client.close_after_reply = true;
+        } else {
+            handle.request_kill();
+        }
+        killed += 1;
+    }
+    if old_form {
+        if killed == 0 {
+            return Err("ERR No such client".into());
+        }
+        ctx.out.ok();
+    } else {
+        ctx.out.integer(killed);
+    }
+    Ok(())
+}
+
+/// One line of CLIENT LIST for a client, without the newline. Fields the node does not
+/// track (output buffer lists, per-client memory beyond the query buffer) show 0.
+pub fn info_line(client: &ClientHandle) -> String {
+    let mut flags = String::new();
+    if client.killed.load(Relaxed) {
+        flags.push('A');
+    }
+    if client.no_evict.load(Relaxed) {
+        flags.push('e');
+    }
+    if flags.is_empty() {
+        flags.push('N');
+    }
+    let name = String::from_utf8_lossy(&lock(&client.name)).into_owned();
+    let qbuf = client.query_buffer.load(Relaxed);
+    format!(
+        "id={id} addr={addr} laddr={laddr} fd={fd} name={name} age={age} idle={idle} \
+         flags={flags} db={db} sub=0 psub=0 ssub=0 multi=-1 qbuf={qbuf} qbuf-free=0 \
+         argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem={qbuf} events=r \
+         cmd={cmd} user=default redir=-1 resp={resp}",
+        id = client.id,
+        addr = client.addr,
+        laddr = client.local_addr,
+        fd = client.fd.load(Relaxed),
+        age = client.age_seconds(),
+        idle = client.idle_seconds(),
+        db = client.db.load(Relaxed),
+        cmd = lock(&client.last_command),
+        resp = client.resp.load(Relaxed),
+    )
 }

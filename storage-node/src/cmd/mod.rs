@@ -12,10 +12,13 @@ pub mod errors;
 mod bitfield;
 mod bitmap;
 mod client;
+mod command;
+mod config;
 mod connection;
 mod debug;
 mod dump;
 mod expire;
+mod info;
 mod keys;
 mod object;
 mod scan;
@@ -63,13 +66,16 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     bitfield::COMMANDS,
     bitmap::COMMANDS,
     client::COMMANDS,
+    command::COMMANDS,
+    config::COMMANDS,
     connection::COMMANDS,
-    expire::COMMANDS,
-    keys::COMMANDS,
-    scan::COMMANDS,
     debug::COMMANDS,
     dump::COMMANDS,
+    expire::COMMANDS,
+    info::COMMANDS,
+    keys::COMMANDS,
     object::COMMANDS,
+    scan::COMMANDS,
     server::COMMANDS,
     strings::COMMANDS,
 ];

@@ -24,6 +24,8 @@ pub fn parse_args(args: &[String]) -> Result<Config, ConfigError> {
             let text = std::fs::read_to_string(first)
                 .map_err(|e| ConfigError(format!("cannot read config file '{first}': {e}")))?;
             apply_file(&mut config, &text)?;
+            config.config_file =
+                Some(std::fs::canonicalize(first).unwrap_or_else(|_| first.into()));
             rest = &rest[1..];
         }
     }
@@ -63,7 +65,7 @@ pub fn apply_file(config: &mut Config, text: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
-fn split_words(line: &str) -> Option<Vec<String>> {
+pub(super) fn split_words(line: &str) -> Option<Vec<String>> {
     let mut words = Vec::new();
     let mut chars = line.chars().peekable();
     loop {

@@ -5,8 +5,10 @@
 
 mod file;
 pub mod params;
+mod rewrite;
 
-pub use file::{parse_args, ConfigError};
+pub use file::{apply_file, parse_args, ConfigError};
+pub use rewrite::rewrite;
 
 use std::path::PathBuf;
 
@@ -28,9 +30,13 @@ pub struct Config {
     pub logfile: String,
     pub loglevel: String,
     pub io_threads: usize,
-    /// Accepted for compatibility with tools that read them; the node does not persist yet.
-    pub save: String,
+    /// Snapshot points (`save`), as pairs of seconds and changes. Kept and shown for tools
+    /// that read them; the node has no persistence yet, so nothing is saved.
+    pub save: Vec<(i64, i64)>,
+    /// Kept and shown like `save`; INFO reports `aof_enabled:0` because no AOF is written.
     pub appendonly: bool,
+    /// The config file the node was started with, if any (INFO `config_file`).
+    pub config_file: Option<PathBuf>,
 }
 
 impl Default for Config {
@@ -50,8 +56,9 @@ impl Default for Config {
             logfile: String::new(),
             loglevel: "notice".into(),
             io_threads: 1,
-            save: String::new(),
+            save: Vec::new(),
             appendonly: false,
+            config_file: None,
         }
     }
 }

@@ -1,15 +1,145 @@
-//! The table of settings: name, how to read a value, how to show it.
+//! The table of settings: each setting's name, whether CONFIG SET may change it, how its
+//! value is read and how CONFIG GET shows it.
+//!
+//! Value syntax and error texts are Redis 7.0's (`config.c`): integers are read as strictly as
+//! `string2ll`, memory sizes accept `b`/`k`/`kb`/`m`/`mb`/`g`/`gb`, and out-of-range values say
+//! `argument must be between MIN and MAX inclusive`. The config file reader, the command line
+//! and CONFIG SET all go through [`apply`], so they cannot disagree.
+
+use slotproxy::numbers::parse_i64;
 
 use super::Config;
 
-/// Memory sizes as redis.conf writes them: `1gb`, `512mb`, `100k`, plain bytes.
-pub fn parse_memory(text: &str) -> Result<usize, String> {
-    let lower = text.to_ascii_lowercase();
-    let (digits, unit) = match lower.find(|c: char| !c.is_ascii_digit()) {
-        Some(pos) => lower.split_at(pos),
-        None => (lower.as_str(), ""),
-    };
-    let factor: usize = match unit {
+/// Whether CONFIG SET may change a setting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Mutable,
+    /// Only at startup (`can't set immutable config`).
+    Immutable,
+    /// Redis refuses these unless `enable-protected-configs` allows it, which is off by
+    /// default; the node does not offer that switch (`can't set protected config`).
+    Protected,
+}
+
+/// How a setting's value is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Int {
+        min: i64,
+        max: i64,
+    },
+    Memory {
+        min: i64,
+        max: i64,
+    },
+    Bool,
+    Enum(&'static [&'static str]),
+    Text,
+    /// Several words: `save` and `bind`.
+    Words,
+}
+
+/// One setting.
+#[derive(Debug)]
+pub struct Param {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub access: Access,
+}
+
+const INT_MAX: i64 = i32::MAX as i64;
+const MB: i64 = 1024 * 1024;
+const LOGLEVELS: &[&str] = &["debug", "verbose", "notice", "warning"];
+
+const fn param(name: &'static str, kind: Kind, access: Access) -> Param {
+    Param { name, kind, access }
+}
+
+/// Every setting the node honours. Settings the node would only pretend to honour are left
+/// out, so CONFIG GET answers nothing for them rather than a misleading value.
+pub const PARAMS: &[Param] = &[
+    param("port", Kind::Int { min: 0, max: 65535 }, Access::Immutable),
+    param("bind", Kind::Words, Access::Immutable),
+    param("requirepass", Kind::Text, Access::Mutable),
+    param("dir", Kind::Text, Access::Protected),
+    param(
+        "databases",
+        Kind::Int {
+            min: 1,
+            max: INT_MAX,
+        },
+        Access::Immutable,
+    ),
+    param(
+        "maxclients",
+        Kind::Int {
+            min: 1,
+            max: u32::MAX as i64,
+        },
+        Access::Mutable,
+    ),
+    param(
+        "proto-max-bulk-len",
+        Kind::Memory {
+            min: MB,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+    ),
+    param(
+        "client-query-buffer-limit",
+        Kind::Memory {
+            min: MB,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+    ),
+    param(
+        "hz",
+        Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+    ),
+    param(
+        "timeout",
+        Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+    ),
+    param("logfile", Kind::Text, Access::Immutable),
+    param("loglevel", Kind::Enum(LOGLEVELS), Access::Mutable),
+    param(
+        "io-threads",
+        Kind::Int { min: 1, max: 128 },
+        Access::Immutable,
+    ),
+    param("save", Kind::Words, Access::Mutable),
+    param("appendonly", Kind::Bool, Access::Mutable),
+];
+
+/// Names of every setting, as CONFIG GET matches patterns against them.
+pub fn names() -> impl Iterator<Item = &'static str> {
+    PARAMS.iter().map(|p| p.name)
+}
+
+/// A setting by name, ignoring ASCII case.
+pub fn find(name: &str) -> Option<&'static Param> {
+    PARAMS.iter().find(|p| p.name.eq_ignore_ascii_case(name))
+}
+
+/// Memory sizes as redis.conf writes them (`1gb`, `512mb`, `100k`, plain bytes), read the
+/// way Redis's `memtoull` does: digits then an optional unit; digits that overflow saturate
+/// (and then fail the range check). `None` when the text is not a memory value.
+pub fn parse_memory(text: &str) -> Option<u64> {
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let factor: u64 = match unit.to_ascii_lowercase().as_str() {
         "" | "b" => 1,
         "k" => 1000,
         "kb" => 1024,
@@ -17,26 +147,14 @@ pub fn parse_memory(text: &str) -> Result<usize, String> {
         "mb" => 1024 * 1024,
         "g" => 1000 * 1000 * 1000,
         "gb" => 1024 * 1024 * 1024,
-        _ => return Err("argument must be a memory value".into()),
+        _ => return None,
     };
-    digits
-        .parse::<usize>()
-        .ok()
-        .and_then(|n| n.checked_mul(factor))
-        .ok_or_else(|| "argument must be a memory value".into())
-}
-
-fn parse_bool(text: &str) -> Result<bool, String> {
-    match text.to_ascii_lowercase().as_str() {
-        "yes" => Ok(true),
-        "no" => Ok(false),
-        _ => Err("argument must be 'yes' or 'no'".into()),
-    }
-}
-
-fn parse_number<T: std::str::FromStr>(text: &str) -> Result<T, String> {
-    text.parse()
-        .map_err(|_| "argument couldn't be parsed into an integer".into())
+    let number = if digits.is_empty() {
+        0
+    } else {
+        digits.parse::<u64>().unwrap_or(u64::MAX)
+    };
+    Some(number.saturating_mul(factor))
 }
 
 fn one(values: &[String]) -> Result<&str, String> {
@@ -46,37 +164,136 @@ fn one(values: &[String]) -> Result<&str, String> {
     }
 }
 
-fn yes_no(b: bool) -> String {
-    if b { "yes" } else { "no" }.into()
+fn in_range(n: i64, min: i64, max: i64) -> Result<i64, String> {
+    if n < min || n > max {
+        return Err(format!(
+            "argument must be between {min} and {max} inclusive"
+        ));
+    }
+    Ok(n)
 }
 
-/// Names of every setting, as CONFIG GET matches patterns against them.
-pub const NAMES: &[&str] = &[
-    "port",
-    "bind",
-    "requirepass",
-    "dir",
-    "databases",
-    "maxclients",
-    "proto-max-bulk-len",
-    "client-query-buffer-limit",
-    "hz",
-    "timeout",
-    "logfile",
-    "loglevel",
-    "io-threads",
-    "save",
-    "appendonly",
-];
+/// Reads a numeric setting's value and checks its range.
+fn number(kind: Kind, values: &[String]) -> Result<i64, String> {
+    let text = one(values)?;
+    match kind {
+        Kind::Int { min, max } => {
+            let n = parse_i64(text.as_bytes())
+                .ok_or_else(|| "argument couldn't be parsed into an integer".to_string())?;
+            in_range(n, min, max)
+        }
+        Kind::Memory { min, max } => {
+            let n =
+                parse_memory(text).ok_or_else(|| "argument must be a memory value".to_string())?;
+            // Redis keeps the value in a signed long long: huge values wrap negative and so
+            // fail the lower bound.
+            in_range(n as i64, min, max)
+        }
+        _ => Err("not a number".into()),
+    }
+}
 
-/// Applies one setting by name. The error says what is wrong with the value.
+fn boolean(values: &[String]) -> Result<bool, String> {
+    let text = one(values)?;
+    if text.eq_ignore_ascii_case("yes") {
+        Ok(true)
+    } else if text.eq_ignore_ascii_case("no") {
+        Ok(false)
+    } else {
+        Err("argument must be 'yes' or 'no'".into())
+    }
+}
+
+fn choice(options: &[&'static str], values: &[String]) -> Result<String, String> {
+    let text = one(values)?;
+    options
+        .iter()
+        .find(|o| o.eq_ignore_ascii_case(text))
+        .map(|o| o.to_string())
+        .ok_or_else(|| {
+            format!(
+                "argument(s) must be one of the following: {}",
+                options.join(", ")
+            )
+        })
+}
+
+/// The words of a multi-word setting: CONFIG SET passes one string split at single spaces,
+/// a config file line or the command line pass the words themselves.
+fn words(values: &[String]) -> Vec<String> {
+    match values {
+        [single] => single.split(' ').map(str::to_string).collect(),
+        _ => values.to_vec(),
+    }
+}
+
+/// Reads an integer as C's `strtoll` with an end check does: optional blanks and sign, then
+/// digits, nothing after them. An empty text reads as 0.
+fn strtoll_whole(text: &str) -> Option<i64> {
+    let trimmed = text.trim_start();
+    let (negative, digits) = match trimmed.as_bytes().first() {
+        Some(b'-') => (true, &trimmed[1..]),
+        Some(b'+') => (false, &trimmed[1..]),
+        _ => (false, trimmed),
+    };
+    if !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let magnitude = if digits.is_empty() {
+        0
+    } else {
+        digits.parse::<i64>().unwrap_or(i64::MAX)
+    };
+    Some(if negative { -magnitude } else { magnitude })
+}
+
+/// `save <seconds> <changes> [...]`, or one empty argument for no snapshots.
+fn save_points(values: &[String]) -> Result<Vec<(i64, i64)>, String> {
+    let mut words = words(values);
+    if words.len() == 1 && words[0].is_empty() {
+        words.clear();
+    }
+    const INVALID: &str = "Invalid save parameters";
+    if words.len() % 2 == 1 {
+        return Err(INVALID.into());
+    }
+    let mut points = Vec::new();
+    for pair in words.chunks(2) {
+        let seconds = strtoll_whole(&pair[0]).filter(|&s| s >= 1);
+        let changes = strtoll_whole(&pair[1]).filter(|&c| c >= 0);
+        match (seconds, changes) {
+            (Some(s), Some(c)) => points.push((s, c)),
+            _ => return Err(INVALID.into()),
+        }
+    }
+    Ok(points)
+}
+
+/// Applies one setting by name. The error says what is wrong with the value, in Redis's
+/// words, without the setting's name.
 pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), String> {
-    match name.to_ascii_lowercase().as_str() {
-        "port" => config.port = parse_number(one(values)?)?,
+    let Some(param) = find(name) else {
+        return match name.to_ascii_lowercase().as_str() {
+            // Accepted so existing redis.conf files and test harnesses work; they have no
+            // effect on a node that runs in the foreground and has no persistence files.
+            "daemonize"
+            | "protected-mode"
+            | "supervised"
+            | "pidfile"
+            | "dbfilename"
+            | "appendfilename"
+            | "always-show-logo"
+            | "enable-debug-command" => Ok(()),
+            other => Err(format!("unknown setting '{other}'")),
+        };
+    };
+    let kind = param.kind;
+    match param.name {
+        "port" => config.port = number(kind, values)? as u16,
         "bind" => {
-            config.bind = values
-                .iter()
-                .flat_map(|v| v.split_whitespace().map(str::to_string))
+            config.bind = words(values)
+                .into_iter()
+                .filter(|w| !w.is_empty())
                 .collect()
         }
         "requirepass" => {
@@ -84,35 +301,26 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
             config.requirepass = (!pass.is_empty()).then(|| pass.as_bytes().to_vec());
         }
         "dir" => config.dir = one(values)?.into(),
-        "databases" => config.databases = parse_number::<usize>(one(values)?)?.max(1),
-        "maxclients" => config.maxclients = parse_number(one(values)?)?,
-        "proto-max-bulk-len" => config.proto_max_bulk_len = parse_memory(one(values)?)?,
+        "databases" => config.databases = number(kind, values)? as usize,
+        "maxclients" => config.maxclients = number(kind, values)? as usize,
+        "proto-max-bulk-len" => config.proto_max_bulk_len = number(kind, values)? as usize,
         "client-query-buffer-limit" => {
-            config.client_query_buffer_limit = parse_memory(one(values)?)?
+            config.client_query_buffer_limit = number(kind, values)? as usize
         }
-        "hz" => config.hz = parse_number::<u32>(one(values)?)?.clamp(1, 500),
-        "timeout" => config.timeout = parse_number(one(values)?)?,
+        // Redis accepts any hz and then keeps it within 1..=500.
+        "hz" => config.hz = number(kind, values)?.clamp(1, 500) as u32,
+        "timeout" => config.timeout = number(kind, values)? as u64,
         "logfile" => config.logfile = one(values)?.to_string(),
-        "loglevel" => config.loglevel = one(values)?.to_string(),
-        "io-threads" => config.io_threads = parse_number::<usize>(one(values)?)?.max(1),
-        "save" => config.save = values.join(" "),
-        "appendonly" => config.appendonly = parse_bool(one(values)?)?,
-        // Accepted so existing redis.conf files and test harnesses work; they have no
-        // effect on a node that keeps everything in memory and runs in the foreground.
-        "daemonize"
-        | "protected-mode"
-        | "supervised"
-        | "pidfile"
-        | "dbfilename"
-        | "appendfilename"
-        | "always-show-logo"
-        | "enable-debug-command" => {}
+        "loglevel" => config.loglevel = choice(LOGLEVELS, values)?,
+        "io-threads" => config.io_threads = number(kind, values)? as usize,
+        "save" => config.save = save_points(values)?,
+        "appendonly" => config.appendonly = boolean(values)?,
         other => return Err(format!("unknown setting '{other}'")),
     }
     Ok(())
 }
 
-/// The value CONFIG GET shows for a setting.
+/// The value CONFIG GET shows for a setting (by its canonical name).
 pub fn get(config: &Config, name: &str) -> Option<String> {
     Some(match name {
         "port" => config.port.to_string(),
@@ -135,8 +343,61 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
         "logfile" => config.logfile.clone(),
         "loglevel" => config.loglevel.clone(),
         "io-threads" => config.io_threads.to_string(),
-        "save" => config.save.clone(),
-        "appendonly" => yes_no(config.appendonly),
+        "save" => config
+            .save
+            .iter()
+            .map(|(seconds, changes)| format!("{seconds} {changes}"))
+            .collect::<Vec<_>>()
+            .join(" "),
+        "appendonly" => if config.appendonly { "yes" } else { "no" }.to_string(),
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(name: &str, value: &str) -> Result<Config, String> {
+        let mut config = Config::default();
+        apply(&mut config, name, &[value.to_string()]).map(|()| config)
+    }
+
+    #[test]
+    fn memory_values_follow_memtoull() {
+        assert_eq!(parse_memory("1mb"), Some(1024 * 1024));
+        assert_eq!(parse_memory("1MB"), Some(1024 * 1024));
+        assert_eq!(parse_memory("2k"), Some(2000));
+        assert_eq!(parse_memory("mb"), Some(0));
+        assert_eq!(parse_memory("-1"), None);
+        assert_eq!(parse_memory("1.5mb"), None);
+        assert_eq!(parse_memory("99999999999999999999999"), Some(u64::MAX));
+    }
+
+    #[test]
+    fn range_and_parse_errors_use_redis_words() {
+        assert_eq!(
+            set("maxclients", "0").unwrap_err(),
+            "argument must be between 1 and 4294967295 inclusive"
+        );
+        assert_eq!(
+            set("timeout", "05").unwrap_err(),
+            "argument couldn't be parsed into an integer"
+        );
+        assert_eq!(
+            set("proto-max-bulk-len", "99999999999999999999999").unwrap_err(),
+            "argument must be between 1048576 and 9223372036854775807 inclusive"
+        );
+        assert_eq!(set("hz", "1000").map(|c| c.hz), Ok(500));
+    }
+
+    #[test]
+    fn save_points_round_trip() {
+        let config = set("save", "3600 1 300 100").unwrap();
+        assert_eq!(get(&config, "save").unwrap(), "3600 1 300 100");
+        assert_eq!(get(&set("save", "").unwrap(), "save").unwrap(), "");
+        assert!(set("save", "abc").is_err());
+        assert!(set("save", "0 1").is_err());
+        assert!(set("save", "1").is_err());
+    }
 }

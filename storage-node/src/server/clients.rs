@@ -2,7 +2,9 @@
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicBool, AtomicI32, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed,
+};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -14,6 +16,8 @@ pub struct ClientHandle {
     pub id: u64,
     pub addr: SocketAddr,
     pub local_addr: SocketAddr,
+    /// The socket's file descriptor, for CLIENT LIST (-1 until the listener sets it).
+    pub fd: AtomicI32,
     pub created: Instant,
     pub name: Mutex<Vec<u8>>,
     pub lib_name: Mutex<Vec<u8>>,
@@ -35,6 +39,7 @@ impl ClientHandle {
             id,
             addr,
             local_addr,
+            fd: AtomicI32::new(-1),
             created: Instant::now(),
             name: Mutex::default(),
             lib_name: Mutex::default(),
@@ -54,6 +59,10 @@ impl ClientHandle {
     pub fn request_kill(&self) {
         self.killed.store(true, Relaxed);
         self.kill.notify_one();
+    }
+
+    pub fn age_seconds(&self) -> u64 {
+        self.created.elapsed().as_secs()
     }
 
     pub fn idle_seconds(&self) -> u64 {

@@ -1,6 +1,8 @@
 //! Binding, accepting, and the background cycles (active expiry).
 
 use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,6 +34,7 @@ pub async fn run(config: Config) -> std::io::Result<()> {
         .unwrap_or(config.port);
     let shared = Arc::new(Shared::new(config, port));
     tokio::spawn(active_expire_cycle(shared.clone()));
+    tokio::spawn(super::stats::sample_forever(shared.clone()));
     for listener in listeners {
         tokio::spawn(accept_loop(shared.clone(), listener));
     }
@@ -65,6 +68,7 @@ async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
         let _ = stream.set_nodelay(true);
         let local = stream.local_addr().unwrap_or(addr);
         let handle = shared.clients.register(addr, local);
+        handle.fd.store(stream.as_raw_fd(), Relaxed);
         tokio::spawn(connection::serve(shared.clone(), stream, handle));
     }
 }

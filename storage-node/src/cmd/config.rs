@@ -1,0 +1,151 @@
+//! `CONFIG` subcommands.
+//!
+//! - `CONFIG GET pattern [pattern ...]` → a map from setting name to value for every setting
+//!   matching a glob pattern (case-insensitive); a pattern without glob characters is looked
+//!   up directly and answered under the name as given. Unknown names are left out.
+//! - `CONFIG SET name value [name value ...]` → `+OK`, all settings changed or none.
+//!   Errors, as Redis 7.0 words them: `ERR Unknown option or number of arguments for CONFIG
+//!   SET - 'name'`, `ERR CONFIG SET failed (possibly related to argument 'name') - reason`
+//!   (reasons: a bad value, `can't set immutable config`, `can't set protected config`,
+//!   `duplicate parameter`), `ERR syntax error` for an odd number of arguments.
+//! - `CONFIG RESETSTAT` → `+OK`; zeroes the INFO counters.
+//! - `CONFIG REWRITE` → `+OK` after rewriting the config file the node was started with;
+//!   `ERR The server is running without a config file` without one.
+//! - `CONFIG HELP` → the subcommands above.
+
+use bytes::Bytes;
+
+use super::args::{is, text};
+use super::command::write_help;
+use super::errors::SYNTAX;
+use super::{CmdResult, Ctx, Handler};
+use crate::config::params::{self, Access};
+use crate::server::stats::KeyspaceCounters;
+
+pub const COMMANDS: &[(&str, Handler)] = &[("config", config)];
+
+const HELP: &[&str] = &[
+    "GET <pattern>",
+    "    Return parameters matching the glob-like <pattern> and their values.",
+    "SET <directive> <value>",
+    "    Set the configuration <directive> to <value>.",
+    "RESETSTAT",
+    "    Reset statistics reported by the INFO command.",
+    "REWRITE",
+    "    Rewrite the configuration file.",
+];
+
+fn config(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let sub = &args[1];
+    if is(sub, "get") {
+        get(ctx, &args[2..]);
+    } else if is(sub, "set") {
+        set(ctx, args)?;
+    } else if is(sub, "resetstat") {
+        let (hits, misses) = ctx.keyspace.hits_and_misses();
+        ctx.shared.stats.reset(KeyspaceCounters {
+            hits,
+            misses,
+            expired_keys: ctx.keyspace.expired_keys(),
+        });
+        ctx.out.ok();
+    } else if is(sub, "rewrite") {
+        let config = ctx.shared.config().clone();
+        crate::config::rewrite(&config).map_err(|e| format!("ERR {e}"))?;
+        ctx.out.ok();
+    } else if is(sub, "help") {
+        write_help(&mut ctx.out, "CONFIG", HELP);
+    } else {
+        return Err(super::unknown_subcommand(args));
+    }
+    Ok(())
+}
+
+fn has_glob(pattern: &[u8]) -> bool {
+    pattern.iter().any(|b| matches!(b, b'*' | b'?' | b'['))
+}
+
+fn get(ctx: &mut Ctx<'_>, patterns: &[Bytes]) {
+    // (name as shown, canonical name), first match first, no repeats.
+    let mut matches: Vec<(String, &'static str)> = Vec::new();
+    for pattern in patterns {
+        if !has_glob(pattern) {
+            let given = text(pattern);
+            if let Some(param) = params::find(&given) {
+                if !matches.iter().any(|(_, name)| *name == param.name) {
+                    matches.push((given, param.name));
+                }
+            }
+            continue;
+        }
+        for name in params::names() {
+            if !matches.iter().any(|(_, n)| *n == name)
+                && slotproxy::glob::glob_match(pattern, name.as_bytes(), true)
+            {
+                matches.push((name.to_string(), name));
+            }
+        }
+    }
+    let config = ctx.shared.config().clone();
+    ctx.out.map(matches.len());
+    for (shown, name) in matches {
+        ctx.out.bulk(shown.as_bytes());
+        ctx.out
+            .bulk(params::get(&config, name).unwrap_or_default().as_bytes());
+    }
+}
+
+/// Applies every pair to a copy of the settings and installs the copy only if all of them
+/// were valid, so a failed CONFIG SET changes nothing.
+fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if args.len() % 2 == 1 {
+        return Err(SYNTAX.into());
+    }
+    let pairs: Vec<(String, String)> = args[2..]
+        .chunks(2)
+        .map(|pair| (text(&pair[0]), text(&pair[1])))
+        .collect();
+    // First every name, as Redis checks them all before setting anything.
+    let mut seen: Vec<&'static str> = Vec::new();
+    let mut refusal: Option<String> = None;
+    for (given, _) in &pairs {
+        let Some(param) = params::find(given) else {
+            // An earlier refusal wins over a later unknown name, as in Redis.
+            if refusal.is_some() {
+                continue;
+            }
+            return Err(format!(
+                "ERR Unknown option or number of arguments for CONFIG SET - '{given}'"
+            )
+            .into());
+        };
+        if refusal.is_some() {
+            continue;
+        }
+        let reason = match param.access {
+            Access::Immutable => Some("can't set immutable config"),
+            Access::Protected => Some("can't set protected config"),
+            Access::Mutable if seen.contains(&param.name) => Some("duplicate parameter"),
+            Access::Mutable => None,
+        };
+        if let Some(reason) = reason {
+            refusal = Some(failed(given, reason));
+        }
+        seen.push(param.name);
+    }
+    if let Some(refusal) = refusal {
+        return Err(refusal.into());
+    }
+    let mut updated = ctx.shared.config().clone();
+    for ((_, value), name) in pairs.iter().zip(&seen) {
+        params::apply(&mut updated, name, std::slice::from_ref(value))
+            .map_err(|reason| failed(name, &reason))?;
+    }
+    *ctx.shared.config_mut() = updated;
+    ctx.out.ok();
+    Ok(())
+}
+
+fn failed(name: &str, reason: &str) -> String {
+    format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {reason}")
+}

@@ -1,0 +1,393 @@
+//! `INFO [section ...]` → a bulk string (verbatim text in RESP3) of `# Section` headers and
+//! `field:value` lines, with Redis 7.0's field names and formats.
+//!
+//! Sections: `server`, `clients`, `memory`, `persistence`, `stats`, `replication`, `cpu`,
+//! `modules` (always empty), `cluster`, `keyspace`; `default` and no argument give them all,
+//! as do `all` and `everything`. Names are case-insensitive; sections come out in Redis's
+//! order whatever order they were asked in; unknown names add nothing.
+//!
+//! Every value is real: memory is the process's resident size read from `/proc` (the node
+//! has no allocator statistics, so `used_memory` is that honest upper estimate), CPU times
+//! come from `/proc/self/stat`, counters from the node's statistics and keyspace. Fields
+//! Redis has but the node cannot fill truthfully are left out rather than invented
+//! (`commandstats`, `errorstats` and `latencystats` are not produced).
+
+use std::fmt::Write as _;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::OnceLock;
+
+use bytes::Bytes;
+
+use super::args::text;
+use super::connection::COMPATIBLE_VERSION;
+use super::{CmdResult, Ctx, Handler};
+use crate::keyspace::{lru_clock, Db};
+use crate::server::stats::{self, KeyspaceCounters, Stats};
+
+pub const COMMANDS: &[(&str, Handler)] = &[("info", info)];
+
+/// Sections in the order Redis writes them.
+const SECTIONS: &[&str] = &[
+    "server",
+    "clients",
+    "memory",
+    "persistence",
+    "stats",
+    "replication",
+    "cpu",
+    "modules",
+    "cluster",
+    "keyspace",
+];
+
+/// At most this many keys are looked at to estimate `avg_ttl`, so INFO stays cheap on a big
+/// database (Redis estimates it from samples too).
+const AVG_TTL_SAMPLE: usize = 10_000;
+
+fn info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let wanted = wanted_sections(&args[1..]);
+    let mut out = String::new();
+    for section in SECTIONS.iter().filter(|s| wanted.contains(s)) {
+        if !out.is_empty() {
+            out.push_str("\r\n");
+        }
+        write_section(ctx, section, &mut out);
+    }
+    ctx.out.verbatim(b"txt", out.as_bytes());
+    Ok(())
+}
+
+fn wanted_sections(names: &[Bytes]) -> Vec<&'static str> {
+    if names.is_empty() {
+        return SECTIONS.to_vec();
+    }
+    let mut wanted = Vec::new();
+    for name in names {
+        let name = text(name).to_ascii_lowercase();
+        match name.as_str() {
+            "default" | "all" | "everything" => wanted.extend_from_slice(SECTIONS),
+            other => wanted.extend(SECTIONS.iter().filter(|s| **s == other)),
+        }
+    }
+    wanted
+}
+
+/// Appends `name:value\r\n`.
+macro_rules! field {
+    ($out:expr, $name:expr, $value:expr) => {
+        let _ = write!($out, "{}:{}\r\n", $name, $value);
+    };
+}
+
+fn write_section(ctx: &mut Ctx<'_>, section: &str, out: &mut String) {
+    match section {
+        "server" => server(ctx, out),
+        "clients" => clients(ctx, out),
+        "memory" => memory(ctx, out),
+        "persistence" => persistence(ctx, out),
+        "stats" => stats(ctx, out),
+        "replication" => replication(out),
+        "cpu" => cpu(out),
+        "modules" => out.push_str("# Modules\r\n"),
+        "cluster" => {
+            out.push_str("# Cluster\r\n");
+            field!(out, "cluster_enabled", 0);
+        }
+        "keyspace" => keyspace(ctx, out),
+        _ => {}
+    }
+}
+
+/// Redis's `bytesToHuman`: `123B`, `1.50K`, `11.43M`, `23.54G`, ...
+pub fn bytes_to_human(n: u64) -> String {
+    const UNITS: &[(u64, &str)] = &[
+        (1 << 50, "P"),
+        (1 << 40, "T"),
+        (1 << 30, "G"),
+        (1 << 20, "M"),
+        (1 << 10, "K"),
+    ];
+    for &(size, unit) in UNITS {
+        if n >= size {
+            return format!("{:.2}{unit}", n as f64 / size as f64);
+        }
+    }
+    format!("{n}B")
+}
+
+/// `uname -s -r -m`, from `/proc` (no libc calls).
+fn os_name() -> String {
+    let read = |path: &str| {
+        std::fs::read_to_string(path)
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default()
+    };
+    format!(
+        "{} {} {}",
+        read("/proc/sys/kernel/ostype"),
+        read("/proc/sys/kernel/osrelease"),
+        std::env::consts::ARCH
+    )
+}
+
+fn server(ctx: &mut Ctx<'_>, out: &mut String) {
+    let shared = ctx.shared;
+    let config = shared.config().clone();
+    let uptime = shared.started.elapsed().as_secs();
+    let now_ms = crate::keyspace::unix_time_ms();
+    out.push_str("# Server\r\n");
+    field!(out, "redis_version", COMPATIBLE_VERSION);
+    field!(out, "redis_git_sha1", "00000000");
+    field!(out, "redis_git_dirty", 0);
+    field!(out, "redis_mode", "standalone");
+    field!(out, "os", os_name());
+    field!(out, "arch_bits", usize::BITS);
+    field!(out, "monotonic_clock", "POSIX clock_gettime");
+    field!(out, "multiplexing_api", "epoll");
+    field!(out, "process_id", std::process::id());
+    field!(out, "process_supervised", "no");
+    field!(out, "run_id", shared.run_id);
+    field!(out, "tcp_port", shared.tcp_port);
+    field!(out, "server_time_usec", now_ms * 1000);
+    field!(out, "uptime_in_seconds", uptime);
+    field!(out, "uptime_in_days", uptime / 86400);
+    field!(out, "hz", config.hz);
+    field!(out, "configured_hz", config.hz);
+    field!(out, "lru_clock", lru_clock(now_ms));
+    let executable = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    field!(out, "executable", executable);
+    let config_file = config
+        .config_file
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    field!(out, "config_file", config_file);
+    field!(out, "io_threads_active", 0);
+}
+
+fn clients(ctx: &mut Ctx<'_>, out: &mut String) {
+    let clients = ctx.shared.clients.snapshot();
+    let max_input = clients
+        .iter()
+        .map(|c| c.query_buffer.load(Relaxed))
+        .max()
+        .unwrap_or(0);
+    out.push_str("# Clients\r\n");
+    field!(out, "connected_clients", clients.len());
+    field!(out, "cluster_connections", 0);
+    field!(out, "maxclients", ctx.shared.config().maxclients);
+    field!(out, "client_recent_max_input_buffer", max_input);
+    field!(out, "client_recent_max_output_buffer", 0);
+    field!(out, "blocked_clients", 0);
+    field!(out, "tracking_clients", 0);
+    field!(out, "clients_in_timeout_table", 0);
+}
+
+fn memory(_ctx: &mut Ctx<'_>, out: &mut String) {
+    let memory = stats::process_memory();
+    let used = memory.rss;
+    let peak = memory.peak_rss.max(used);
+    let total = stats::total_system_memory();
+    out.push_str("# Memory\r\n");
+    field!(out, "used_memory", used);
+    field!(out, "used_memory_human", bytes_to_human(used));
+    field!(out, "used_memory_rss", memory.rss);
+    field!(out, "used_memory_rss_human", bytes_to_human(memory.rss));
+    field!(out, "used_memory_peak", peak);
+    field!(out, "used_memory_peak_human", bytes_to_human(peak));
+    let peak_perc = if peak > 0 {
+        used as f64 * 100.0 / peak as f64
+    } else {
+        0.0
+    };
+    field!(out, "used_memory_peak_perc", format!("{peak_perc:.2}%"));
+    field!(out, "total_system_memory", total);
+    field!(out, "total_system_memory_human", bytes_to_human(total));
+    field!(out, "maxmemory", 0);
+    field!(out, "maxmemory_human", "0B");
+    // The node never evicts keys.
+    field!(out, "maxmemory_policy", "noeviction");
+    field!(out, "mem_allocator", "libc");
+}
+
+fn persistence(ctx: &mut Ctx<'_>, out: &mut String) {
+    // The node has no persistence yet: nothing loads, nothing is saved, no AOF is written.
+    out.push_str("# Persistence\r\n");
+    field!(out, "loading", 0);
+    field!(out, "async_loading", 0);
+    field!(out, "rdb_changes_since_last_save", ctx.keyspace.dirty());
+    field!(out, "rdb_bgsave_in_progress", 0);
+    field!(out, "rdb_last_save_time", ctx.shared.started_unix);
+    field!(out, "rdb_last_bgsave_status", "ok");
+    field!(out, "rdb_last_bgsave_time_sec", -1);
+    field!(out, "rdb_current_bgsave_time_sec", -1);
+    field!(out, "rdb_saves", 0);
+    field!(out, "aof_enabled", 0);
+    field!(out, "aof_rewrite_in_progress", 0);
+    field!(out, "aof_rewrite_scheduled", 0);
+    field!(out, "aof_last_rewrite_time_sec", -1);
+    field!(out, "aof_current_rewrite_time_sec", -1);
+    field!(out, "aof_last_bgrewrite_status", "ok");
+    field!(out, "aof_rewrites", 0);
+    field!(out, "aof_last_write_status", "ok");
+}
+
+fn stats(ctx: &mut Ctx<'_>, out: &mut String) {
+    let counters = &ctx.shared.stats;
+    let (hits, misses) = ctx.keyspace.hits_and_misses();
+    let keyspace = counters.keyspace_since_reset(KeyspaceCounters {
+        hits,
+        misses,
+        expired_keys: ctx.keyspace.expired_keys(),
+    });
+    let rates = counters.instant_rates();
+    out.push_str("# Stats\r\n");
+    let count = |c| Stats::get(c);
+    field!(
+        out,
+        "total_connections_received",
+        count(&counters.total_connections_received)
+    );
+    field!(
+        out,
+        "total_commands_processed",
+        count(&counters.total_commands_processed)
+    );
+    field!(out, "instantaneous_ops_per_sec", rates.ops_per_sec);
+    field!(
+        out,
+        "total_net_input_bytes",
+        count(&counters.total_net_input_bytes)
+    );
+    field!(
+        out,
+        "total_net_output_bytes",
+        count(&counters.total_net_output_bytes)
+    );
+    field!(out, "total_net_repl_input_bytes", 0);
+    field!(out, "total_net_repl_output_bytes", 0);
+    field!(
+        out,
+        "instantaneous_input_kbps",
+        format!("{:.2}", rates.input_kbps)
+    );
+    field!(
+        out,
+        "instantaneous_output_kbps",
+        format!("{:.2}", rates.output_kbps)
+    );
+    field!(out, "instantaneous_input_repl_kbps", "0.00");
+    field!(out, "instantaneous_output_repl_kbps", "0.00");
+    field!(
+        out,
+        "rejected_connections",
+        count(&counters.rejected_connections)
+    );
+    field!(out, "sync_full", 0);
+    field!(out, "sync_partial_ok", 0);
+    field!(out, "sync_partial_err", 0);
+    field!(out, "expired_keys", keyspace.expired_keys);
+    field!(out, "evicted_keys", 0);
+    field!(out, "evicted_clients", 0);
+    field!(out, "keyspace_hits", keyspace.hits);
+    field!(out, "keyspace_misses", keyspace.misses);
+    field!(out, "pubsub_channels", 0);
+    field!(out, "pubsub_patterns", 0);
+    field!(out, "pubsubshard_channels", 0);
+    field!(out, "latest_fork_usec", 0);
+    field!(out, "total_forks", 0);
+    field!(
+        out,
+        "total_error_replies",
+        count(&counters.total_error_replies)
+    );
+}
+
+/// The replication id of this master. It never changes while the node runs alone.
+fn master_replid() -> &'static str {
+    static REPLID: OnceLock<String> = OnceLock::new();
+    REPLID.get_or_init(crate::server::random_hex_id)
+}
+
+fn replication(out: &mut String) {
+    out.push_str("# Replication\r\n");
+    field!(out, "role", "master");
+    field!(out, "connected_slaves", 0);
+    field!(out, "master_failover_state", "no-failover");
+    field!(out, "master_replid", master_replid());
+    field!(out, "master_replid2", "0".repeat(40));
+    field!(out, "master_repl_offset", 0);
+    field!(out, "second_repl_offset", -1);
+    field!(out, "repl_backlog_active", 0);
+    field!(out, "repl_backlog_first_byte_offset", 0);
+    field!(out, "repl_backlog_histlen", 0);
+}
+
+fn cpu(out: &mut String) {
+    let process = stats::process_cpu();
+    let main = stats::main_thread_cpu();
+    out.push_str("# CPU\r\n");
+    field!(out, "used_cpu_sys", format!("{:.6}", process.sys));
+    field!(out, "used_cpu_user", format!("{:.6}", process.user));
+    field!(
+        out,
+        "used_cpu_sys_children",
+        format!("{:.6}", process.children_sys)
+    );
+    field!(
+        out,
+        "used_cpu_user_children",
+        format!("{:.6}", process.children_user)
+    );
+    field!(out, "used_cpu_sys_main_thread", format!("{:.6}", main.sys));
+    field!(
+        out,
+        "used_cpu_user_main_thread",
+        format!("{:.6}", main.user)
+    );
+}
+
+/// Mean remaining time to live, in milliseconds, of the keys with an expiry among the first
+/// [`AVG_TTL_SAMPLE`] keys; 0 when the sample holds none.
+fn average_ttl(db: &Db, now_ms: u64) -> u64 {
+    let (sum, count) = db
+        .entries()
+        .take(AVG_TTL_SAMPLE)
+        .filter(|e| e.expire_at_ms > now_ms)
+        .fold((0u128, 0u128), |(sum, count), e| {
+            (sum + u128::from(e.expire_at_ms - now_ms), count + 1)
+        });
+    sum.checked_div(count).map_or(0, |avg| avg as u64)
+}
+
+fn keyspace(ctx: &mut Ctx<'_>, out: &mut String) {
+    let now_ms = ctx.now_ms();
+    out.push_str("# Keyspace\r\n");
+    for (index, db) in ctx.keyspace.dbs().iter().enumerate() {
+        if db.is_empty() {
+            continue;
+        }
+        let _ = write!(
+            out,
+            "db{index}:keys={},expires={},avg_ttl={}\r\n",
+            db.len(),
+            db.volatile_len(),
+            average_ttl(db, now_ms)
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn human_sizes_match_redis() {
+        assert_eq!(bytes_to_human(200), "200B");
+        assert_eq!(bytes_to_human(916304), "894.83K");
+        assert_eq!(bytes_to_human(11980800), "11.43M");
+        assert_eq!(bytes_to_human(25276502016), "23.54G");
+    }
+}
