@@ -24,6 +24,7 @@ mod object;
 mod scan;
 mod server;
 mod strings;
+pub mod wakeup;
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -34,6 +35,7 @@ use slotproxy::resp::ReplyBuf;
 
 pub use errors::{CmdError, CmdResult};
 
+use crate::keyspace::blocking::{BlockRequest, TimeoutReply};
 use crate::keyspace::{unix_time_ms, Db, Keyspace};
 use crate::server::clients::{Client, ReplyMode};
 use crate::server::stats::Stats;
@@ -58,6 +60,34 @@ impl Ctx<'_> {
 
     pub fn now_ms(&self) -> u64 {
         self.keyspace.now_ms()
+    }
+
+    /// Whether a blocking command may wait (not inside MULTI/EXEC or a script).
+    pub fn may_block(&self) -> bool {
+        self.client.may_block
+    }
+
+    /// Makes the running command wait for one of `keys` instead of replying now. Call only
+    /// when [`may_block`](Self::may_block) is true, and write no reply. When a key is
+    /// signalled ready the whole command runs again; the timeout reply is sent if none does.
+    pub fn block_on(
+        &mut self,
+        keys: Vec<Bytes>,
+        timeout: Option<std::time::Duration>,
+        on_timeout: TimeoutReply,
+    ) {
+        self.client.block = Some(BlockRequest {
+            keys,
+            timeout,
+            on_timeout,
+        });
+    }
+
+    /// Tells blocked clients that `key` (in the client's database) may have what they wait
+    /// for. Every command that adds elements a blocking command could take calls it.
+    pub fn signal_key_ready(&mut self, key: &[u8]) {
+        let db = self.client.db;
+        self.keyspace.blocking.signal_ready(db, key);
     }
 }
 

@@ -1,5 +1,6 @@
 //! The node's data: its databases, lazy and active expiry, and the clock commands see.
 
+pub mod blocking;
 mod db;
 mod entry;
 pub mod scan;
@@ -19,6 +20,8 @@ pub fn unix_time_ms() -> u64 {
 /// All databases of the node.
 pub struct Keyspace {
     dbs: Vec<Db>,
+    /// Clients blocked on keys of any database.
+    pub blocking: blocking::BlockingRegistry,
     now_ms: u64,
     /// Where the active expiry cycle continues, per database.
     expire_cursor: Vec<usize>,
@@ -28,6 +31,7 @@ impl Keyspace {
     pub fn new(databases: usize) -> Keyspace {
         Keyspace {
             dbs: (0..databases.max(1)).map(|_| Db::default()).collect(),
+            blocking: blocking::BlockingRegistry::default(),
             now_ms: unix_time_ms(),
             expire_cursor: vec![0; databases.max(1)],
         }

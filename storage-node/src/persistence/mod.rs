@@ -7,6 +7,7 @@
 //! - [`payload`]: DUMP payloads (`type + object + RDB version + CRC-64`), for DUMP/RESTORE.
 
 pub mod crc64;
+pub mod listpack;
 pub mod lzf;
 pub mod payload;
 pub mod rdb;

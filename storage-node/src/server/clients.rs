@@ -8,7 +8,8 @@ use std::sync::atomic::{
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use tokio::sync::Notify;
+use bytes::Bytes;
+use tokio::sync::{mpsc, Notify};
 
 /// What other connections may see or change of a client. The connection task owns the rest.
 #[derive(Debug)]
@@ -31,10 +32,30 @@ pub struct ClientHandle {
     pub query_buffer: AtomicUsize,
     pub killed: AtomicBool,
     pub kill: Notify,
+    /// Replies and pushes produced by other connections for this client (pub/sub messages,
+    /// keyspace notifications): the connection writes them as they arrive.
+    mailbox: mpsc::UnboundedSender<Bytes>,
+    mailbox_rx: Mutex<Option<mpsc::UnboundedReceiver<Bytes>>>,
+    /// Bytes sent to the mailbox and not yet written, for the pub/sub output buffer limit.
+    pub mailbox_bytes: AtomicUsize,
 }
 
 impl ClientHandle {
+    /// Queues bytes for this client's connection to write. Returns the bytes now waiting.
+    pub fn deliver(&self, bytes: Bytes) -> usize {
+        let len = bytes.len();
+        let waiting = self.mailbox_bytes.fetch_add(len, Relaxed) + len;
+        let _ = self.mailbox.send(bytes);
+        waiting
+    }
+
+    /// The receiving side of the mailbox; the connection takes it once.
+    pub fn take_mailbox(&self) -> Option<mpsc::UnboundedReceiver<Bytes>> {
+        lock(&self.mailbox_rx).take()
+    }
+
     pub fn new(id: u64, addr: SocketAddr, local_addr: SocketAddr) -> ClientHandle {
+        let (mailbox, mailbox_rx) = mpsc::unbounded_channel();
         ClientHandle {
             id,
             addr,
@@ -52,6 +73,9 @@ impl ClientHandle {
             query_buffer: AtomicUsize::new(0),
             killed: AtomicBool::new(false),
             kill: Notify::new(),
+            mailbox,
+            mailbox_rx: Mutex::new(Some(mailbox_rx)),
+            mailbox_bytes: AtomicUsize::new(0),
         }
     }
 
@@ -134,6 +158,11 @@ pub struct Client {
     pub reply_mode: ReplyMode,
     /// Set by QUIT (and protocol errors): close once the pending replies are written.
     pub close_after_reply: bool,
+    /// Set by a blocking command that found nothing (see `Ctx::block_on`).
+    pub block: Option<crate::keyspace::blocking::BlockRequest>,
+    /// False inside MULTI/EXEC and scripts: blocking commands then answer at once, as
+    /// their non-blocking forms would.
+    pub may_block: bool,
 }
 
 impl Client {
@@ -145,6 +174,8 @@ impl Client {
             authenticated: !needs_auth,
             reply_mode: ReplyMode::On,
             close_after_reply: false,
+            block: None,
+            may_block: true,
         }
     }
 

@@ -1,6 +1,14 @@
 //! One client connection: read what is buffered, decode every complete request, run the
 //! batch under one keyspace lock, write all replies with one write.
+//!
+//! A blocking command that must wait stops the batch: the rest of the client's requests stay
+//! queued (as Redis leaves them in the query buffer) until the wait ends with a reply from
+//! the node (a key became ready, CLIENT UNBLOCK) or the timeout. Messages other connections
+//! address to this client (pub/sub, notifications) arrive in its mailbox and are written
+//! as they come.
 
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -8,76 +16,68 @@ use bytes::{Bytes, BytesMut};
 use slotproxy::resp::{Limits, RequestDecoder};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
+use tokio::sync::oneshot;
+use tokio::time::Instant;
 
 use super::clients::{Client, ClientHandle};
 use super::stats::Stats;
 use super::Shared;
+use crate::cmd::{execute, wakeup};
 
 const READ_CHUNK: usize = 16 * 1024;
 /// Buffers that grew past this for one large request are given back once drained.
 const KEEP_BUFFER: usize = 1024 * 1024;
+/// Requests decoded ahead while the client is blocked, before reading pauses.
+const MAX_QUEUED: usize = 64 * 1024;
+
+/// A blocking command's wait.
+struct Wait {
+    reply: oneshot::Receiver<Bytes>,
+    deadline: Option<Instant>,
+}
 
 pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<ClientHandle>) {
     let needs_auth = shared.config().requirepass.is_some();
     let mut client = Client::new(handle.clone(), needs_auth);
+    let mut mailbox = handle.take_mailbox();
     let mut decoder = RequestDecoder::new(Limits::default());
     let mut input = BytesMut::with_capacity(READ_CHUNK);
     let mut output = BytesMut::with_capacity(READ_CHUNK);
-    let mut batch: Vec<Vec<Bytes>> = Vec::new();
+    let mut queued: VecDeque<Vec<Bytes>> = VecDeque::new();
+    let mut protocol_error = None;
+    let mut wait: Option<Wait> = None;
     handle.touch();
     loop {
-        let (idle_timeout, max_bulk, query_limit) = {
-            let config = shared.config();
-            (
-                config.timeout,
-                config.proto_max_bulk_len,
-                config.client_query_buffer_limit,
-            )
-        };
-        decoder.limits.max_bulk_len = max_bulk;
-        decoder.limits.unauthenticated = !client.authenticated;
-        if input.capacity() - input.len() < READ_CHUNK / 4 {
-            input.reserve(READ_CHUNK);
-        }
-        let read = tokio::select! {
-            read = stream.read_buf(&mut input) => read,
-            _ = handle.kill.notified() => break,
-            _ = idle(idle_timeout) => break,
-        };
-        match read {
-            Ok(0) | Err(_) => break,
-            Ok(n) => Stats::add(&shared.stats.total_net_input_bytes, n as u64),
-        }
-        let mut protocol_error = None;
-        loop {
-            match decoder.decode(&mut input) {
-                Ok(Some(args)) => batch.push(args),
-                Ok(None) => break,
-                Err(e) => {
-                    protocol_error = Some(e);
+        if wait.is_none() && !queued.is_empty() {
+            let mut keyspace = shared.lock_keyspace();
+            while let Some(args) = queued.pop_front() {
+                execute(&shared, &mut keyspace, &mut client, &mut output, &args);
+                if let Some(request) = client.block.take() {
+                    let deadline = request.timeout.map(|t| Instant::now() + t);
+                    let reply = keyspace.blocking.register(
+                        handle.clone(),
+                        client.db,
+                        client.proto,
+                        args,
+                        request,
+                    );
+                    wait = Some(Wait { reply, deadline });
                     break;
                 }
-            }
-        }
-        let buffered = input.len() + decoder.partial_bytes();
-        handle
-            .query_buffer
-            .store(buffered, std::sync::atomic::Ordering::Relaxed);
-        if !batch.is_empty() {
-            let mut keyspace = shared.lock_keyspace();
-            for args in batch.drain(..) {
-                crate::cmd::execute(&shared, &mut keyspace, &mut client, &mut output, &args);
+                wakeup::serve_ready_keys(&shared, &mut keyspace);
                 if client.close_after_reply {
+                    queued.clear();
                     break;
                 }
             }
             drop(keyspace);
-            batch.clear();
             handle.touch();
         }
-        if let Some(e) = &protocol_error {
-            output.extend_from_slice(format!("-ERR {e}\r\n").as_bytes());
-            client.close_after_reply = true;
+        if queued.is_empty() && wait.is_none() {
+            if let Some(e) = protocol_error.take() {
+                output.extend_from_slice(format!("-ERR {e}\r\n").as_bytes());
+                client.close_after_reply = true;
+            }
         }
         if !output.is_empty() {
             Stats::add(&shared.stats.total_net_output_bytes, output.len() as u64);
@@ -89,9 +89,19 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
                 output = BytesMut::with_capacity(READ_CHUNK);
             }
         }
-        if client.close_after_reply || handle.killed.load(std::sync::atomic::Ordering::Relaxed) {
+        if client.close_after_reply || handle.killed.load(Relaxed) {
             break;
         }
+        let (idle_timeout, max_bulk, query_limit) = {
+            let config = shared.config();
+            (
+                config.timeout,
+                config.proto_max_bulk_len,
+                config.client_query_buffer_limit,
+            )
+        };
+        let buffered = input.len() + decoder.partial_bytes();
+        handle.query_buffer.store(buffered, Relaxed);
         if buffered > query_limit {
             eprintln!(
                 "closing client {} that reached max query buffer length ({buffered} bytes)",
@@ -102,9 +112,81 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
         if input.is_empty() && input.capacity() > KEEP_BUFFER {
             input = BytesMut::with_capacity(READ_CHUNK);
         }
+        decoder.limits.max_bulk_len = max_bulk;
+        decoder.limits.unauthenticated = !client.authenticated;
+        if input.capacity() - input.len() < READ_CHUNK / 4 {
+            input.reserve(READ_CHUNK);
+        }
+        let can_read = protocol_error.is_none() && queued.len() < MAX_QUEUED;
+        let blocked = wait.is_some();
+        let deadline = wait.as_ref().and_then(|w| w.deadline);
+        tokio::select! {
+            read = stream.read_buf(&mut input), if can_read => match read {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    Stats::add(&shared.stats.total_net_input_bytes, n as u64);
+                    loop {
+                        match decoder.decode(&mut input) {
+                            Ok(Some(args)) => queued.push_back(args),
+                            Ok(None) => break,
+                            Err(e) => {
+                                protocol_error = Some(e);
+                                break;
+                            }
+                        }
+                    }
+                }
+            },
+            _ = handle.kill.notified() => break,
+            _ = idle(idle_timeout), if !blocked => break,
+            message = next_message(&mut mailbox) => {
+                if let Some(message) = message {
+                    handle.mailbox_bytes.fetch_sub(message.len(), Relaxed);
+                    output.extend_from_slice(&message);
+                }
+            }
+            reply = async { wait.as_mut().map(|w| &mut w.reply).expect("guarded").await }, if blocked => {
+                wait = None;
+                if let Ok(reply) = reply {
+                    output.extend_from_slice(&reply);
+                }
+            }
+            _ = sleep_until(deadline), if blocked => {
+                let mut keyspace = shared.lock_keyspace();
+                match wakeup::expire_wait(&mut keyspace, handle.id) {
+                    Some(reply) => output.extend_from_slice(&reply),
+                    // Served just before the deadline: the reply is already waiting.
+                    None => {
+                        if let Some(Ok(reply)) = wait.as_mut().map(|w| w.reply.try_recv()) {
+                            output.extend_from_slice(&reply);
+                        }
+                    }
+                }
+                wait = None;
+            }
+        }
+    }
+    if wait.is_some() {
+        let _ = wakeup::expire_wait(&mut shared.lock_keyspace(), handle.id);
     }
     let _ = stream.shutdown().await;
     shared.clients.unregister(handle.id);
+}
+
+async fn next_message(
+    mailbox: &mut Option<tokio::sync::mpsc::UnboundedReceiver<Bytes>>,
+) -> Option<Bytes> {
+    match mailbox {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_until(deadline: Option<Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
 }
 
 async fn idle(timeout_secs: u64) {

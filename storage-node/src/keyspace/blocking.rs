@@ -1,0 +1,158 @@
+//! Clients blocked on keys (BLPOP, BZPOPMIN, BLMOVE, XREAD BLOCK, ...).
+//!
+//! A blocking command that finds nothing registers here instead of replying. A write that
+//! may satisfy it (a push, an add) marks the key ready; after the writing command has fully
+//! completed (a whole MULTI/EXEC or script counts as one), the server re-runs the blocked
+//! commands waiting on each ready key, oldest first, and sends each one's reply to its
+//! connection. A command that still finds nothing stays blocked in its place. This is
+//! Redis's first-come first-served order, and it never lets a blocked client observe the
+//! middle of a transaction.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use slotproxy::resp::Proto;
+use tokio::sync::oneshot;
+
+use crate::server::clients::ClientHandle;
+
+/// What a blocked command answers when its timeout expires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeoutReply {
+    /// `*-1` (RESP2) / `_` (RESP3): BLPOP, BRPOP, BZPOPMIN, BLMPOP, XREAD ...
+    NullArray,
+    /// `$-1` (RESP2) / `_` (RESP3): BLMOVE, BRPOPLPUSH.
+    NullBulk,
+}
+
+/// What a command asks for when it must wait (set through `Ctx::block_on`).
+#[derive(Clone, Debug)]
+pub struct BlockRequest {
+    pub keys: Vec<Bytes>,
+    /// None: wait forever (a timeout argument of 0).
+    pub timeout: Option<Duration>,
+    pub on_timeout: TimeoutReply,
+}
+
+/// A registered blocked client.
+pub struct Blocked {
+    pub handle: Arc<ClientHandle>,
+    pub db: usize,
+    pub proto: Proto,
+    /// The command to run again when a key is ready.
+    pub args: Vec<Bytes>,
+    pub keys: Vec<Bytes>,
+    pub on_timeout: TimeoutReply,
+    reply: oneshot::Sender<Bytes>,
+}
+
+impl Blocked {
+    /// Delivers the reply that ends the wait.
+    pub fn finish(self, reply: Bytes) {
+        let _ = self.reply.send(reply);
+    }
+}
+
+/// All blocked clients of the node.
+#[derive(Default)]
+pub struct BlockingRegistry {
+    waiters: HashMap<(usize, Bytes), VecDeque<u64>>,
+    blocked: HashMap<u64, Blocked>,
+    ready: VecDeque<(usize, Bytes)>,
+    ready_set: HashSet<(usize, Bytes)>,
+}
+
+impl BlockingRegistry {
+    /// Number of blocked clients (INFO `blocked_clients`).
+    pub fn count(&self) -> usize {
+        self.blocked.len()
+    }
+
+    pub fn is_blocked(&self, client_id: u64) -> bool {
+        self.blocked.contains_key(&client_id)
+    }
+
+    /// Registers a blocked command; the receiver gets its reply when it is served.
+    pub fn register(
+        &mut self,
+        handle: Arc<ClientHandle>,
+        db: usize,
+        proto: Proto,
+        args: Vec<Bytes>,
+        request: BlockRequest,
+    ) -> oneshot::Receiver<Bytes> {
+        let (reply, rx) = oneshot::channel();
+        let id = handle.id;
+        for key in &request.keys {
+            let queue = self.waiters.entry((db, key.clone())).or_default();
+            if !queue.contains(&id) {
+                queue.push_back(id);
+            }
+        }
+        self.blocked.insert(
+            id,
+            Blocked {
+                handle,
+                db,
+                proto,
+                args,
+                keys: request.keys,
+                on_timeout: request.on_timeout,
+                reply,
+            },
+        );
+        rx
+    }
+
+    /// Notes that `key` may now satisfy a blocked command. Cheap when nobody waits.
+    pub fn signal_ready(&mut self, db: usize, key: &[u8]) {
+        if self.waiters.is_empty() {
+            return;
+        }
+        let entry = (db, Bytes::copy_from_slice(key));
+        if self.waiters.contains_key(&entry) && self.ready_set.insert(entry.clone()) {
+            self.ready.push_back(entry);
+        }
+    }
+
+    /// The next key marked ready, with the clients waiting on it, oldest first.
+    pub fn next_ready(&mut self) -> Option<((usize, Bytes), Vec<u64>)> {
+        let entry = self.ready.pop_front()?;
+        self.ready_set.remove(&entry);
+        let ids = self
+            .waiters
+            .get(&entry)
+            .map(|q| q.iter().copied().collect())
+            .unwrap_or_default();
+        Some((entry, ids))
+    }
+
+    /// What a blocked client runs again: its db, protocol, handle and command.
+    pub fn retry_info(&self, id: u64) -> Option<(usize, Proto, Arc<ClientHandle>, Vec<Bytes>)> {
+        let b = self.blocked.get(&id)?;
+        Some((b.db, b.proto, b.handle.clone(), b.args.clone()))
+    }
+
+    /// Removes a blocked client (served, timed out, unblocked or disconnected).
+    pub fn remove(&mut self, id: u64) -> Option<Blocked> {
+        let blocked = self.blocked.remove(&id)?;
+        for key in &blocked.keys {
+            let entry = (blocked.db, key.clone());
+            if let Some(queue) = self.waiters.get_mut(&entry) {
+                queue.retain(|&w| w != id);
+                if queue.is_empty() {
+                    self.waiters.remove(&entry);
+                }
+            }
+        }
+        Some(blocked)
+    }
+
+    /// Whether any client waits on `key`.
+    pub fn waiting_on(&self, db: usize, key: &[u8]) -> bool {
+        self.waiters
+            .contains_key(&(db, Bytes::copy_from_slice(key)))
+    }
+}
