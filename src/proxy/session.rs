@@ -101,6 +101,15 @@ impl ClientIo {
                 Err(e) => self.protocol_error = Some(e.0),
             }
         }
+        // A request still arriving may not grow past the limit either.
+        let limit = self.proxy.config.load().limits.max_request_bytes;
+        let announced = self.decoder.pending_bulk_bytes(self.input.len()).unwrap_or(0);
+        let size = self.decoder.partial_bytes() + self.input.len() + announced;
+        if size > limit && self.protocol_error.is_none() {
+            self.protocol_error = Some(format!(
+                "slotproxy: request larger than limits.max_request_bytes ({limit} bytes)"
+            ));
+        }
     }
 
     async fn flush(&mut self) -> bool {
@@ -149,10 +158,8 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>) 
         write,
         input: BytesMut::with_capacity(16 * 1024),
         output: BytesMut::with_capacity(16 * 1024),
-        decoder: RequestDecoder::new(Limits {
-            max_bulk_len: config.limits.max_request_bytes,
-            ..Limits::default()
-        }),
+        // Redis's own bulk limit applies; the whole-request limit is checked in `decode`.
+        decoder: RequestDecoder::new(Limits::default()),
         requests: VecDeque::new(),
         protocol_error: None,
         proxy: proxy.clone(),

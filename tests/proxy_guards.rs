@@ -1,0 +1,160 @@
+//! The proxy's operating guards: deny list, client cap, idle timeout, request size, SIGHUP
+//! reload of live settings, and configuration errors that name the field and line.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use slotproxy::resp::Frame;
+use test_harness::cluster::proxy_binary;
+use test_harness::process::free_port;
+use test_harness::{Cluster, RawClient, ServerProcess};
+
+fn write_config(path: &std::path::Path, listen_port: u16, seeds: &[String], extra: &str) {
+    let seeds: Vec<String> = seeds.iter().map(|s| format!("  - {s}")).collect();
+    let text = format!(
+        "listen: 127.0.0.1:{listen_port}\nseeds:\n{}\n{extra}",
+        seeds.join("\n")
+    );
+    std::fs::write(path, text).expect("write config");
+}
+
+fn start_with_config(path: &std::path::Path, port: u16) -> ServerProcess {
+    let args = vec!["--config".to_string(), path.display().to_string()];
+    ServerProcess::spawn(
+        "slotproxy",
+        &proxy_binary(),
+        &args,
+        port,
+        "Ready to accept connections",
+    )
+}
+
+/// Waits (bounded) for the server to close the connection.
+fn closed_within(client: &mut RawClient, limit: Duration) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if client.try_read_reply().is_none() {
+            return true;
+        }
+    }
+    false
+}
+
+#[test]
+fn guards_hold_and_reload_on_sighup() {
+    let cluster = Cluster::redis(3);
+    let dir = std::env::temp_dir().join(format!("slotproxy-guards-{}", free_port()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("slotproxy.yaml");
+    let port = free_port();
+    let limits = "limits:\n  max_clients: 4\n  max_request_bytes: 100000\n";
+    write_config(
+        &path,
+        port,
+        &cluster.seeds(),
+        &format!("deny_commands: [KEYS, flushall]\n{limits}"),
+    );
+    let proxy = start_with_config(&path, port);
+
+    let mut c = RawClient::connect(port);
+    assert_eq!(
+        c.call(&["KEYS", "*"]),
+        Frame::Error("ERR slotproxy: command 'keys' is denied by configuration".into())
+    );
+    assert!(c.call(&["FLUSHALL"]).is_error());
+    assert_eq!(c.call(&["SET", "guard", "1"]), Frame::Simple("OK".into()));
+
+    // Client cap: `c` and three more make four; the fifth is refused.
+    let mut held: Vec<RawClient> = (0..3).map(|_| RawClient::connect(port)).collect();
+    for h in held.iter_mut() {
+        assert_eq!(h.call(&["PING"]), Frame::Simple("PONG".into()));
+    }
+    let mut refused = RawClient::connect(port);
+    assert_eq!(
+        refused.read_reply().0,
+        Frame::Error("ERR max number of clients reached".into())
+    );
+    drop(held);
+    drop(refused);
+    // The freed places are usable again (the proxy notices the closes asynchronously).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let mut again = RawClient::connect(port);
+        if again.call(&["PING"]) == Frame::Simple("PONG".into()) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "client places not freed");
+    }
+
+    // A request over max_request_bytes is refused and the connection closed.
+    let mut big = RawClient::connect(port);
+    let value = vec![b'x'; 200_000];
+    big.send(&[b"SET", b"big", &value]);
+    let (reply, _) = big.read_reply();
+    assert!(
+        matches!(&reply, Frame::Error(e) if e.starts_with(b"ERR slotproxy: request larger")),
+        "{reply:?}"
+    );
+    assert!(closed_within(&mut big, Duration::from_secs(5)));
+
+    // SIGHUP reloads the deny list.
+    write_config(
+        &path,
+        port,
+        &cluster.seeds(),
+        &format!("deny_commands: [flushall]\n{limits}"),
+    );
+    let status = Command::new("kill")
+        .args(["-HUP", &proxy.pid().to_string()])
+        .status()
+        .expect("kill -HUP");
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let mut c = RawClient::connect(port);
+        if !c.call(&["KEYS", "guard"]).is_error() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "deny list not reloaded");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn idle_clients_are_closed() {
+    let cluster = Cluster::redis(3);
+    let dir = std::env::temp_dir().join(format!("slotproxy-idle-{}", free_port()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("slotproxy.yaml");
+    let port = free_port();
+    write_config(&path, port, &cluster.seeds(), "timeouts:\n  idle_secs: 1\n");
+    let _proxy = start_with_config(&path, port);
+    let mut c = RawClient::connect(port);
+    assert_eq!(c.call(&["PING"]), Frame::Simple("PONG".into()));
+    assert!(
+        closed_within(&mut c, Duration::from_secs(10)),
+        "idle client not closed"
+    );
+}
+
+#[test]
+fn config_errors_name_field_and_line() {
+    let dir = std::env::temp_dir().join(format!("slotproxy-badconf-{}", free_port()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("bad.yaml");
+    std::fs::write(
+        &path,
+        "listen: 127.0.0.1:1\nseeds: [127.0.0.1:2]\nlimits:\n  max_clientz: 3\n",
+    )
+    .expect("write");
+    let output = Command::new(proxy_binary())
+        .args(["--config", &path.display().to_string()])
+        .output()
+        .expect("run slotproxy");
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("max_clientz") && stderr.contains("line 4"),
+        "{stderr}"
+    );
+}
