@@ -54,14 +54,8 @@ pub async fn accept_loop(proxy: Arc<Proxy>, listener: TcpListener) {
         let _ = stream.set_nodelay(true);
         let local_addr = stream.local_addr().unwrap_or(addr);
         let handle = proxy.clients.register(addr, local_addr);
-        let proxy = proxy.clone();
-        tokio::spawn(async move {
-            let id = handle.id;
-            // The session's own task: a panic in it ends this client only.
-            let session = tokio::spawn(serve(proxy.clone(), stream, handle));
-            let _ = session.await;
-            proxy.clients.unregister(id);
-        });
+        // A panic in a session ends that task only; the guard unregisters the client either way.
+        tokio::spawn(serve(proxy.clone(), stream, handle));
     }
 }
 
@@ -80,8 +74,10 @@ pub struct ClientIo {
 impl ClientIo {
     /// Reads what the client sent and decodes it. False when the client is gone.
     pub async fn read_more(&mut self) -> bool {
-        if self.input.capacity() - self.input.len() < 4096 {
-            self.input.reserve(16 * 1024);
+        // Start small and grow with what the client sends: thousands of idle clients must
+        // not each pin a large buffer.
+        if self.input.capacity() == self.input.len() {
+            self.input.reserve(self.input.capacity().clamp(512, 64 * 1024));
         }
         match self.read.read_buf(&mut self.input).await {
             Ok(0) | Err(_) => false,
@@ -120,7 +116,7 @@ impl ClientIo {
         let ok = self.write.write_all(&self.output).await.is_ok();
         self.output.clear();
         if self.output.capacity() > 1024 * 1024 {
-            self.output = BytesMut::with_capacity(16 * 1024);
+            self.output = BytesMut::new();
         }
         ok
     }
@@ -150,14 +146,30 @@ fn drain_ready(pending: &mut VecDeque<Pending>, output: &mut BytesMut) {
     }
 }
 
+/// Unregisters a client when its session ends, normally or by panic.
+struct Registration {
+    proxy: Arc<Proxy>,
+    id: u64,
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        self.proxy.clients.unregister(self.id);
+    }
+}
+
 async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>) {
+    let _registration = Registration {
+        proxy: proxy.clone(),
+        id: handle.id,
+    };
     let config = proxy.config.load_full();
     let (read, write) = stream.into_split();
     let mut io = ClientIo {
         read,
         write,
-        input: BytesMut::with_capacity(16 * 1024),
-        output: BytesMut::with_capacity(16 * 1024),
+        input: BytesMut::new(),
+        output: BytesMut::new(),
         // Redis's own bulk limit applies; the whole-request limit is checked in `decode`.
         decoder: RequestDecoder::new(Limits::default()),
         requests: VecDeque::new(),
