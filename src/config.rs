@@ -9,6 +9,7 @@
 //! backend: { connections_per_node: 2, refresh_interval_ms: 5000 }
 //! deny_commands: [KEYS, FLUSHALL, FLUSHDB]
 //! users: [{ name: default, password: secret }]
+//! workers: 0   # worker threads; 0 = one per core
 //! ```
 //!
 //! Unknown fields are errors, and every error names the field and its line. `listen`, `seeds`
@@ -45,6 +46,8 @@ pub struct ProxyConfig {
     pub deny_commands: Vec<String>,
     /// The proxy's own users. Empty: no authentication.
     pub users: Vec<User>,
+    /// Worker threads serving clients (0: one per CPU core).
+    pub workers: usize,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -94,6 +97,7 @@ impl Default for ProxyConfig {
             backend: Backend::default(),
             deny_commands: Vec::new(),
             users: Vec::new(),
+            workers: 0,
         }
     }
 }

@@ -19,6 +19,9 @@ struct Args {
     /// A cluster node to learn the topology from; repeat for several (overrides `seeds`).
     #[arg(long = "seed")]
     seeds: Vec<String>,
+    /// Worker threads serving clients (overrides `workers`; 0 = one per core).
+    #[arg(long)]
+    workers: Option<usize>,
 }
 
 fn load(args: &Args) -> anyhow::Result<ProxyConfig> {
@@ -31,6 +34,9 @@ fn load(args: &Args) -> anyhow::Result<ProxyConfig> {
     }
     if !args.seeds.is_empty() {
         config.seeds = args.seeds.clone();
+    }
+    if let Some(workers) = args.workers {
+        config.workers = workers;
     }
     Ok(config)
 }
@@ -48,7 +54,9 @@ fn main() -> anyhow::Result<()> {
     if config.seeds.is_empty() {
         anyhow::bail!("no seed nodes: give --seed HOST:PORT or `seeds:` in the config");
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+    // The control thread: accepting, topology refresh, SIGHUP. Clients are served by the
+    // worker threads the proxy starts.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("starting the runtime")?;
@@ -71,6 +79,7 @@ fn main() -> anyhow::Result<()> {
                     next.listen = current.listen.clone();
                     next.seeds = current.seeds.clone();
                     next.backend.connections_per_node = current.backend.connections_per_node;
+                    next.workers = current.workers;
                     proxy.config.store(std::sync::Arc::new(next));
                     tracing::info!("configuration reloaded");
                 }

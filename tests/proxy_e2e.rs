@@ -45,7 +45,7 @@ fn moved_and_ask_redirects_are_followed() {
 #[test]
 fn client_killed_during_large_fanout() {
     let cluster = Cluster::redis(3);
-    let proxy = start_proxy(&cluster.seeds(), &[]);
+    let proxy = start_proxy(&cluster.seeds(), &["--workers", "2"]);
     failures::client_killed_during_fanout(&cluster, proxy.port);
 }
 

@@ -9,5 +9,5 @@ pub mod topology;
 
 pub use connection::{BackendConn, ReplyResult};
 pub use error::BackendError;
-pub use pool::Pool;
+pub use pool::{Lane, Pool};
 pub use topology::{Node, Topology};

@@ -11,6 +11,15 @@ use crate::resp::Proto;
 
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
 
+/// Which shared connections a client uses: its worker thread's pool, and one connection per
+/// node within it. All of a client's requests to a node go through that one connection, so
+/// they reach the node in the order the client sent them, and never leave the thread.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Lane {
+    pub worker: usize,
+    pub conn: usize,
+}
+
 struct Slot {
     conn: Arc<BackendConn>,
     opened: Instant,
@@ -36,9 +45,8 @@ impl Pool {
         }
     }
 
-    /// A lane for a new client: its requests to any node always use that node's connection
-    /// of this lane, so they reach the node in the order the client sent them.
-    pub fn assign_lane(&self) -> usize {
+    /// A connection index for a new client (see [`Lane`]).
+    pub fn assign_conn(&self) -> usize {
         self.next.fetch_add(1, Ordering::Relaxed)
     }
 

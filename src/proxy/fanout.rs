@@ -12,6 +12,7 @@ use bytes::{Bytes, BytesMut};
 
 use super::forward::{error_reply, forward, send_to_node, Pending};
 use super::Proxy;
+use crate::backend::Lane;
 use crate::cluster::key_slot;
 use crate::resp::{encode_request, parse_frame, Frame, Proto, ReplyBuf};
 
@@ -74,7 +75,7 @@ pub fn common_slot(args: &[Bytes]) -> Option<u16> {
 
 /// MGET, MSET, DEL, UNLINK, EXISTS, TOUCH over several slots. The children are sent now,
 /// so the client's later requests cannot overtake them; the merge waits for their replies.
-pub fn split_keys(proxy: &Arc<Proxy>, args: Vec<Bytes>, proto: Proto, lane: usize) -> Pending {
+pub fn split_keys(proxy: &Arc<Proxy>, args: Vec<Bytes>, proto: Proto, lane: Lane) -> Pending {
     let stride = key_stride(&args[0]);
     let groups = group_by_slot(&args);
     let children: Vec<Pending> = groups
@@ -141,7 +142,7 @@ fn masters(proxy: &Proxy) -> Vec<String> {
 
 /// DBSIZE, KEYS, RANDOMKEY, FLUSHALL, FLUSHDB, SCAN, and the SCRIPT / FUNCTION commands that
 /// must reach every master. Sent to every master now; merged when all have answered.
-pub fn all_masters(proxy: &Arc<Proxy>, args: Vec<Bytes>, proto: Proto, lane: usize) -> Pending {
+pub fn all_masters(proxy: &Arc<Proxy>, args: Vec<Bytes>, proto: Proto, lane: Lane) -> Pending {
     let name = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
     let addrs = masters(proxy);
     if addrs.is_empty() {
@@ -242,7 +243,7 @@ async fn scan(
     args: Vec<Bytes>,
     addrs: Vec<String>,
     proto: Proto,
-    lane: usize,
+    lane: Lane,
 ) -> Bytes {
     let Some(cursor) = crate::numbers::parse_u64(&args[1]) else {
         return error_reply("ERR invalid cursor");

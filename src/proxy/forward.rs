@@ -15,7 +15,7 @@ use tokio::sync::oneshot;
 
 use super::stats::Stats;
 use super::Proxy;
-use crate::backend::{BackendError, ReplyResult};
+use crate::backend::{BackendError, Lane, ReplyResult};
 use crate::resp::Proto;
 
 /// Redirects followed for one request before giving up.
@@ -37,7 +37,7 @@ pub struct Waiting {
     slot: Option<u16>,
     request: Bytes,
     proto: Proto,
-    lane: usize,
+    lane: Lane,
     addr: String,
 }
 
@@ -109,10 +109,10 @@ impl Proxy {
         addr: &str,
         request: Bytes,
         proto: Proto,
-        lane: usize,
+        lane: Lane,
         asking: bool,
     ) -> oneshot::Receiver<ReplyResult> {
-        match self.pool.get(addr, proto, lane) {
+        match self.pool(lane).get(addr, proto, lane.conn) {
             Ok(conn) => conn.send(request, asking),
             Err(e) => {
                 let (tx, rx) = oneshot::channel();
@@ -130,7 +130,7 @@ pub fn forward(
     slot: Option<u16>,
     request: Bytes,
     proto: Proto,
-    lane: usize,
+    lane: Lane,
 ) -> Pending {
     let addr = match slot {
         Some(slot) => proxy.master_addr(slot),
@@ -165,7 +165,7 @@ pub fn send_to_node(
     addr: String,
     request: Bytes,
     proto: Proto,
-    lane: usize,
+    lane: Lane,
 ) -> Pending {
     let rx = proxy.send_to(&addr, request.clone(), proto, lane, false);
     Pending::Backend(Waiting {
@@ -193,7 +193,7 @@ async fn follow(
     slot: Option<u16>,
     request: Bytes,
     proto: Proto,
-    lane: usize,
+    lane: Lane,
     mut addr: String,
     mut reply: ReplyResult,
 ) -> Bytes {

@@ -44,9 +44,15 @@ async fn keyspace(proxy: &Arc<Proxy>) -> String {
     let request = request.freeze();
     let mut totals: Vec<(String, u64, u64)> = Vec::new();
     for addr in addrs {
-        let reply = send_to_node(proxy, addr, request.clone(), Proto::Resp2, 0)
-            .reply()
-            .await;
+        let reply = send_to_node(
+            proxy,
+            addr,
+            request.clone(),
+            Proto::Resp2,
+            proxy.control_lane(),
+        )
+        .reply()
+        .await;
         let Ok(Some((frame, _))) = parse_frame(&reply) else {
             continue;
         };

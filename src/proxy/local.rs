@@ -20,6 +20,7 @@ use super::clients::{lock, ClientHandle};
 use super::forward::{error_reply, forward, Pending};
 use super::stats::Stats;
 use super::{info, Proxy};
+use crate::backend::Lane;
 use crate::cluster::{key_slot, CommandSpec, CommandTable};
 use crate::resp::{encode_request, Frame, Proto, ReplyBuf};
 
@@ -28,8 +29,8 @@ pub struct ClientState {
     pub handle: Arc<ClientHandle>,
     pub proto: Proto,
     pub authenticated: bool,
-    /// The client's lane on the shared backend connections (see `Pool::assign_lane`).
-    pub lane: usize,
+    /// The client's worker thread and shared backend connections.
+    pub lane: Lane,
 }
 
 /// A local command's outcome.
@@ -413,7 +414,7 @@ fn config(args: &[Bytes], proto: Proto) -> Result<Bytes, String> {
     }))
 }
 
-fn cluster(proxy: &Arc<Proxy>, args: &[Bytes], proto: Proto, lane: usize) -> LocalReply {
+fn cluster(proxy: &Arc<Proxy>, args: &[Bytes], proto: Proto, lane: Lane) -> LocalReply {
     let sub = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
     let host = proxy.listen_addr.ip().to_string();
     let port = proxy.listen_addr.port() as i64;

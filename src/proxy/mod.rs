@@ -26,14 +26,16 @@ use arc_swap::ArcSwap;
 use tokio::net::TcpListener;
 use tokio::sync::{Notify, Semaphore};
 
-use crate::backend::{topology, Pool, Topology};
+use crate::backend::{topology, Lane, Pool, Topology};
 use crate::config::ProxyConfig;
 
 /// State shared by all sessions of one proxy.
 pub struct Proxy {
     pub config: ArcSwap<ProxyConfig>,
     pub topology: ArcSwap<Topology>,
-    pub pool: Pool,
+    /// One pool of shared backend connections per worker thread, plus one (the last) for
+    /// the control thread (topology refresh, INFO aggregation).
+    pools: Vec<Pool>,
     pub dedicated: Arc<Semaphore>,
     pub clients: clients::ClientRegistry,
     pub stats: stats::Stats,
@@ -45,22 +47,48 @@ pub struct Proxy {
 }
 
 impl Proxy {
-    pub fn new(config: ProxyConfig, listen_addr: SocketAddr) -> Proxy {
-        let pool = Pool::new(
-            config.backend.connections_per_node,
-            Duration::from_millis(config.timeouts.connect_ms),
-        );
+    pub fn new(config: ProxyConfig, listen_addr: SocketAddr, workers: usize) -> Proxy {
+        let pools = (0..=workers)
+            .map(|_| {
+                Pool::new(
+                    config.backend.connections_per_node,
+                    Duration::from_millis(config.timeouts.connect_ms),
+                )
+            })
+            .collect();
         Proxy {
             dedicated: Arc::new(Semaphore::new(config.limits.dedicated_connections)),
             config: ArcSwap::from_pointee(config),
             topology: ArcSwap::from_pointee(Topology::default()),
-            pool,
+            pools,
             clients: clients::ClientRegistry::default(),
             stats: stats::Stats::default(),
             started: Instant::now(),
             id: clients::random_hex_id(),
             listen_addr,
             refresh: Notify::new(),
+        }
+    }
+
+    /// The pool of a lane's worker.
+    pub fn pool(&self, lane: Lane) -> &Pool {
+        &self.pools[lane.worker.min(self.pools.len() - 1)]
+    }
+
+    /// The lane of the control thread.
+    pub fn control_lane(&self) -> Lane {
+        Lane {
+            worker: self.pools.len() - 1,
+            conn: 0,
+        }
+    }
+
+    /// A lane for a new client served by `worker`.
+    pub fn assign_lane(&self, worker: usize) -> Lane {
+        let lane = Lane { worker, conn: 0 };
+        Lane {
+            worker,
+            conn: self.pool(lane).assign_conn(),
         }
     }
 
@@ -93,7 +121,8 @@ impl Proxy {
         candidates.extend(config.seeds.iter().cloned());
         candidates.dedup();
         let timeout = Duration::from_millis(config.timeouts.connect_ms.max(500));
-        let mut fresh = topology::fetch(&self.pool, &candidates, timeout).await?;
+        let mut fresh =
+            topology::fetch(self.pool(self.control_lane()), &candidates, timeout).await?;
         let current = self.topology.load();
         if fresh.masters != current.masters || fresh.ranges() != current.ranges() {
             fresh.version = current.version + 1;
@@ -118,22 +147,36 @@ impl Proxy {
     }
 }
 
-/// Binds, learns the topology, and serves until the process ends. `ready` is called with
-/// the bound address once clients can connect.
+/// Binds, learns the topology, starts the worker threads and serves until the process ends.
+/// Runs on the control runtime; `ready` is called with the bound address once clients can
+/// connect.
+///
+/// Threading: the control thread accepts clients and hands each to a worker thread, round
+/// robin. Each worker runs its own single-threaded runtime with its own backend connections,
+/// so serving a request never crosses threads (no cross-thread wake-ups or locks on the
+/// request path), in the manner of twemproxy's event loop, once per core.
 pub async fn run(
     config: ProxyConfig,
     ready: impl FnOnce(SocketAddr),
 ) -> std::io::Result<Arc<Proxy>> {
     let listener = TcpListener::bind(&config.listen).await?;
     let addr = listener.local_addr()?;
-    let proxy = Arc::new(Proxy::new(config, addr));
+    let workers = match config.workers {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    let proxy = Arc::new(Proxy::new(config, addr, workers));
+    let mut senders = Vec::with_capacity(workers);
+    for index in 0..workers {
+        senders.push(session::spawn_worker(proxy.clone(), index)?);
+    }
     // Start serving even if no seed answers yet: slots then answer CLUSTERDOWN until the
     // refresher reaches a node, which is what a client of a starting cluster expects.
     if let Err(e) = proxy.refresh_topology().await {
         tracing::warn!("initial topology not available yet: {e}");
     }
     tokio::spawn(proxy.clone().refresher());
-    tokio::spawn(session::accept_loop(proxy.clone(), listener));
+    tokio::spawn(session::accept_loop(proxy.clone(), listener, senders));
     ready(addr);
     Ok(proxy)
 }

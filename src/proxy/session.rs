@@ -15,6 +15,7 @@ use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
 
 use super::clients::{lock, ClientHandle};
 use super::fanout;
@@ -31,7 +32,48 @@ use crate::resp::{encode_request, Limits, Proto, RequestDecoder};
 /// Requests in flight per client before the session stops reading more.
 const MAX_PENDING: usize = 1024;
 
-pub async fn accept_loop(proxy: Arc<Proxy>, listener: TcpListener) {
+/// A client handed from the acceptor to a worker.
+pub struct Accepted {
+    stream: std::net::TcpStream,
+    handle: Arc<ClientHandle>,
+}
+
+/// Starts worker thread `index` with its own single-threaded runtime; returns where to send
+/// it clients.
+pub fn spawn_worker(
+    proxy: Arc<Proxy>,
+    index: usize,
+) -> std::io::Result<mpsc::UnboundedSender<Accepted>> {
+    let (tx, mut rx) = mpsc::unbounded_channel::<Accepted>();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    std::thread::Builder::new()
+        .name(format!("slotproxy-worker-{index}"))
+        .spawn(move || {
+            runtime.block_on(async move {
+                while let Some(accepted) = rx.recv().await {
+                    match TcpStream::from_std(accepted.stream) {
+                        Ok(stream) => {
+                            tokio::spawn(serve(proxy.clone(), stream, accepted.handle, index));
+                        }
+                        Err(e) => {
+                            tracing::warn!("cannot adopt a client socket: {e}");
+                            proxy.clients.unregister(accepted.handle.id);
+                        }
+                    }
+                }
+            })
+        })?;
+    Ok(tx)
+}
+
+pub async fn accept_loop(
+    proxy: Arc<Proxy>,
+    listener: TcpListener,
+    workers: Vec<mpsc::UnboundedSender<Accepted>>,
+) {
+    let mut next = 0;
     loop {
         let (mut stream, addr) = match listener.accept().await {
             Ok(accepted) => accepted,
@@ -54,8 +96,20 @@ pub async fn accept_loop(proxy: Arc<Proxy>, listener: TcpListener) {
         let _ = stream.set_nodelay(true);
         let local_addr = stream.local_addr().unwrap_or(addr);
         let handle = proxy.clients.register(addr, local_addr);
-        // A panic in a session ends that task only; the guard unregisters the client either way.
-        tokio::spawn(serve(proxy.clone(), stream, handle));
+        let stream = match stream.into_std() {
+            Ok(stream) => stream,
+            Err(_) => {
+                proxy.clients.unregister(handle.id);
+                continue;
+            }
+        };
+        // A panic in a session ends that task only; its guard unregisters the client.
+        next = (next + 1) % workers.len().max(1);
+        if let Some(worker) = workers.get(next) {
+            if worker.send(Accepted { stream, handle }).is_err() {
+                tracing::error!("worker {next} is gone");
+            }
+        }
     }
 }
 
@@ -77,7 +131,8 @@ impl ClientIo {
         // Start small and grow with what the client sends: thousands of idle clients must
         // not each pin a large buffer.
         if self.input.capacity() == self.input.len() {
-            self.input.reserve(self.input.capacity().clamp(512, 64 * 1024));
+            self.input
+                .reserve(self.input.capacity().clamp(512, 64 * 1024));
         }
         match self.read.read_buf(&mut self.input).await {
             Ok(0) | Err(_) => false,
@@ -99,7 +154,10 @@ impl ClientIo {
         }
         // A request still arriving may not grow past the limit either.
         let limit = self.proxy.config.load().limits.max_request_bytes;
-        let announced = self.decoder.pending_bulk_bytes(self.input.len()).unwrap_or(0);
+        let announced = self
+            .decoder
+            .pending_bulk_bytes(self.input.len())
+            .unwrap_or(0);
         let size = self.decoder.partial_bytes() + self.input.len() + announced;
         if size > limit && self.protocol_error.is_none() {
             self.protocol_error = Some(format!(
@@ -158,7 +216,7 @@ impl Drop for Registration {
     }
 }
 
-async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>) {
+async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, worker: usize) {
     let _registration = Registration {
         proxy: proxy.clone(),
         id: handle.id,
@@ -182,7 +240,7 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>) 
             handle: handle.clone(),
             proto: Proto::Resp2,
             authenticated: config.users.is_empty(),
-            lane: proxy.pool.assign_lane(),
+            lane: proxy.assign_lane(worker),
         },
         pending: VecDeque::new(),
         tx: Transaction::default(),
