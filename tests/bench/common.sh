@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the benchmark scripts in this folder (sourced, not run).
 #
 # Builds the release storage-node, starts it and a redis-server on free loopback ports, and
@@ -63,8 +64,8 @@ stop_servers() {
 
 # Waits (at most ~10 s) until the server on port $1 answers PING.
 wait_ready() {
-    local port="$1" name="$2" pid="$3" attempt
-    for attempt in $(seq 1 100); do
+    local port="$1" name="$2" pid="$3" _
+    for _ in $(seq 1 100); do
         if [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ]; then
             return 0
         fi

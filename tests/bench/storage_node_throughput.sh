@@ -31,7 +31,7 @@
 #   NODE_ARGS, REDIS_ARGS, SKIP_BUILD=1, CARGO_TARGET_DIR: see common.sh
 set -uo pipefail
 
-# shellcheck source=common.sh
+# shellcheck source=tests/bench/common.sh
 source "$(dirname "$0")/common.sh"
 
 N="${N:-1000000}"

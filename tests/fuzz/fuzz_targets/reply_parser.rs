@@ -43,7 +43,8 @@ fn as_encoded(frame: &Frame) -> Frame {
 
 /// Frame equality where NaN equals NaN (`,nan` is valid RESP3; `f64` NaN is not equal to itself).
 fn same(a: &Frame, b: &Frame) -> bool {
-    let all = |x: &[Frame], y: &[Frame]| x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q));
+    let all =
+        |x: &[Frame], y: &[Frame]| x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q));
     match (a, b) {
         (Frame::Double(x), Frame::Double(y)) => x == y || (x.is_nan() && y.is_nan()),
         (Frame::Array(x), Frame::Array(y))
@@ -51,8 +52,7 @@ fn same(a: &Frame, b: &Frame) -> bool {
         | (Frame::Push(x), Frame::Push(y)) => all(x, y),
         (Frame::Map(x), Frame::Map(y)) => {
             x.len() == y.len()
-                && x
-                    .iter()
+                && x.iter()
                     .zip(y)
                     .all(|((k1, v1), (k2, v2))| same(k1, k2) && same(v1, v2))
         }
@@ -64,7 +64,11 @@ fuzz_target!(|data: &[u8]| {
     let Ok(Some((frame, used))) = parse_frame(data) else {
         return;
     };
-    assert!(used > 0 && used <= data.len(), "used {used} of {}", data.len());
+    assert!(
+        used > 0 && used <= data.len(),
+        "used {used} of {}",
+        data.len()
+    );
     // A frame is only complete once its last byte has arrived (bounded to keep runs fast).
     if used < 512 {
         for cut in 0..used {
