@@ -1,0 +1,106 @@
+# shellcheck shell=bash
+# Shared by the benchmark scripts in this folder (sourced, not run).
+#
+# Builds the release storage-node, starts it and a redis-server on free loopback ports, and
+# stops both by PID when the calling script exits (normally, on error or on Ctrl-C).
+#
+# After `start_servers`: NODE_PORT, NODE_PID, REDIS_PORT, REDIS_PID, WORK_DIR are set.
+# Environment: NODE_ARGS / REDIS_ARGS add arguments to either server; CARGO_TARGET_DIR is
+# honoured; SKIP_BUILD=1 uses the existing release binary.
+
+BENCH_REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+NODE_BIN="${CARGO_TARGET_DIR:-$BENCH_REPO/target}/release/storage-node"
+NODE_PID=""
+REDIS_PID=""
+WORK_DIR=""
+
+require_tools() {
+    local tool
+    for tool in "$@"; do
+        if ! command -v "$tool" >/dev/null 2>&1; then
+            echo "error: '$tool' is not installed" >&2
+            exit 2
+        fi
+    done
+}
+
+build_node() {
+    if [ "${SKIP_BUILD:-0}" = 1 ] && [ -x "$NODE_BIN" ]; then
+        return
+    fi
+    echo "building storage-node (release)..." >&2
+    (cd "$BENCH_REPO" && cargo build --release -p storage-node) >&2 || exit 2
+}
+
+# Prints two distinct free loopback ports. Both sockets are held until both are chosen so the
+# ports differ; like any port-0 trick there is a short window before the servers bind them.
+free_ports() {
+    python3 - <<'EOF'
+import socket
+held = []
+for _ in range(2):
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    held.append(s)
+print(" ".join(str(s.getsockname()[1]) for s in held))
+EOF
+}
+
+stop_servers() {
+    local pid
+    for pid in $NODE_PID $REDIS_PID; do
+        if kill -0 "$pid" 2>/dev/null; then
+            kill "$pid" 2>/dev/null
+            wait "$pid" 2>/dev/null
+        fi
+    done
+    NODE_PID=""
+    REDIS_PID=""
+    if [ -n "$WORK_DIR" ]; then
+        rm -rf "$WORK_DIR"
+        WORK_DIR=""
+    fi
+}
+
+# Waits (at most ~10 s) until the server on port $1 answers PING.
+wait_ready() {
+    local port="$1" name="$2" pid="$3" _
+    for _ in $(seq 1 100); do
+        if [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ]; then
+            return 0
+        fi
+        if ! kill -0 "$pid" 2>/dev/null; then
+            break
+        fi
+        sleep 0.1
+    done
+    echo "error: $name on port $port did not start; its log:" >&2
+    cat "$WORK_DIR/$name.log" >&2
+    exit 2
+}
+
+start_servers() {
+    WORK_DIR="$(mktemp -d)"
+    trap stop_servers EXIT
+    trap 'exit 130' INT TERM
+    read -r NODE_PORT REDIS_PORT <<<"$(free_ports)"
+    # shellcheck disable=SC2086 # NODE_ARGS / REDIS_ARGS are word lists
+    "$NODE_BIN" --port "$NODE_PORT" --bind 127.0.0.1 --dir "$WORK_DIR" ${NODE_ARGS:-} \
+        >"$WORK_DIR/storage-node.log" 2>&1 &
+    NODE_PID=$!
+    # shellcheck disable=SC2086
+    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
+        --dir "$WORK_DIR" ${REDIS_ARGS:-} >"$WORK_DIR/redis-server.log" 2>&1 &
+    REDIS_PID=$!
+    wait_ready "$NODE_PORT" storage-node "$NODE_PID"
+    wait_ready "$REDIS_PORT" redis-server "$REDIS_PID"
+    echo "storage-node: port $NODE_PORT pid $NODE_PID; redis-server $(redis-server --version |
+        grep -o 'v=[^ ]*'): port $REDIS_PORT pid $REDIS_PID" >&2
+}
+
+# ratio A B: A/B with two decimals, or n/a when either is not a positive number.
+ratio() {
+    awk -v a="$1" -v b="$2" 'BEGIN {
+        if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && b > 0) printf "%.2f", a / b; else printf "n/a"
+    }'
+}

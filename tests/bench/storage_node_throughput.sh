@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# Throughput of storage-node against redis-server, measured with redis-benchmark.
+#
+# Usage: tests/bench/storage_node_throughput.sh
+#
+# Builds the release storage-node (`cargo build --release -p storage-node`), starts it and a
+# redis-server (`--save '' --appendonly no`) on free loopback ports, and for each pipeline depth
+# and each test runs, alternating the servers run by run (node, redis, node, redis, ...):
+#
+#   redis-benchmark -p PORT -t TEST -n N -r 1000000 -c 50 -P DEPTH --csv
+#
+# It then prints a table (test, depth, node rps, redis rps, node/redis) taking the best (or
+# median) of the rounds per server, and a final line per test. A test the node does not
+# support (redis-benchmark stops with "Error from server: ...") is shown with that error and a
+# ratio of n/a; the script goes on. Both servers are stopped by PID when the script exits.
+#
+# Requires: cargo, python3, redis-server, redis-cli and redis-benchmark (Redis 7.0 tools).
+#
+# Environment (defaults in brackets):
+#   N               requests per run [1000000]; use e.g. N=20000 for a quick check
+#   TESTS           comma-separated redis-benchmark -t names [set,get,incr,mset]
+#                   (e.g. TESTS=set,get,lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,lrange)
+#   EXTRA_COMMANDS  newline-separated custom commands, each a shell-quoted word list run as
+#                   `redis-benchmark ... WORDS`, e.g. $'PUBLISH chan msg\nEVAL "return 1" 0'
+#   DEPTHS          pipeline depths [1 16]
+#   ROUNDS          runs per server, test and depth [2]
+#   PICK            best | median of the rounds [best]
+#   CLIENTS         parallel connections (-c) [50]
+#   KEYSPACE        random key range (-r) [1000000]
+#   RUN_TIMEOUT     seconds before one redis-benchmark run is abandoned [900]
+#   NODE_ARGS, REDIS_ARGS, SKIP_BUILD=1, CARGO_TARGET_DIR: see common.sh
+set -uo pipefail
+
+# shellcheck source=tests/bench/common.sh
+source "$(dirname "$0")/common.sh"
+
+N="${N:-1000000}"
+TESTS="${TESTS:-set,get,incr,mset}"
+EXTRA_COMMANDS="${EXTRA_COMMANDS:-}"
+DEPTHS="${DEPTHS:-1 16}"
+ROUNDS="${ROUNDS:-2}"
+PICK="${PICK:-best}"
+CLIENTS="${CLIENTS:-50}"
+KEYSPACE="${KEYSPACE:-1000000}"
+RUN_TIMEOUT="${RUN_TIMEOUT:-900}"
+case "$PICK" in best | median) ;; *)
+    echo "PICK must be best or median" >&2
+    exit 2
+    ;;
+esac
+
+require_tools cargo python3 redis-server redis-cli redis-benchmark awk timeout
+build_node
+start_servers
+
+# The benchmarks: "t:NAME" for a -t test, "c:WORDS" for a custom command.
+specs=()
+IFS=',' read -ra names <<<"$TESTS"
+for name in "${names[@]}"; do
+    name="$(echo "$name" | tr -d '[:space:]')"
+    [ -n "$name" ] && specs+=("t:$name")
+done
+while IFS= read -r line; do
+    [ -n "${line// /}" ] && specs+=("c:$line")
+done <<<"$EXTRA_COMMANDS"
+
+declare -A samples # "depth|spec#|server|row" -> rps values, space-separated
+declare -A rows    # "depth|spec#" -> row names in order, newline-separated
+declare -A errors  # "depth|spec#|server" -> error text
+
+# bench SERVER PORT DEPTH SPEC#: one redis-benchmark run, recorded in the arrays above.
+bench() {
+    local server="$1" port="$2" depth="$3" index="$4" spec="${specs[$4]}"
+    local out err status
+    local -a what
+    if [ "${spec:0:2}" = "t:" ]; then
+        what=(-t "${spec:2}")
+    else
+        eval "what=(${spec:2})"
+    fi
+    out="$(mktemp)"
+    err="$(mktemp)"
+    timeout "$RUN_TIMEOUT" redis-benchmark -h 127.0.0.1 -p "$port" -n "$N" -r "$KEYSPACE" \
+        -c "$CLIENTS" -P "$depth" --csv "${what[@]}" >"$out" 2>"$err"
+    status=$?
+    # CSV rows: "TEST","rps",...; the header row starts with "test".
+    local got=0 row rps
+    while IFS=$'\t' read -r row rps; do
+        got=1
+        samples["$depth|$index|$server|$row"]+="$rps "
+        if ! grep -qxF -- "$row" <<<"${rows["$depth|$index"]:-}"; then
+            rows["$depth|$index"]+="$row"$'\n'
+        fi
+    done < <(awk -F'","' 'NR > 1 && /^"/ { gsub(/^"/, "", $1); print $1 "\t" $2 }' "$out")
+    if [ "$status" -ne 0 ] || [ "$got" = 0 ]; then
+        local message
+        # Prefer the server's error over redis-benchmark's warnings (it warns, for one, when
+        # CONFIG GET is not answered).
+        message="$(grep -h -m1 'Error from server' "$err" "$out" | sed 's/^Error from server: //')"
+        [ -z "$message" ] && message="$(grep -hv -e '^"test"' -e '^WARNING' "$err" "$out" | grep -m1 .)"
+        [ "$status" = 124 ] && message="timed out after ${RUN_TIMEOUT}s"
+        errors["$depth|$index|$server"]="${message:-exit status $status}"
+        echo "  $server: error: ${errors["$depth|$index|$server"]}" >&2
+    else
+        echo "  $server: $(awk -F'","' 'NR > 1 { print $2 }' "$out" | paste -sd' ') rps" >&2
+    fi
+    rm -f "$out" "$err"
+}
+
+# pick VALUES...: the best or the median of the values, or nothing.
+pick() {
+    printf '%s\n' "$@" | grep . | sort -g | awk -v pick="$PICK" '
+        { v[NR] = $1 }
+        END {
+            if (NR == 0) exit
+            if (pick == "best") print v[NR]
+            else if (NR % 2) print v[(NR + 1) / 2]
+            else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2
+        }'
+}
+
+echo "N=$N clients=$CLIENTS keyspace=$KEYSPACE rounds=$ROUNDS pick=$PICK" >&2
+for depth in $DEPTHS; do
+    for index in "${!specs[@]}"; do
+        for round in $(seq 1 "$ROUNDS"); do
+            echo "${specs[$index]#?:} -P $depth round $round/$ROUNDS" >&2
+            bench node "$NODE_PORT" "$depth" "$index"
+            bench redis "$REDIS_PORT" "$depth" "$index"
+        done
+    done
+done
+
+# cell DEPTH SPEC# SERVER ROW: the picked rps, or "error: ..." when the server failed the test.
+cell() {
+    local values
+    # shellcheck disable=SC2086 # the values are space-separated numbers
+    values="$(pick ${samples["$1|$2|$3|$4"]:-})"
+    if [ -n "$values" ]; then
+        echo "$values"
+    elif [ -n "${errors["$1|$2|$3"]:-}" ]; then
+        echo "error: ${errors["$1|$2|$3"]}"
+    else
+        echo "n/a"
+    fi
+}
+
+declare -A summary # row -> "ratio (-P depth), ..."
+summary_order=()
+echo
+printf '%-40s %5s %14s %14s %10s\n' test depth "node rps" "redis rps" node/redis
+for depth in $DEPTHS; do
+    for index in "${!specs[@]}"; do
+        names_here="${rows["$depth|$index"]:-}"
+        [ -z "$names_here" ] && names_here="${specs[$index]#?:}"$'\n'
+        while IFS= read -r row; do
+            [ -z "$row" ] && continue
+            node="$(cell "$depth" "$index" node "$row")"
+            redis="$(cell "$depth" "$index" redis "$row")"
+            r="$(ratio "$node" "$redis")"
+            printf '%-40s %5s %14s %14s %10s\n' "$row" "$depth" "${node%%:*}" "${redis%%:*}" "$r"
+            for server in node redis; do
+                text="$(cell "$depth" "$index" "$server" "$row")"
+                [ "${text:0:6}" = "error:" ] && echo "    $server $text"
+            done
+            [ -z "${summary["$row"]:-}" ] && summary_order+=("$row")
+            summary["$row"]+="${summary["$row"]:+, }$r at -P $depth"
+        done <<<"$names_here"
+    done
+done
+echo
+for row in "${summary_order[@]}"; do
+    echo "$row: node/redis ${summary["$row"]}"
+done
