@@ -26,7 +26,6 @@ mod server;
 mod strings;
 pub mod wakeup;
 
-use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 
 use bytes::{Bytes, BytesMut};
@@ -118,7 +117,7 @@ pub struct Command {
 
 /// Maps lower-case command names to implementations.
 pub struct Dispatch {
-    commands: HashMap<Vec<u8>, Command>,
+    commands: hashbrown::HashMap<Vec<u8>, Command>,
 }
 
 impl Default for Dispatch {
@@ -130,7 +129,7 @@ impl Default for Dispatch {
 impl Dispatch {
     pub fn new() -> Dispatch {
         let table = CommandTable::get();
-        let mut commands = HashMap::new();
+        let mut commands = hashbrown::HashMap::new();
         for family in FAMILIES {
             for &(name, handler) in family.iter() {
                 // A family naming a command Redis 7.0 does not have is a programming error.
@@ -222,10 +221,15 @@ fn dispatch(
     let Some(command) = shared.dispatch.get(name) else {
         return Err(unknown_command_error(args).into());
     };
-    let spec = match CommandTable::get().lookup(args) {
-        Ok(spec) => spec,
-        Err(LookupError::UnknownSubcommand) => return Err(unknown_subcommand(args)),
-        Err(LookupError::UnknownCommand) => command.spec,
+    // Only container commands (CONFIG, CLIENT, ...) need a second look-up for the subcommand.
+    let spec = if command.spec.subcommands.is_empty() {
+        command.spec
+    } else {
+        match CommandTable::get().lookup(args) {
+            Ok(spec) => spec,
+            Err(LookupError::UnknownSubcommand) => return Err(unknown_subcommand(args)),
+            Err(LookupError::UnknownCommand) => command.spec,
+        }
     };
     if !spec.arity_ok(args.len()) {
         return Err(format!(
@@ -241,7 +245,7 @@ fn dispatch(
     {
         return Err("NOAUTH Authentication required.".into());
     }
-    *crate::server::clients::lock(&client.handle.last_command) = spec.name.clone();
+    *crate::server::clients::lock(&client.handle.last_command) = spec.name.as_str();
     keyspace.set_now(unix_time_ms());
     let proto = client.proto;
     let mut ctx = Ctx {

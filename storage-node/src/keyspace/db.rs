@@ -46,10 +46,6 @@ impl Db {
         self.hasher.hash_one(key)
     }
 
-    fn table(&self, key: &[u8]) -> Option<&HashTable<Box<Entry>>> {
-        self.slots.get(key_slot(key) as usize)
-    }
-
     fn table_mut(&mut self, slot: u16) -> &mut HashTable<Box<Entry>> {
         if self.slots.is_empty() {
             self.slots = (0..SLOT_COUNT).map(|_| HashTable::new()).collect();
@@ -77,41 +73,64 @@ impl Db {
 
     /// Removes `key` if it has expired. Returns true if it was removed.
     fn expire_if_needed(&mut self, key: &[u8]) -> bool {
-        let now = self.now_ms;
+        let slot = key_slot(key) as usize;
         let hash = self.hash(key);
-        let expired = self
-            .table(key)
-            .and_then(|t| t.find(hash, |e| e.key.as_slice() == key))
-            .is_some_and(|e| e.is_expired(now));
-        if expired {
-            self.remove_entry(key);
-            self.expired_keys += 1;
+        self.expire_at(slot, hash, key)
+    }
+
+    fn expire_at(&mut self, slot: usize, hash: u64, key: &[u8]) -> bool {
+        let now = self.now_ms;
+        let Some(table) = self.slots.get_mut(slot) else {
+            return false;
+        };
+        let removed = match table.find_entry(hash, |e| e.key.as_slice() == key) {
+            Ok(found) if found.get().is_expired(now) => found.remove().0,
+            _ => return false,
+        };
+        self.len -= 1;
+        self.volatile -= removed.has_expiry() as usize;
+        self.dirty += 1;
+        self.expired_keys += 1;
+        true
+    }
+
+    /// The one lookup every access goes through: the slot and hash are computed once, an
+    /// expired key is removed, then the live entry (if any) is found, its LRU clock refreshed
+    /// when `touch`, and the read counted as a hit or miss when `count`.
+    fn lookup(&mut self, key: &[u8], touch: bool, count: bool) -> Option<&mut Entry> {
+        let slot = key_slot(key) as usize;
+        let hash = self.hash(key);
+        self.expire_at(slot, hash, key);
+        let lru = lru_clock(self.now_ms);
+        let entry = self
+            .slots
+            .get_mut(slot)
+            .and_then(|t| t.find_mut(hash, |e| e.key.as_slice() == key))
+            .map(|e| &mut **e);
+        if count {
+            if entry.is_some() {
+                self.hits += 1;
+            } else {
+                self.misses += 1;
+            }
         }
-        expired
+        let entry = entry?;
+        if touch {
+            entry.lru = lru;
+        }
+        Some(entry)
     }
 
     /// Looks a key up for reading (Redis's `lookupKeyRead`): an expired key is removed and
     /// reported missing, the hit or miss is counted and the key's LRU clock is refreshed.
     pub fn get(&mut self, key: &[u8]) -> Option<&Entry> {
-        let lru = lru_clock(self.now_ms);
-        let found = self.find_mut(key).map(|e| e.lru = lru).is_some();
-        if found {
-            self.hits += 1;
-        } else {
-            self.misses += 1;
-        }
-        self.peek(key)
+        self.lookup(key, true, true).map(|e| &*e)
     }
 
     /// Looks a key up for reading, counting the hit or miss but leaving its LRU clock alone
     /// (Redis's `LOOKUP_NOTOUCH` reads: EXISTS, TYPE, TTL).
     pub fn get_no_touch(&mut self, key: &[u8]) -> Option<&Entry> {
-        if self.peek(key).is_some() {
-            self.hits += 1;
-        } else {
-            self.misses += 1;
-        }
-        self.peek(key)
+        self.lookup(key, false, true).map(|e| &*e)
     }
 
     /// The hash the slot tables use for `key`. It is fixed for the life of the database's
@@ -123,32 +142,13 @@ impl Db {
     /// Looks a key up without touching statistics or its LRU clock (TYPE, OBJECT, EXISTS,
     /// internal checks). Expired keys are still removed.
     pub fn peek(&mut self, key: &[u8]) -> Option<&Entry> {
-        self.expire_if_needed(key);
-        let hash = self.hash(key);
-        self.table(key)?
-            .find(hash, |e| e.key.as_slice() == key)
-            .map(|e| &**e)
+        self.lookup(key, false, false).map(|e| &*e)
     }
 
     /// Looks a key up for writing (Redis's `lookupKeyWrite`): an expired key is removed and
     /// reported missing; the key's LRU clock is refreshed.
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Entry> {
-        let lru = lru_clock(self.now_ms);
-        let entry = self.find_mut(key)?;
-        entry.lru = lru;
-        Some(entry)
-    }
-
-    fn find_mut(&mut self, key: &[u8]) -> Option<&mut Entry> {
-        if self.expire_if_needed(key) {
-            return None;
-        }
-        let hash = self.hash(key);
-        let slot = key_slot(key);
-        self.slots
-            .get_mut(slot as usize)?
-            .find_mut(hash, |e| e.key.as_slice() == key)
-            .map(|e| &mut **e)
+        self.lookup(key, true, false)
     }
 
     /// Whether a live key exists (no statistics, no LRU update).

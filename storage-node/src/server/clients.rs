@@ -23,7 +23,7 @@ pub struct ClientHandle {
     pub name: Mutex<Vec<u8>>,
     pub lib_name: Mutex<Vec<u8>>,
     pub lib_ver: Mutex<Vec<u8>>,
-    pub last_command: Mutex<String>,
+    pub last_command: Mutex<&'static str>,
     pub db: AtomicUsize,
     pub resp: AtomicU8,
     /// Milliseconds since `created` of the last command.
@@ -65,7 +65,7 @@ impl ClientHandle {
             name: Mutex::default(),
             lib_name: Mutex::default(),
             lib_ver: Mutex::default(),
-            last_command: Mutex::new("NULL".into()),
+            last_command: Mutex::new("NULL"),
             db: AtomicUsize::new(0),
             resp: AtomicU8::new(2),
             last_active_ms: AtomicU64::new(0),
