@@ -5,6 +5,7 @@
 //! - [`resp`]: RESP2/RESP3 frames, the incremental request decoder, reply parser, encoder.
 //! - [`cluster`]: the slot function (CRC16 + hash tags) and the Redis 7.0 command table.
 //! - [`glob`]: Redis glob patterns (KEYS, SCAN MATCH, CONFIG GET, PSUBSCRIBE).
+//! - [`registry`]: connected clients by id, random 40-hex ids.
 //! - [`numbers`]: integers and doubles read with Redis's strictness.
 //!
 //! These are the shared core, compiled with default features off for `storage-node`.
@@ -18,6 +19,7 @@
 pub mod cluster;
 pub mod glob;
 pub mod numbers;
+pub mod registry;
 pub mod resp;
 
 #[cfg(feature = "proxy")]

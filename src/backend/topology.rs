@@ -49,6 +49,14 @@ impl Topology {
         self.masters.get(index as usize)
     }
 
+    /// The masters' addresses, sorted, so every caller sees them in the same order (SCAN
+    /// cursors index into it; the pub/sub home is the first).
+    pub fn master_addrs(&self) -> Vec<String> {
+        let mut addrs: Vec<String> = self.masters.iter().map(|m| m.addr.clone()).collect();
+        addrs.sort();
+        addrs
+    }
+
     /// Slot ranges `(start, end, master index)`, merged.
     pub fn ranges(&self) -> Vec<(u16, u16, usize)> {
         let mut ranges: Vec<(u16, u16, usize)> = Vec::new();

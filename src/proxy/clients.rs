@@ -1,9 +1,8 @@
 //! The proxy's connected clients, for CLIENT LIST / INFO / KILL and INFO clients.
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use tokio::sync::Notify;
@@ -24,10 +23,7 @@ pub struct ClientHandle {
     pub kill: Notify,
 }
 
-/// Locks a mutex, ignoring poisoning: one failed session must not wedge the others.
-pub fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
+pub use crate::registry::{lock, random_hex_id};
 
 impl ClientHandle {
     pub fn request_kill(&self) {
@@ -66,16 +62,11 @@ impl ClientHandle {
 }
 
 /// All connected clients by id.
-#[derive(Default)]
-pub struct ClientRegistry {
-    next_id: AtomicU64,
-    clients: Mutex<BTreeMap<u64, Arc<ClientHandle>>>,
-}
+pub type ClientRegistry = crate::registry::Registry<ClientHandle>;
 
-impl ClientRegistry {
-    pub fn register(&self, addr: SocketAddr, local_addr: SocketAddr) -> Arc<ClientHandle> {
-        let id = self.next_id.fetch_add(1, Relaxed) + 1;
-        let handle = Arc::new(ClientHandle {
+impl ClientHandle {
+    pub fn new(id: u64, addr: SocketAddr, local_addr: SocketAddr) -> ClientHandle {
+        ClientHandle {
             id,
             addr,
             local_addr,
@@ -87,29 +78,6 @@ impl ClientRegistry {
             last_active_ms: AtomicU64::new(0),
             killed: AtomicBool::new(false),
             kill: Notify::new(),
-        });
-        lock(&self.clients).insert(id, handle.clone());
-        handle
+        }
     }
-
-    pub fn unregister(&self, id: u64) {
-        lock(&self.clients).remove(&id);
-    }
-
-    pub fn count(&self) -> usize {
-        lock(&self.clients).len()
-    }
-
-    pub fn snapshot(&self) -> Vec<Arc<ClientHandle>> {
-        lock(&self.clients).values().cloned().collect()
-    }
-}
-
-/// 40 random hex digits.
-pub fn random_hex_id() -> String {
-    use rand::Rng;
-    let mut rng = rand::thread_rng();
-    (0..40)
-        .map(|_| char::from_digit(rng.gen_range(0..16), 16).unwrap_or('0'))
-        .collect()
 }

@@ -129,15 +129,7 @@ async fn merge_split(
 
 /// The masters, in a stable order (SCAN cursors index into it).
 fn masters(proxy: &Proxy) -> Vec<String> {
-    let mut addrs: Vec<String> = proxy
-        .topology
-        .load()
-        .masters
-        .iter()
-        .map(|m| m.addr.clone())
-        .collect();
-    addrs.sort();
-    addrs
+    proxy.topology.load().master_addrs()
 }
 
 /// DBSIZE, KEYS, RANDOMKEY, FLUSHALL, FLUSHDB, SCAN, and the SCRIPT / FUNCTION commands that

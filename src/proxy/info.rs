@@ -32,13 +32,7 @@ fn wanted(args: &[Bytes]) -> Vec<String> {
 
 /// Sums `dbN:keys=..,expires=..,avg_ttl=..` lines over the masters.
 async fn keyspace(proxy: &Arc<Proxy>) -> String {
-    let addrs: Vec<String> = proxy
-        .topology
-        .load()
-        .masters
-        .iter()
-        .map(|m| m.addr.clone())
-        .collect();
+    let addrs = proxy.topology.load().master_addrs();
     let mut request = BytesMut::new();
     encode_request(&mut request, &["INFO", "keyspace"]);
     let request = request.freeze();

@@ -111,13 +111,7 @@ impl Proxy {
     /// Reloads the topology from the current masters and the seeds.
     pub async fn refresh_topology(&self) -> Result<(), String> {
         let config = self.config.load();
-        let mut candidates: Vec<String> = self
-            .topology
-            .load()
-            .masters
-            .iter()
-            .map(|m| m.addr.clone())
-            .collect();
+        let mut candidates = self.topology.load().master_addrs();
         candidates.extend(config.seeds.iter().cloned());
         candidates.dedup();
         let timeout = Duration::from_millis(config.timeouts.connect_ms.max(500));

@@ -183,18 +183,7 @@ impl PubSub {
                 if let Some(c) = self.conns.iter().find(|c| !c.shard) {
                     return Ok(c.id);
                 }
-                let mut masters: Vec<String> = proxy
-                    .topology
-                    .load()
-                    .masters
-                    .iter()
-                    .map(|m| m.addr.clone())
-                    .collect();
-                masters.sort();
-                masters
-                    .into_iter()
-                    .next()
-                    .ok_or(crate::backend::BackendError::NoNode { slot: 0 })
+                proxy.pubsub_home()
             }
         }
         .map_err(|e| error_reply(&e.to_reply()))?;

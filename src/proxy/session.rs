@@ -95,7 +95,9 @@ pub async fn accept_loop(
         Stats::inc(&proxy.stats.connections_accepted);
         let _ = stream.set_nodelay(true);
         let local_addr = stream.local_addr().unwrap_or(addr);
-        let handle = proxy.clients.register(addr, local_addr);
+        let handle = proxy
+            .clients
+            .register(|id| ClientHandle::new(id, addr, local_addr));
         let stream = match stream.into_std() {
             Ok(stream) => stream,
             Err(_) => {

@@ -70,16 +70,7 @@ fn field_str(frame: Option<&Frame>, name: &str) -> String {
 
 impl KeySpec {
     pub(super) fn from_frame(frame: &Frame) -> KeySpec {
-        let flags = frame
-            .map_get("flags")
-            .and_then(Frame::as_array)
-            .unwrap_or(&[])
-            .iter()
-            .filter_map(|f| {
-                f.as_bytes()
-                    .map(|b| String::from_utf8_lossy(b).into_owned())
-            })
-            .collect();
+        let flags = super::text_list(frame.map_get("flags"));
         let begin_frame = frame.map_get("begin_search");
         let begin_spec = begin_frame.and_then(|b| b.map_get("spec"));
         let begin = match field_str(begin_frame, "type").as_str() {

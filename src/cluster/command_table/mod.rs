@@ -168,8 +168,12 @@ fn int_at(items: &[Frame], i: usize) -> i64 {
 }
 
 fn strings_at(items: &[Frame], i: usize) -> Vec<String> {
-    items
-        .get(i)
+    text_list(items.get(i))
+}
+
+/// The string elements of an aggregate frame, as text (flags, categories).
+fn text_list(frame: Option<&Frame>) -> Vec<String> {
+    frame
         .and_then(Frame::as_array)
         .unwrap_or(&[])
         .iter()

@@ -76,19 +76,10 @@ pub(super) fn refcount(value: &Value) -> i64 {
     }
 }
 
-/// Writes a `<CONTAINER> HELP` reply in Redis's shape (`addReplyHelp`): a title line, the
-/// given lines, then the entry for HELP itself, all as status replies.
+/// A HELP reply for `container` (as the client typed it), via the one shared writer.
 pub(super) fn reply_help(out: &mut ReplyBuf<'_>, container: &[u8], lines: &[&str]) {
     let container = String::from_utf8_lossy(container).to_uppercase();
-    out.array(lines.len() + 3);
-    out.simple(&format!(
-        "{container} <subcommand> [<arg> [value] [opt] ...]. Subcommands are:"
-    ));
-    for line in lines {
-        out.simple(line);
-    }
-    out.simple("HELP");
-    out.simple("    Prints this help.");
+    super::command::write_help(out, &container, lines);
 }
 
 const OBJECT_HELP: &[&str] = &[

@@ -1,6 +1,5 @@
 //! The registry of connected clients, for CLIENT LIST / INFO / KILL and INFO clients.
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::sync::atomic::{
     AtomicBool, AtomicI32, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed,
@@ -100,43 +99,10 @@ impl ClientHandle {
     }
 }
 
-/// Locks a mutex, ignoring poisoning: a panic in one connection must not wedge the others.
-pub fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+pub use slotproxy::registry::lock;
 
 /// All connected clients by id.
-#[derive(Default)]
-pub struct ClientRegistry {
-    next_id: AtomicU64,
-    clients: Mutex<BTreeMap<u64, Arc<ClientHandle>>>,
-}
-
-impl ClientRegistry {
-    pub fn register(&self, addr: SocketAddr, local_addr: SocketAddr) -> Arc<ClientHandle> {
-        let id = self.next_id.fetch_add(1, Relaxed) + 1;
-        let handle = Arc::new(ClientHandle::new(id, addr, local_addr));
-        lock(&self.clients).insert(id, handle.clone());
-        handle
-    }
-
-    pub fn unregister(&self, id: u64) {
-        lock(&self.clients).remove(&id);
-    }
-
-    pub fn count(&self) -> usize {
-        lock(&self.clients).len()
-    }
-
-    /// A snapshot of the connected clients, by id.
-    pub fn snapshot(&self) -> Vec<Arc<ClientHandle>> {
-        lock(&self.clients).values().cloned().collect()
-    }
-
-    pub fn get(&self, id: u64) -> Option<Arc<ClientHandle>> {
-        lock(&self.clients).get(&id).cloned()
-    }
-}
+pub type ClientRegistry = slotproxy::registry::Registry<ClientHandle>;
 
 /// How a client wants replies (CLIENT REPLY).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,6 +9,7 @@ use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 
+use super::clients::ClientHandle;
 use super::stats::Stats;
 use super::{connection, Shared};
 use crate::config::Config;
@@ -67,7 +68,9 @@ async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
         }
         let _ = stream.set_nodelay(true);
         let local = stream.local_addr().unwrap_or(addr);
-        let handle = shared.clients.register(addr, local);
+        let handle = shared
+            .clients
+            .register(|id| ClientHandle::new(id, addr, local));
         handle.fd.store(stream.as_raw_fd(), Relaxed);
         tokio::spawn(connection::serve(shared.clone(), stream, handle));
     }

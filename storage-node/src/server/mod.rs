@@ -66,11 +66,4 @@ impl Shared {
     }
 }
 
-/// 40 random hex digits, as Redis run ids and node ids.
-pub fn random_hex_id() -> String {
-    use rand::Rng;
-    let mut rng = rand::thread_rng();
-    (0..40)
-        .map(|_| char::from_digit(rng.gen_range(0..16), 16).unwrap_or('0'))
-        .collect()
-}
+pub use slotproxy::registry::random_hex_id;
