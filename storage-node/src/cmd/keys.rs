@@ -109,6 +109,7 @@ fn rename_generic(ctx: &mut Ctx<'_>, args: &[Bytes], only_if_new: bool) -> CmdRe
             .remove(source)
             .ok_or_else(|| CmdError::from(NO_SUCH_KEY))?;
         entry.key = CompactBytes::new(target);
+        db.remove(target); // Redis deletes then adds: a `new` key event, as there.
         db.insert_entry(entry);
         ctx.notify(crate::pubsub::notify::GENERIC, "rename_from", source);
         ctx.notify(crate::pubsub::notify::GENERIC, "rename_to", target);
@@ -171,6 +172,7 @@ fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ctx.out.integer(0);
         return Ok(());
     }
+    destination.remove(target); // Redis deletes then adds: a `new` key event, as there.
     destination.insert_entry(copied);
     ctx.notify_in(target_db, crate::pubsub::notify::GENERIC, "copy_to", target);
     ctx.out.integer(1);
