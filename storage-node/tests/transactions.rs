@@ -359,7 +359,7 @@ fn client_list_shows_the_queue_length_and_flags() {
     let mut b = Pair::new(&d);
     let node_id = a.node.call(&["CLIENT", "ID"]).as_integer().unwrap_or(0);
     let redis_id = a.redis.call(&["CLIENT", "ID"]).as_integer().unwrap_or(0);
-    let mut compare = |b: &mut Pair| {
+    let compare = |b: &mut Pair| {
         assert_eq!(
             observed(&mut b.node, node_id),
             observed(&mut b.redis, redis_id)
