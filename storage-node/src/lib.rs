@@ -17,5 +17,6 @@ pub mod cmd;
 pub mod config;
 pub mod keyspace;
 pub mod persistence;
+pub mod pubsub;
 pub mod server;
 pub mod types;

@@ -312,6 +312,9 @@ fn run(ctx: &mut Ctx<'_>, args: &[Bytes], read_only: bool) -> CmdResult {
             let created = u64::from(target.created);
             let db = ctx.db();
             db.dirty = (db.dirty + changes).saturating_sub(created);
+            if changes > 0 {
+                ctx.notify(crate::pubsub::notify::STRING, "setbit", &args[1]);
+            }
             replies
         }
     };

@@ -151,8 +151,8 @@ fn reply(ctx: &mut Ctx<'_>, mode: &[u8]) -> CmdResult {
     Ok(())
 }
 
-/// Client types as CLIENT LIST / KILL TYPE name them. Every connection is `normal` until
-/// pub/sub and replication exist.
+/// Client types as CLIENT LIST / KILL TYPE name them: a client with subscriptions is
+/// `pubsub`, every other one `normal` until replication exists.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum ClientType {
     Normal,
@@ -176,8 +176,12 @@ fn client_type(name: &Bytes) -> Result<ClientType, super::CmdError> {
     Ok(kind)
 }
 
-fn type_of(_client: &ClientHandle) -> ClientType {
-    ClientType::Normal
+fn type_of(client: &ClientHandle) -> ClientType {
+    if client.pubsub.is_subscriber() {
+        ClientType::PubSub
+    } else {
+        ClientType::Normal
+    }
 }
 
 fn list(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -312,6 +316,16 @@ fn kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// track (output buffer lists, per-client memory beyond the query buffer) show 0.
 pub fn info_line(client: &ClientHandle) -> String {
     let mut flags = String::new();
+    let multi = client.multi_queued.load(Relaxed);
+    if client.pubsub.is_subscriber() {
+        flags.push('P');
+    }
+    if multi >= 0 {
+        flags.push('x');
+    }
+    if client.watch_dirty.load(Relaxed) {
+        flags.push('d');
+    }
     if client.killed.load(Relaxed) {
         flags.push('A');
     }
@@ -325,7 +339,7 @@ pub fn info_line(client: &ClientHandle) -> String {
     let qbuf = client.query_buffer.load(Relaxed);
     format!(
         "id={id} addr={addr} laddr={laddr} fd={fd} name={name} age={age} idle={idle} \
-         flags={flags} db={db} sub=0 psub=0 ssub=0 multi=-1 qbuf={qbuf} qbuf-free=0 \
+         flags={flags} db={db} sub={sub} psub={psub} ssub={ssub} multi={multi} qbuf={qbuf} qbuf-free=0 \
          argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem={qbuf} events=r \
          cmd={cmd} user=default redir=-1 resp={resp}",
         id = client.id,
@@ -335,6 +349,9 @@ pub fn info_line(client: &ClientHandle) -> String {
         age = client.age_seconds(),
         idle = client.idle_seconds(),
         db = client.db.load(Relaxed),
+        sub = client.pubsub.channels.load(Relaxed),
+        psub = client.pubsub.patterns.load(Relaxed),
+        ssub = client.pubsub.shard_channels.load(Relaxed),
         cmd = lock(&client.last_command),
         resp = client.resp.load(Relaxed),
     )

@@ -141,6 +141,7 @@ fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         params::apply(&mut updated, name, std::slice::from_ref(value))
             .map_err(|reason| failed(name, &reason))?;
     }
+    ctx.keyspace.apply_settings(&updated);
     *ctx.shared.config_mut() = updated;
     ctx.out.ok();
     Ok(())

@@ -9,8 +9,8 @@
 //! - `HELLO [protover [AUTH username password] [SETNAME name]]` → a map describing the
 //!   server (`server`, `version`, `proto`, `id`, `mode`, `role`, `modules`); switches the
 //!   connection to RESP2 or RESP3.
-//! - `RESET` → `+RESET`: back to database 0, RESP2, no name, replies on, and
-//!   unauthenticated when a password is configured.
+//! - `RESET` → `+RESET`: back to database 0, RESP2, no name, replies on, no transaction,
+//!   watches or subscriptions, and unauthenticated when a password is configured.
 
 use bytes::Bytes;
 use slotproxy::resp::Proto;
@@ -34,6 +34,9 @@ pub const COMMANDS: &[(&str, Handler)] = &[
 pub const COMPATIBLE_VERSION: &str = "7.0.15";
 
 fn ping(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if super::pubsub::subscriber_ping(ctx, args) {
+        return Ok(());
+    }
     match args.get(1) {
         None => ctx.out.simple("PONG"),
         Some(message) if args.len() == 2 => ctx.out.bulk(message),
@@ -162,6 +165,7 @@ fn hello(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn reset(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
+    super::release_client_state(ctx.keyspace, ctx.client);
     ctx.client.select(0);
     ctx.client.proto = Proto::Resp2;
     ctx.client

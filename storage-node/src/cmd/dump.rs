@@ -103,9 +103,7 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
     let now = ctx.now_ms();
     let db = ctx.db();
-    if options.replace {
-        db.remove(key);
-    }
+    let replaced = options.replace && db.remove(key).is_some();
     // Redis adds in signed 64 bits and lets a huge TTL wrap into the past.
     let expire_at = if options.absolute_ttl {
         ttl
@@ -113,6 +111,9 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ttl.wrapping_add(now as i64)
     };
     if ttl != 0 && expire_at <= now as i64 {
+        if replaced {
+            ctx.notify(crate::pubsub::notify::GENERIC, "del", key);
+        }
         ctx.out.ok();
         return Ok(());
     }
@@ -123,6 +124,7 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             entry.lru = lru_for_idle(idle, now);
         }
     }
+    ctx.notify(crate::pubsub::notify::GENERIC, "restore", key);
     ctx.out.ok();
     Ok(())
 }

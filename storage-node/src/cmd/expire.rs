@@ -161,8 +161,10 @@ fn expire_generic(
     }
     if when <= now {
         db.remove(key);
+        ctx.notify(crate::pubsub::notify::GENERIC, "del", key);
     } else {
         db.set_expiry(key, when as u64);
+        ctx.notify(crate::pubsub::notify::GENERIC, "expire", key);
     }
     ctx.out.integer(1);
     Ok(())
@@ -208,6 +210,7 @@ fn persist(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let had_ttl = db.get_mut(&args[1]).is_some_and(|e| e.has_expiry());
     if had_ttl {
         db.set_expiry(&args[1], 0);
+        ctx.notify(crate::pubsub::notify::GENERIC, "persist", &args[1]);
     }
     ctx.out.integer(had_ttl as i64);
     Ok(())

@@ -293,9 +293,11 @@ fn stats(ctx: &mut Ctx<'_>, out: &mut String) {
     field!(out, "evicted_clients", 0);
     field!(out, "keyspace_hits", keyspace.hits);
     field!(out, "keyspace_misses", keyspace.misses);
-    field!(out, "pubsub_channels", 0);
-    field!(out, "pubsub_patterns", 0);
-    field!(out, "pubsubshard_channels", 0);
+    let pubsub = &ctx.keyspace.pubsub;
+    use crate::pubsub::Kind;
+    field!(out, "pubsub_channels", pubsub.len(Kind::Channel));
+    field!(out, "pubsub_patterns", pubsub.len(Kind::Pattern));
+    field!(out, "pubsubshard_channels", pubsub.len(Kind::Shard));
     field!(out, "latest_fork_usec", 0);
     field!(out, "total_forks", 0);
     field!(

@@ -48,9 +48,14 @@ pub const COMMANDS: &[(&str, Handler)] = &[
 const SAME_OBJECT: &str = "ERR source and destination objects are the same";
 
 fn del(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let db = ctx.db();
-    let removed = args[1..].iter().filter(|k| db.remove(k).is_some()).count();
-    ctx.out.integer(removed as i64);
+    let mut removed = 0;
+    for key in &args[1..] {
+        if ctx.db().remove(key).is_some() {
+            ctx.notify(crate::pubsub::notify::GENERIC, "del", key);
+            removed += 1;
+        }
+    }
+    ctx.out.integer(removed);
     Ok(())
 }
 
@@ -104,7 +109,10 @@ fn rename_generic(ctx: &mut Ctx<'_>, args: &[Bytes], only_if_new: bool) -> CmdRe
             .remove(source)
             .ok_or_else(|| CmdError::from(NO_SUCH_KEY))?;
         entry.key = CompactBytes::new(target);
+        db.remove(target); // Redis deletes then adds: a `new` key event, as there.
         db.insert_entry(entry);
+        ctx.notify(crate::pubsub::notify::GENERIC, "rename_from", source);
+        ctx.notify(crate::pubsub::notify::GENERIC, "rename_to", target);
         true
     };
     match (only_if_new, done) {
@@ -164,7 +172,9 @@ fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ctx.out.integer(0);
         return Ok(());
     }
+    destination.remove(target); // Redis deletes then adds: a `new` key event, as there.
     destination.insert_entry(copied);
+    ctx.notify_in(target_db, crate::pubsub::notify::GENERIC, "copy_to", target);
     ctx.out.integer(1);
     Ok(())
 }
@@ -182,6 +192,8 @@ fn move_(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if let Some(entry) = source.remove(key) {
             target.insert_entry(entry);
         }
+        ctx.notify(crate::pubsub::notify::GENERIC, "move_from", key);
+        ctx.notify_in(target_db, crate::pubsub::notify::GENERIC, "move_to", key);
     }
     ctx.out.integer(moved as i64);
     Ok(())

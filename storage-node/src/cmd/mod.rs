@@ -21,9 +21,11 @@ mod expire;
 mod info;
 mod keys;
 mod object;
+mod pubsub;
 mod scan;
 mod server;
 mod strings;
+pub mod transaction;
 pub mod wakeup;
 
 use std::panic::AssertUnwindSafe;
@@ -88,6 +90,33 @@ impl Ctx<'_> {
         let db = self.client.db;
         self.keyspace.blocking.signal_ready(db, key);
     }
+
+    /// Announces a change to `key` in the client's database as a keyspace notification,
+    /// e.g. `ctx.notify(notify::STRING, "set", key)`; call it where Redis calls
+    /// `notifyKeyspaceEvent`, after the change and only if something changed. Classes and
+    /// events: `crate::pubsub::notify`. Costs one comparison when notifications are off.
+    pub fn notify(&mut self, class: u32, event: &str, key: &[u8]) {
+        let db = self.client.db;
+        self.notify_in(db, class, event, key);
+    }
+
+    /// [`notify`](Self::notify) for a key of another database (MOVE, COPY ... DB).
+    pub fn notify_in(&mut self, db: usize, class: u32, event: &str, key: &[u8]) {
+        if self.keyspace.notify_flags == 0 {
+            return;
+        }
+        let me = self.client.id();
+        self.keyspace
+            .notify(class, event, key, db, me, self.out.buf);
+    }
+}
+
+/// Drops a client's transaction, watches and subscriptions (RESET, disconnect).
+pub fn release_client_state(keyspace: &mut Keyspace, client: &mut Client) {
+    transaction::discard_transaction(keyspace, client);
+    keyspace
+        .pubsub
+        .forget(&mut client.subscriptions, &client.handle);
 }
 
 /// Every command family's list. A new family adds one line here.
@@ -104,9 +133,11 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     info::COMMANDS,
     keys::COMMANDS,
     object::COMMANDS,
+    pubsub::COMMANDS,
     scan::COMMANDS,
     server::COMMANDS,
     strings::COMMANDS,
+    transaction::COMMANDS,
 ];
 
 /// An implemented command: its table entry and handler.
@@ -217,6 +248,48 @@ fn dispatch(
     output: &mut BytesMut,
     args: &[Bytes],
 ) -> CmdResult {
+    let (command, spec) = match check_request(shared, client, args) {
+        Ok(found) => found,
+        Err(e) => return Err(transaction::rejected(keyspace, client, args, e)),
+    };
+    *crate::server::clients::lock(&client.handle.last_command) = spec.name.as_str();
+    // Commands inside EXEC (or a script) see the clock of the command that runs them.
+    if !client.nested {
+        keyspace.set_now(unix_time_ms());
+    }
+    let proto = client.proto;
+    let mut ctx = Ctx {
+        keyspace,
+        client,
+        shared,
+        out: ReplyBuf::new(output, proto),
+    };
+    // Redis's gates after the argument checks, in its order.
+    let gates = transaction::check_allowed(ctx.client, spec)
+        .and_then(|()| pubsub::check_subscriber_mode(&ctx, spec));
+    if let Err(e) = gates {
+        return Err(transaction::rejected(ctx.keyspace, ctx.client, args, e));
+    }
+    if transaction::queue_if_in_multi(&mut ctx, spec, args) {
+        return Ok(());
+    }
+    let handler = command.handler;
+    // A bug in one command must not take the node down: answer an error and carry on.
+    let result = match std::panic::catch_unwind(AssertUnwindSafe(|| handler(&mut ctx, args))) {
+        Ok(result) => result,
+        Err(_) => Err("ERR internal error while running the command".into()),
+    };
+    let me = ctx.client.id();
+    ctx.keyspace.after_command(me, ctx.out.buf);
+    result
+}
+
+/// Finds the command and checks its arity and the client's authentication.
+fn check_request<'s>(
+    shared: &'s Shared,
+    client: &Client,
+    args: &[Bytes],
+) -> Result<(&'s Command, &'static CommandSpec), CmdError> {
     let name = args.first().ok_or_else(|| CmdError::from(""))?;
     let Some(command) = shared.dispatch.get(name) else {
         return Err(unknown_command_error(args).into());
@@ -245,19 +318,5 @@ fn dispatch(
     {
         return Err("NOAUTH Authentication required.".into());
     }
-    *crate::server::clients::lock(&client.handle.last_command) = spec.name.as_str();
-    keyspace.set_now(unix_time_ms());
-    let proto = client.proto;
-    let mut ctx = Ctx {
-        keyspace,
-        client,
-        shared,
-        out: ReplyBuf::new(output, proto),
-    };
-    let handler = command.handler;
-    // A bug in one command must not take the node down: answer an error and carry on.
-    match std::panic::catch_unwind(AssertUnwindSafe(|| handler(&mut ctx, args))) {
-        Ok(result) => result,
-        Err(_) => Err("ERR internal error while running the command".into()),
-    }
+    Ok((command, spec))
 }

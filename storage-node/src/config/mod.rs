@@ -37,6 +37,10 @@ pub struct Config {
     pub appendonly: bool,
     /// The config file the node was started with, if any (INFO `config_file`).
     pub config_file: Option<PathBuf>,
+    /// `notify-keyspace-events` as flags (`crate::pubsub::notify`).
+    pub notify_keyspace_events: u32,
+    /// `client-output-buffer-limit`; the `pubsub` class is enforced.
+    pub client_output_buffer_limit: crate::pubsub::OutputBufferLimits,
 }
 
 impl Default for Config {
@@ -59,6 +63,8 @@ impl Default for Config {
             save: Vec::new(),
             appendonly: false,
             config_file: None,
+            notify_keyspace_events: 0,
+            client_output_buffer_limit: crate::pubsub::OutputBufferLimits::default(),
         }
     }
 }

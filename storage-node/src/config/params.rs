@@ -119,6 +119,8 @@ pub const PARAMS: &[Param] = &[
     ),
     param("save", Kind::Words, Access::Mutable),
     param("appendonly", Kind::Bool, Access::Mutable),
+    param("notify-keyspace-events", Kind::Text, Access::Mutable),
+    param("client-output-buffer-limit", Kind::Words, Access::Mutable),
 ];
 
 /// Names of every setting, as CONFIG GET matches patterns against them.
@@ -315,6 +317,16 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         "io-threads" => config.io_threads = number(kind, values)? as usize,
         "save" => config.save = save_points(values)?,
         "appendonly" => config.appendonly = boolean(values)?,
+        "notify-keyspace-events" => {
+            config.notify_keyspace_events = crate::pubsub::notify::parse_flags(one(values)?)?
+        }
+        "client-output-buffer-limit" => {
+            let words: Vec<String> = words(values)
+                .into_iter()
+                .filter(|w| !w.is_empty())
+                .collect();
+            config.client_output_buffer_limit.apply(&words)?
+        }
         other => return Err(format!("unknown setting '{other}'")),
     }
     Ok(())
@@ -350,6 +362,10 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
             .collect::<Vec<_>>()
             .join(" "),
         "appendonly" => if config.appendonly { "yes" } else { "no" }.to_string(),
+        "notify-keyspace-events" => {
+            crate::pubsub::notify::show_flags(config.notify_keyspace_events)
+        }
+        "client-output-buffer-limit" => config.client_output_buffer_limit.show(),
         _ => return None,
     })
 }

@@ -12,7 +12,18 @@ use hashbrown::DefaultHashBuilder;
 use slotproxy::cluster::{key_slot, SLOT_COUNT};
 
 use super::entry::Entry;
-use crate::types::Value;
+use super::watch::{Replacement, WatchIndex};
+use crate::pubsub::notify;
+use crate::types::{CompactBytes, Value};
+
+/// Something the database did on its own that keyspace notifications report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DbEvent {
+    /// A key was removed because it had expired (`expired`, class `x`).
+    Expired,
+    /// A key was created (`new`, class `n`).
+    New,
+}
 
 /// One of the node's databases.
 #[derive(Default)]
@@ -34,6 +45,12 @@ pub struct Db {
     /// Read lookups that found / did not find their key (INFO keyspace_hits/misses).
     pub hits: u64,
     pub misses: u64,
+    /// Clients watching keys of this database (WATCH).
+    pub(super) watched: WatchIndex,
+    /// Notification classes to record in `events` (set by the keyspace before each use).
+    pub(super) log_events: u32,
+    /// Expiries and key creations not yet published as keyspace notifications.
+    pub(super) events: Vec<(DbEvent, CompactBytes)>,
 }
 
 /// The LRU clock: Unix seconds, truncated to 32 bits.
@@ -44,6 +61,10 @@ pub fn lru_clock(now_ms: u64) -> u32 {
 impl Db {
     fn hash(&self, key: &[u8]) -> u64 {
         self.hasher.hash_one(key)
+    }
+
+    fn table(&self, key: &[u8]) -> Option<&HashTable<Box<Entry>>> {
+        self.slots.get(key_slot(key) as usize)
     }
 
     fn table_mut(&mut self, slot: u16) -> &mut HashTable<Box<Entry>> {
@@ -91,6 +112,8 @@ impl Db {
         self.volatile -= removed.has_expiry() as usize;
         self.dirty += 1;
         self.expired_keys += 1;
+        self.touch_watched(key);
+        self.log_event(DbEvent::Expired, key);
         true
     }
 
@@ -121,6 +144,63 @@ impl Db {
         Some(entry)
     }
 
+    fn log_event(&mut self, event: DbEvent, key: &[u8]) {
+        let class = match event {
+            DbEvent::Expired => notify::EXPIRED,
+            DbEvent::New => notify::NEW,
+        };
+        if self.log_events & class != 0 {
+            self.events.push((event, CompactBytes::new(key)));
+        }
+    }
+
+    /// The entry as stored, expired or not, without side effects.
+    fn stored(&self, key: &[u8]) -> Option<&Entry> {
+        let hash = self.hash(key);
+        self.table(key)?
+            .find(hash, |e| e.key.as_slice() == key)
+            .map(|e| &**e)
+    }
+
+    /// Whether `key` is stored but past its expiry time (Redis's `keyIsExpired`), without
+    /// removing it.
+    pub fn is_expired_in_place(&self, key: &[u8]) -> bool {
+        self.stored(key).is_some_and(|e| e.is_expired(self.now_ms))
+    }
+
+    /// Marks the clients watching `key` dirty after a change.
+    fn touch_watched(&mut self, key: &[u8]) {
+        if self.watched.is_empty() {
+            return;
+        }
+        let exists = self.stored(key).is_some();
+        self.watched.touch(key, exists);
+    }
+
+    /// After a command: watched keys it looked up for writing count as changed if the
+    /// database's `dirty` counter moved meanwhile.
+    pub(super) fn settle_write_lookups(&mut self) {
+        for key in self.watched.take_written(self.dirty) {
+            self.touch_watched(&key);
+        }
+    }
+
+    /// Redis's `touchAllWatchedKeysInDb`: this database is being emptied (FLUSHDB,
+    /// FLUSHALL) or its contents replaced by `replaced_with`'s (SWAPDB).
+    pub(super) fn touch_all_watched(&mut self, replaced_with: Option<&Db>) {
+        if self.watched.is_empty() {
+            return;
+        }
+        for key in self.watched.keys() {
+            let existed = self.stored(&key).is_some();
+            let replacement = replaced_with.map(|other| Replacement {
+                exists: other.stored(&key).is_some(),
+                expired: other.is_expired_in_place(&key),
+            });
+            self.watched.touch_flushed(&key, existed, replacement);
+        }
+    }
+
     /// Looks a key up for reading (Redis's `lookupKeyRead`): an expired key is removed and
     /// reported missing, the hit or miss is counted and the key's LRU clock is refreshed.
     pub fn get(&mut self, key: &[u8]) -> Option<&Entry> {
@@ -147,7 +227,14 @@ impl Db {
 
     /// Looks a key up for writing (Redis's `lookupKeyWrite`): an expired key is removed and
     /// reported missing; the key's LRU clock is refreshed.
+    ///
+    /// A change made in place through the returned entry must add to `dirty` (as Redis's
+    /// `server.dirty++`): that is how WATCH learns the key changed. A lookup that changes
+    /// nothing (SET NX finding the key, a WRONGTYPE error) leaves watchers alone.
     pub fn get_mut(&mut self, key: &[u8]) -> Option<&mut Entry> {
+        if !self.watched.is_empty() {
+            self.watched.note_write_lookup(key, self.dirty);
+        }
         self.lookup(key, true, false)
     }
 
@@ -172,6 +259,9 @@ impl Db {
         entry.lru = lru_clock(self.now_ms);
         self.expire_if_needed(&entry.key);
         self.dirty += 1;
+        // The key is needed after the entry moved into the table only when someone listens.
+        let observed_key = (!self.watched.is_empty() || self.log_events & notify::NEW != 0)
+            .then(|| entry.key.clone());
         let hash = self.hash(&entry.key);
         let hasher = self.hasher;
         let volatile = entry.has_expiry();
@@ -181,7 +271,9 @@ impl Db {
             |e| e.key.as_slice() == entry.key.as_slice(),
             |e| hasher.hash_one(e.key.as_slice()),
         ) {
-            TableEntry::Occupied(mut slot) => Some(std::mem::replace(&mut **slot.get_mut(), entry)),
+            TableEntry::Occupied(mut slot) => {
+                Some(std::mem::replace(&mut **slot.get_mut(), entry))
+            }
             TableEntry::Vacant(slot) => {
                 slot.insert(Box::new(entry));
                 None
@@ -195,6 +287,12 @@ impl Db {
                 self.len += 1;
                 self.volatile += volatile as usize;
             }
+        }
+        if let Some(key) = observed_key {
+            if old.is_none() {
+                self.log_event(DbEvent::New, &key);
+            }
+            self.touch_watched(&key);
         }
         old
     }
@@ -212,6 +310,7 @@ impl Db {
         self.len -= 1;
         self.volatile -= removed.has_expiry() as usize;
         self.dirty += 1;
+        self.touch_watched(key);
         Some(removed)
     }
 
@@ -233,11 +332,13 @@ impl Db {
         let is = entry.has_expiry();
         self.volatile = self.volatile + is as usize - was as usize;
         self.dirty += 1;
+        self.touch_watched(key);
         true
     }
 
     /// Removes every key.
     pub fn clear(&mut self) {
+        self.touch_all_watched(None);
         if self.len > 0 {
             self.dirty += self.len as u64;
         }
@@ -272,6 +373,9 @@ impl Db {
         }
         let now = self.now_ms;
         let mut slot = from % SLOT_COUNT;
+        // Removed keys are kept only when watchers or notifications need them.
+        let observe = !self.watched.is_empty() || self.log_events & notify::EXPIRED != 0;
+        let mut removed_keys = Vec::new();
         for _ in 0..budget {
             let table = &mut self.slots[slot];
             let before = table.len();
@@ -279,6 +383,9 @@ impl Db {
             table.retain(|e| {
                 let expired = e.is_expired(now);
                 volatile_removed += expired as usize;
+                if expired && observe {
+                    removed_keys.push(e.key.clone());
+                }
                 !expired
             });
             let removed = before - table.len();
@@ -288,11 +395,18 @@ impl Db {
             self.dirty += removed as u64;
             slot = (slot + 1) % SLOT_COUNT;
         }
+        for key in removed_keys {
+            self.log_event(DbEvent::Expired, &key);
+            self.touch_watched(&key);
+        }
         slot
     }
 
-    /// Swaps the contents (not the counters of work done) of two databases.
+    /// Swaps the contents (not the counters of work done, nor the watchers) of two databases.
     pub fn swap_contents(&mut self, other: &mut Db) {
+        // Watchers stay with their database index; their keys now hold other values.
+        self.touch_all_watched(Some(other));
+        other.touch_all_watched(Some(self));
         std::mem::swap(&mut self.slots, &mut other.slots);
         std::mem::swap(&mut self.hasher, &mut other.hasher);
         std::mem::swap(&mut self.len, &mut other.len);

@@ -4,8 +4,9 @@ pub mod blocking;
 mod db;
 mod entry;
 pub mod scan;
+mod watch;
 
-pub use db::{lru_clock, Db};
+pub use db::{lru_clock, Db, DbEvent};
 pub use entry::Entry;
 
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -25,6 +26,12 @@ pub struct Keyspace {
     now_ms: u64,
     /// Where the active expiry cycle continues, per database.
     expire_cursor: Vec<usize>,
+    /// Channel, pattern and shard channel subscribers.
+    pub pubsub: crate::pubsub::Registry,
+    /// `notify-keyspace-events`, copied from the settings.
+    pub notify_flags: u32,
+    /// WATCHed keys over all databases, so commands skip the watch bookkeeping when none.
+    watch_count: usize,
 }
 
 impl Keyspace {
@@ -34,7 +41,82 @@ impl Keyspace {
             blocking: blocking::BlockingRegistry::default(),
             now_ms: unix_time_ms(),
             expire_cursor: vec![0; databases.max(1)],
+            pubsub: crate::pubsub::Registry::default(),
+            notify_flags: 0,
+            watch_count: 0,
         }
+    }
+
+    /// Copies the settings the keyspace consults on every command (at start and after
+    /// CONFIG SET).
+    pub fn apply_settings(&mut self, config: &crate::config::Config) {
+        self.notify_flags = config.notify_keyspace_events;
+        self.pubsub.limit = config.client_output_buffer_limit.pubsub;
+        // Events recorded under the old flags must not be published under the new ones.
+        self.dbs.iter_mut().for_each(|db| db.events.clear());
+    }
+
+    /// Publishes a keyspace notification for `key` in database `db` if its class is
+    /// enabled (see `pubsub::notify`). The client `me` gets its own copy in `my_out`.
+    pub fn notify(
+        &mut self,
+        class: u32,
+        event: &str,
+        key: &[u8],
+        db: usize,
+        me: u64,
+        my_out: &mut bytes::BytesMut,
+    ) {
+        self.publish_db_events(me, my_out);
+        self.emit(class, event, key, db, me, my_out);
+    }
+
+    fn emit(
+        &mut self,
+        class: u32,
+        event: &str,
+        key: &[u8],
+        db: usize,
+        me: u64,
+        my_out: &mut bytes::BytesMut,
+    ) {
+        if self.notify_flags & class == 0 {
+            return;
+        }
+        for (channel, message) in crate::pubsub::notify::channels(self.notify_flags, db, event, key)
+            .into_iter()
+            .flatten()
+        {
+            self.pubsub.publish(&channel, &message, false, me, my_out);
+        }
+    }
+
+    /// Publishes the expiries and key creations the databases recorded.
+    pub fn publish_db_events(&mut self, me: u64, my_out: &mut bytes::BytesMut) {
+        use crate::pubsub::notify;
+        if self.notify_flags & (notify::EXPIRED | notify::NEW) == 0 {
+            return;
+        }
+        for index in 0..self.dbs.len() {
+            if self.dbs[index].events.is_empty() {
+                continue;
+            }
+            let events = std::mem::take(&mut self.dbs[index].events);
+            for (event, key) in events {
+                let (class, name) = match event {
+                    DbEvent::Expired => (notify::EXPIRED, "expired"),
+                    DbEvent::New => (notify::NEW, "new"),
+                };
+                self.emit(class, name, key.as_slice(), index, me, my_out);
+            }
+        }
+    }
+
+    /// Bookkeeping after every command (nested ones inside EXEC or a script too): watched
+    /// keys changed in place are touched and the databases' own events are published.
+    pub fn after_command(&mut self, me: u64, my_out: &mut bytes::BytesMut) {
+        self.settle_write_lookups();
+        self.publish_db_events(me, my_out);
     }
 
     pub fn db_count(&self) -> usize {
@@ -54,20 +136,36 @@ impl Keyspace {
     /// A database, with its clock set to the keyspace's.
     pub fn db(&mut self, index: usize) -> &mut Db {
         let now = self.now_ms;
+        let log_events = self.logged_events();
         let db = &mut self.dbs[index];
         db.now_ms = now;
+        db.log_events = log_events;
         db
+    }
+
+    /// The notification classes databases record events for: none unless notifications
+    /// are published on some channel.
+    fn logged_events(&self) -> u32 {
+        use crate::pubsub::notify::{KEYEVENT, KEYSPACE};
+        if self.notify_flags & (KEYSPACE | KEYEVENT) == 0 {
+            0
+        } else {
+            self.notify_flags
+        }
     }
 
     /// Two distinct databases at once (MOVE, COPY ... DB).
     pub fn two_dbs(&mut self, a: usize, b: usize) -> (&mut Db, &mut Db) {
         assert_ne!(a, b, "two_dbs needs distinct databases");
         let now = self.now_ms;
+        let log_events = self.logged_events();
         let (low, high) = (a.min(b), a.max(b));
         let (left, right) = self.dbs.split_at_mut(high);
         let (first, second) = (&mut left[low], &mut right[0]);
         first.now_ms = now;
         second.now_ms = now;
+        first.log_events = log_events;
+        second.log_events = log_events;
         if a < b {
             (first, second)
         } else {
@@ -87,7 +185,11 @@ impl Keyspace {
     }
 
     pub fn flush_all(&mut self) {
-        self.dbs.iter_mut().for_each(Db::clear);
+        let now = self.now_ms;
+        self.dbs.iter_mut().for_each(|db| {
+            db.now_ms = now;
+            db.clear()
+        });
     }
 
     /// Total keys removed by expiry, lazily or actively.
@@ -114,5 +216,7 @@ impl Keyspace {
             let from = self.expire_cursor[index];
             self.expire_cursor[index] = self.db(index).expire_slots(from, budget);
         }
+        // No client runs this: nobody's reply buffer receives messages.
+        self.after_command(0, &mut bytes::BytesMut::new());
     }
 }

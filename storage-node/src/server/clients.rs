@@ -2,7 +2,7 @@
 
 use std::net::SocketAddr;
 use std::sync::atomic::{
-    AtomicBool, AtomicI32, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed,
+    AtomicBool, AtomicI32, AtomicI64, AtomicU64, AtomicU8, AtomicUsize, Ordering::Relaxed,
 };
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -37,6 +37,12 @@ pub struct ClientHandle {
     mailbox_rx: Mutex<Option<mpsc::UnboundedReceiver<Bytes>>>,
     /// Bytes sent to the mailbox and not yet written, for the pub/sub output buffer limit.
     pub mailbox_bytes: AtomicUsize,
+    /// Set when a key this client WATCHes changes (Redis's `CLIENT_DIRTY_CAS`, flag `d`).
+    pub watch_dirty: AtomicBool,
+    /// Commands queued since MULTI, -1 outside MULTI (CLIENT LIST `multi=`, flag `x`).
+    pub multi_queued: AtomicI64,
+    /// Subscription counts (CLIENT LIST `sub`, `psub`, `ssub`, flag `P`).
+    pub pubsub: crate::pubsub::HandleState,
 }
 
 impl ClientHandle {
@@ -75,6 +81,9 @@ impl ClientHandle {
             mailbox,
             mailbox_rx: Mutex::new(Some(mailbox_rx)),
             mailbox_bytes: AtomicUsize::new(0),
+            watch_dirty: AtomicBool::new(false),
+            multi_queued: AtomicI64::new(-1),
+            pubsub: crate::pubsub::HandleState::default(),
         }
     }
 
@@ -129,6 +138,16 @@ pub struct Client {
     /// False inside MULTI/EXEC and scripts: blocking commands then answer at once, as
     /// their non-blocking forms would.
     pub may_block: bool,
+    /// The transaction being queued since MULTI.
+    pub multi: Option<crate::cmd::transaction::Multi>,
+    /// Keys this client WATCHes, with their database.
+    pub watching: Vec<(usize, Bytes)>,
+    /// Channels, patterns and shard channels this client subscribes to.
+    pub subscriptions: crate::pubsub::Subscriptions,
+    /// True while commands run inside EXEC (or a script): they keep the outer command's
+    /// clock and skip the MULTI queue and the subscriber-mode check, as Redis's nested
+    /// `call()` does.
+    pub nested: bool,
 }
 
 impl Client {
@@ -142,6 +161,10 @@ impl Client {
             close_after_reply: false,
             block: None,
             may_block: true,
+            multi: None,
+            watching: Vec::new(),
+            subscriptions: crate::pubsub::Subscriptions::default(),
+            nested: false,
         }
     }
 

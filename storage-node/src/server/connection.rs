@@ -49,6 +49,8 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
     handle.touch();
     loop {
         if wait.is_none() && !queued.is_empty() {
+            // Messages published before these requests run come before their replies.
+            drain_mailbox(&mut mailbox, &handle, &mut output);
             let mut keyspace = shared.lock_keyspace();
             while let Some(args) = queued.pop_front() {
                 execute(&shared, &mut keyspace, &mut client, &mut output, &args);
@@ -81,7 +83,12 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
         }
         if !output.is_empty() {
             Stats::add(&shared.stats.total_net_output_bytes, output.len() as u64);
-            if stream.write_all(&output).await.is_err() {
+            // A client that never reads must still be closable (output buffer limits, KILL).
+            let written = tokio::select! {
+                written = stream.write_all(&output) => written.is_ok(),
+                _ = handle.kill.notified() => false,
+            };
+            if !written {
                 break;
             }
             output.clear();
@@ -166,11 +173,29 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
             }
         }
     }
-    if wait.is_some() {
-        let _ = wakeup::expire_wait(&mut shared.lock_keyspace(), handle.id);
+    {
+        let mut keyspace = shared.lock_keyspace();
+        if wait.is_some() {
+            let _ = wakeup::expire_wait(&mut keyspace, handle.id);
+        }
+        crate::cmd::release_client_state(&mut keyspace, &mut client);
     }
+    drop(mailbox);
     let _ = stream.shutdown().await;
     shared.clients.unregister(handle.id);
+}
+
+fn drain_mailbox(
+    mailbox: &mut Option<tokio::sync::mpsc::UnboundedReceiver<Bytes>>,
+    handle: &ClientHandle,
+    output: &mut BytesMut,
+) {
+    if let Some(rx) = mailbox {
+        while let Ok(message) = rx.try_recv() {
+            handle.mailbox_bytes.fetch_sub(message.len(), Relaxed);
+            output.extend_from_slice(&message);
+        }
+    }
 }
 
 async fn next_message(

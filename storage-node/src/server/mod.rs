@@ -37,8 +37,10 @@ pub struct Shared {
 
 impl Shared {
     pub fn new(config: Config, tcp_port: u16) -> Shared {
+        let mut keyspace = Keyspace::new(config.databases);
+        keyspace.apply_settings(&config);
         Shared {
-            keyspace: Mutex::new(Keyspace::new(config.databases)),
+            keyspace: Mutex::new(keyspace),
             config: RwLock::new(config),
             clients: ClientRegistry::default(),
             stats: Stats::default(),

@@ -76,10 +76,13 @@ pub(super) fn bitop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let len = result.len();
     let dest = &args[2];
     if result.is_empty() {
-        ctx.db().remove(dest);
+        if ctx.db().remove(dest).is_some() {
+            ctx.notify(crate::pubsub::notify::GENERIC, "del", dest);
+        }
     } else {
         ctx.db()
             .insert(dest, Value::Str(StringValue::Raw(result)), 0);
+        ctx.notify(crate::pubsub::notify::STRING, "set", dest);
     }
     ctx.out.integer(len as i64);
     Ok(())

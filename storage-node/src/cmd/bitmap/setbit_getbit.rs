@@ -41,6 +41,9 @@ pub(super) fn setbit(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if changed && !target.created {
         ctx.db().dirty += 1;
     }
+    if changed {
+        ctx.notify(crate::pubsub::notify::STRING, "setbit", &args[1]);
+    }
     ctx.out.integer(i64::from(old));
     Ok(())
 }

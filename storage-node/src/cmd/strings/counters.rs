@@ -55,6 +55,7 @@ fn add_integer(ctx: &mut Ctx<'_>, key: &[u8], delta: i64) -> CmdResult {
         }
     };
     out.integer(sum);
+    ctx.notify(crate::pubsub::notify::STRING, "incrby", key);
     Ok(())
 }
 
@@ -83,5 +84,6 @@ pub fn incrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
     }
     out.bulk(text.as_bytes());
+    ctx.notify(crate::pubsub::notify::STRING, "incrbyfloat", key);
     Ok(())
 }

@@ -91,6 +91,7 @@ pub fn getdel(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
     }
     db.remove(&args[1]);
+    ctx.notify(crate::pubsub::notify::GENERIC, "del", &args[1]);
     Ok(())
 }
 
@@ -112,12 +113,15 @@ pub fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     match (options.expire, deadline) {
         (Some(expire), Some(at)) if expire.absolute && at <= now => {
             db.remove(key);
+            ctx.notify(crate::pubsub::notify::GENERIC, "del", key);
         }
         (_, Some(at)) => {
             db.set_expiry(key, at);
+            ctx.notify(crate::pubsub::notify::GENERIC, "expire", key);
         }
         _ if options.persist && db.peek(key).is_some_and(|entry| entry.has_expiry()) => {
             db.set_expiry(key, 0);
+            ctx.notify(crate::pubsub::notify::GENERIC, "persist", key);
         }
         _ => {}
     }
@@ -162,5 +166,9 @@ fn store(
         None => 0,
     };
     db.insert(key, Value::Str(StringValue::new(value)), expire_at_ms);
+    ctx.notify(crate::pubsub::notify::STRING, "set", key);
+    if deadline.is_some() {
+        ctx.notify(crate::pubsub::notify::GENERIC, "expire", key);
+    }
     Ok(true)
 }

@@ -57,9 +57,10 @@ fn set_pairs(ctx: &mut Ctx<'_>, args: &[Bytes], name: &str) -> CmdResult {
     if !pairs.len().is_multiple_of(2) {
         return Err(wrong_arity(name));
     }
-    let db = ctx.db();
     for pair in pairs.chunks(2) {
-        db.insert(&pair[0], Value::Str(StringValue::new(&pair[1])), 0);
+        ctx.db()
+            .insert(&pair[0], Value::Str(StringValue::new(&pair[1])), 0);
+        ctx.notify(crate::pubsub::notify::STRING, "set", &pair[0]);
     }
     Ok(())
 }

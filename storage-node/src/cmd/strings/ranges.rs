@@ -49,6 +49,7 @@ pub fn append(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
     };
     out.integer(len as i64);
+    ctx.notify(crate::pubsub::notify::STRING, "append", key);
     Ok(())
 }
 
@@ -117,6 +118,9 @@ pub fn setrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
     };
     out.integer(len as i64);
+    if !patch.is_empty() {
+        ctx.notify(crate::pubsub::notify::STRING, "setrange", key);
+    }
     Ok(())
 }
 
