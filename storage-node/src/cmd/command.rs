@@ -34,6 +34,7 @@ const UNIMPLEMENTED_SUBCOMMANDS: &[(&str, &[&str])] = &[
     ("client", super::client::UNIMPLEMENTED),
     ("command", &["getkeysandflags"]),
     ("function", super::server::FUNCTION_UNIMPLEMENTED),
+    ("script", super::scripting::SCRIPT_UNIMPLEMENTED),
 ];
 
 const HELP: &[&str] = &[

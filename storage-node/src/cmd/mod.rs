@@ -22,6 +22,7 @@ mod info;
 mod keys;
 mod object;
 mod scan;
+mod scripting;
 mod server;
 mod strings;
 pub mod wakeup;
@@ -106,6 +107,7 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     keys::COMMANDS,
     object::COMMANDS,
     scan::COMMANDS,
+    scripting::COMMANDS,
     server::COMMANDS,
     strings::COMMANDS,
 ];

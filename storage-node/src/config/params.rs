@@ -118,6 +118,22 @@ pub const PARAMS: &[Param] = &[
         Access::Immutable,
     ),
     param("save", Kind::Words, Access::Mutable),
+    param(
+        "busy-reply-threshold",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+    ),
+    param(
+        "lua-time-limit",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+    ),
     param("appendonly", Kind::Bool, Access::Mutable),
 ];
 
@@ -314,6 +330,9 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         "loglevel" => config.loglevel = choice(LOGLEVELS, values)?,
         "io-threads" => config.io_threads = number(kind, values)? as usize,
         "save" => config.save = save_points(values)?,
+        "busy-reply-threshold" | "lua-time-limit" => {
+            config.busy_reply_threshold_ms = number(kind, values)? as u64
+        }
         "appendonly" => config.appendonly = boolean(values)?,
         other => return Err(format!("unknown setting '{other}'")),
     }
@@ -343,6 +362,7 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
         "logfile" => config.logfile.clone(),
         "loglevel" => config.loglevel.clone(),
         "io-threads" => config.io_threads.to_string(),
+        "busy-reply-threshold" | "lua-time-limit" => config.busy_reply_threshold_ms.to_string(),
         "save" => config
             .save
             .iter()
