@@ -110,9 +110,10 @@ fn write_table(out: &mut ReplyBuf<'_>, t: &Table, resp3: bool) {
         out.simple_bytes(&sanitize(&s.as_bytes()));
         return;
     }
-    if let Value::Number(d) = field(t, "double") {
-        out.double(d);
-        return;
+    match field(t, "double") {
+        Value::Number(d) => return out.double(d),
+        Value::Integer(d) => return out.double(d as f64),
+        _ => {}
     }
     if let Value::String(s) = field(t, "big_number") {
         out.big_number(&sanitize(&s.as_bytes()));

@@ -30,6 +30,7 @@ pub const INTERNAL_CHUNK: &str = "=redis_internal";
 const KEPT_GLOBALS: &[&str] = &[
     "_G",
     "_VERSION",
+    "__redis__err__handler",
     "assert",
     "bit",
     "cjson",
@@ -145,15 +146,6 @@ impl Engine {
         }
         let redis = redis_lib::open(&lua, &real_globals)?;
         super::rand48::install(&lua, &real_globals)?;
-        let names: Vec<String> = real_globals
-            .pairs::<String, Value>()
-            .filter_map(|pair| pair.ok().map(|(k, _)| k))
-            .collect();
-        for name in names {
-            if !KEPT_GLOBALS.contains(&name.as_str()) {
-                real_globals.raw_set(name, Value::Nil)?;
-            }
-        }
         let handler = lua.create_function(error_handler)?;
         let text_of = lua.create_function(|_, err: Value| {
             Ok(match err {
@@ -173,6 +165,16 @@ impl Engine {
                 PROTECTED_TABLES.to_vec(),
                 text_of,
             ))?;
+        // Only now: the glue above captured some of what goes (setfenv, the raw pcall).
+        let names: Vec<String> = real_globals
+            .pairs::<String, Value>()
+            .filter_map(|pair| pair.ok().map(|(k, _)| k))
+            .collect();
+        for name in names {
+            if !KEPT_GLOBALS.contains(&name.as_str()) {
+                real_globals.raw_set(name, Value::Nil)?;
+            }
+        }
         let call_slot = lua.create_table()?;
         for (name, raising) in [("call", true), ("pcall", false)] {
             let slot = call_slot.clone();

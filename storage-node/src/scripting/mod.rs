@@ -205,7 +205,6 @@ pub fn run(
         client,
         read_only,
     };
-    rand48::reseed(&engine.lua);
     engine.lua.set_app_data(redis_lib::ScriptResp(2));
     shared.scripting.state.start(is_function);
     let result = engine.run(func, fn_args, &mut env);

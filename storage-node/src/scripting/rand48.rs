@@ -1,5 +1,6 @@
 //! `math.random` and `math.randomseed` as Redis replaces them: a 48-bit linear congruential
-//! generator (`lrand48`) reseeded with 0 before every script, so scripts are deterministic.
+//! generator (`lrand48`) seeded with 0 when the interpreter starts. Redis 7.0 does not reseed
+//! it per script, so only sequences after `math.randomseed(n)` are reproducible.
 
 use mlua::{Lua, Table};
 
@@ -26,13 +27,8 @@ impl Rand48 {
     }
 }
 
-/// Resets the generator, as Redis does before each script.
-pub fn reseed(lua: &Lua) {
-    lua.set_app_data(Rand48::seeded(0));
-}
-
 pub fn install(lua: &Lua, globals: &Table) -> mlua::Result<()> {
-    reseed(lua);
+    lua.set_app_data(Rand48::seeded(0));
     let math: Table = globals.get("math")?;
     math.set("random", lua.create_function(random)?)?;
     math.set(

@@ -85,8 +85,10 @@ fn log(_lua: &Lua, args: Args) -> mlua::Result<()> {
     if args.len() < 2 {
         return Err(raise("ERR redis.log() requires two arguments or more."));
     }
-    let Value::Number(level) = args[0] else {
-        return Err(raise("ERR First argument must be a number (log level)."));
+    let level = match args[0] {
+        Value::Number(n) => n,
+        Value::Integer(n) => n as f64,
+        _ => return Err(raise("ERR First argument must be a number (log level).")),
     };
     if !(0.0..=3.0).contains(&level) {
         return Err(raise("ERR Invalid debug level."));
@@ -132,7 +134,9 @@ fn single_string(args: &Args) -> Option<Vec<u8>> {
 
 fn error_reply(lua: &Lua, args: Args) -> mlua::Result<Table> {
     let text = match single_string(&args) {
-        Some(raw) => error_text(&raw),
+        // Redis adds the `-` first, so the first word becomes the code when there are two.
+        Some(raw) if raw.starts_with(b"-") => error_text(&raw),
+        Some(raw) => error_text(&[b"-", &raw[..]].concat()),
         None => WRONG_ARGS.to_string(),
     };
     lua.create_table_from([("err", text)])

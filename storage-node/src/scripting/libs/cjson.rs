@@ -161,6 +161,11 @@ fn encode_table(lua: &Lua, t: &Table, depth: usize, out: &mut Vec<u8>) -> Result
                         encode_number(*n, out)?;
                         out.push(b'"');
                     }
+                    Value::Integer(n) => {
+                        out.push(b'"');
+                        out.extend_from_slice(n.to_string().as_bytes());
+                        out.push(b'"');
+                    }
                     other => {
                         return Err(format!(
                             "Cannot serialise {}: table key must be a number or string",
@@ -327,13 +332,13 @@ impl Parser<'_> {
         let mut i = start + 1;
         loop {
             let Some(&c) = self.s.get(i) else {
-                return self.error_token(start, "unexpected end of string");
+                return self.error_token(i, "unexpected end of string");
             };
             match c {
                 b'"' => break,
                 b'\\' => {
                     let Some(&e) = self.s.get(i + 1) else {
-                        return self.error_token(start, "unexpected end of string");
+                        return self.error_token(i + 1, "unexpected end of string");
                     };
                     let simple = match e {
                         b'"' => Some(b'"'),
@@ -356,10 +361,10 @@ impl Parser<'_> {
                                 text.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
                                 i += used;
                             }
-                            None => return self.error_token(start, "invalid unicode escape code"),
+                            None => return self.error_token(i, "invalid unicode escape code"),
                         }
                     } else {
-                        return self.error_token(start, "invalid escape code");
+                        return self.error_token(i, "invalid escape code");
                     }
                 }
                 _ => {

@@ -155,6 +155,10 @@ fn encode_table(t: &Table, level: usize, out: &mut Vec<u8>) -> mlua::Result<()> 
             max = max.max(*n);
             true
         }
+        Value::Integer(n) if *n > 0 => {
+            max = max.max(*n as f64);
+            true
+        }
         _ => false,
     }) && max as usize == pairs.len();
     let len = pairs.len();

@@ -295,8 +295,11 @@ fn size(lua: &Lua, args: Args) -> mlua::Result<f64> {
     };
     let mut total = 0usize;
     while let Some(item) = f.next(lua, &mut h)? {
-        if item.opt == b's' || (item.opt == b'c' && item.size == 0) {
-            return Err(arg_error(lua, 1, "size", "options 'c0' - 's' have undefined sizes"));
+        if item.opt == b's' {
+            return Err(arg_error(lua, 1, "size", "option 's' has no fixed size"));
+        }
+        if item.opt == b'c' && item.size == 0 {
+            return Err(arg_error(lua, 1, "size", "option 'c0' has no fixed size"));
         }
         total += padding(total, &h, &item) + item.size;
     }
