@@ -3,7 +3,7 @@
 
 use test_harness::Differential;
 
-fn eval<'a>(script: &'a str) -> Vec<&'a str> {
+fn eval(script: &str) -> Vec<&str> {
     vec!["EVAL", script, "0"]
 }
 
@@ -204,7 +204,16 @@ fn redis_library_matches_redis() {
             "return {string.byte('A'), #KEYS, #ARGV}",
         ],
     );
-    d.check(&["EVAL", "return {KEYS, ARGV}", "2", "k1", "k2", "a1", "a2", "a3"]);
+    d.check(&[
+        "EVAL",
+        "return {KEYS, ARGV}",
+        "2",
+        "k1",
+        "k2",
+        "a1",
+        "a2",
+        "a3",
+    ]);
     d.check(&["EVAL", "return {KEYS[1], ARGV[1]}", "1", "k", "a"]);
     d.check(&["EVAL", "KEYS[1] = 'changed' return KEYS[1]", "1", "k"]);
 }
@@ -309,14 +318,28 @@ fn eval_forms_and_script_commands_match_redis() {
         &["SCRIPT", "LOAD", "return 'loaded'"],
         &["EVALSHA", "d4ac41a64b8ae5c8e3e4bd5b42fd4da08d3d3286", "0"],
         &["EVALSHA", "D4AC41A64B8AE5C8E3E4BD5B42FD4DA08D3D3286", "0"],
-        &["EVALSHA_RO", "d4ac41a64b8ae5c8e3e4bd5b42fd4da08d3d3286", "0"],
-        &["SCRIPT", "EXISTS", "d4ac41a64b8ae5c8e3e4bd5b42fd4da08d3d3286", "ffff"],
+        &[
+            "EVALSHA_RO",
+            "d4ac41a64b8ae5c8e3e4bd5b42fd4da08d3d3286",
+            "0",
+        ],
+        &[
+            "SCRIPT",
+            "EXISTS",
+            "d4ac41a64b8ae5c8e3e4bd5b42fd4da08d3d3286",
+            "ffff",
+        ],
         &["SCRIPT", "LOAD", "return +"],
         &["SCRIPT", "FLUSH", "bogus"],
         &["SCRIPT", "FLUSH", "ASYNC"],
-        &["SCRIPT", "EXISTS", "d4ac41a64b8ae5c8e3e4bd5b42fd4da08d3d3286"],
+        &[
+            "SCRIPT",
+            "EXISTS",
+            "d4ac41a64b8ae5c8e3e4bd5b42fd4da08d3d3286",
+        ],
         &["SCRIPT", "FLUSH"],
         &["SCRIPT", "FLUSH", "SYNC"],
+        &["SCRIPT", "FLUSH", "SYNC", "x"],
         &["SCRIPT", "KILL"],
         &["SCRIPT", "KILL", "x"],
         &["SCRIPT", "BOGUS"],
@@ -326,7 +349,11 @@ fn eval_forms_and_script_commands_match_redis() {
         &["EVAL_RO", "return redis.pcall('set', 'k', 'v')", "1", "k"],
         &["EVAL_RO", "return redis.call('get', 'k')", "1", "k"],
         &["EVAL", "return redis.call('select', 1)", "0"],
-        &["EVAL", "redis.call('select', 1) return redis.call('set', 'db1', 'x')", "0"],
+        &[
+            "EVAL",
+            "redis.call('select', 1) return redis.call('set', 'db1', 'x')",
+            "0",
+        ],
         &["EXISTS", "db1"],
         &["SELECT", "1"],
         &["EXISTS", "db1"],

@@ -18,6 +18,7 @@ mod connection;
 mod debug;
 mod dump;
 mod expire;
+mod function;
 mod info;
 mod keys;
 mod object;
@@ -103,6 +104,7 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     debug::COMMANDS,
     dump::COMMANDS,
     expire::COMMANDS,
+    function::COMMANDS,
     info::COMMANDS,
     keys::COMMANDS,
     object::COMMANDS,

@@ -80,11 +80,14 @@ fn script(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         for sha in &args[2..] {
             ctx.out.integer(i64::from(scripting.exists(sha)));
         }
-    } else if is(sub, "flush") && args.len() <= 3 {
-        if let Some(mode) = args.get(2) {
-            if !is(mode, "sync") && !is(mode, "async") {
-                return Err("ERR SCRIPT FLUSH only support SYNC|ASYNC option".into());
-            }
+    } else if is(sub, "flush") {
+        let mode_ok = match args {
+            [_, _] => true,
+            [_, _, mode] => is(mode, "sync") || is(mode, "async"),
+            _ => false,
+        };
+        if !mode_ok {
+            return Err("ERR SCRIPT FLUSH only support SYNC|ASYNC option".into());
         }
         scripting.flush();
         ctx.out.ok();

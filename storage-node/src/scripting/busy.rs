@@ -104,8 +104,7 @@ impl ScriptState {
 
     /// Milliseconds the running script has run.
     pub fn elapsed_ms(&self) -> u64 {
-        self.now_ms()
-            .saturating_sub(self.started_ms.load(Relaxed))
+        self.now_ms().saturating_sub(self.started_ms.load(Relaxed))
     }
 
     pub fn status(&self, threshold_ms: u64) -> Status {

@@ -27,7 +27,12 @@ pub struct CallEnv<'a> {
 impl CallEnv<'_> {
     /// Runs one `redis.call` (`raise`) or `redis.pcall`. Returns the reply, or an error table
     /// and `true` when the Lua side must raise it.
-    pub fn call(&mut self, lua: &Lua, raise: bool, args: Vec<Value>) -> mlua::Result<(Value, bool)> {
+    pub fn call(
+        &mut self,
+        lua: &Lua,
+        raise: bool,
+        args: Vec<Value>,
+    ) -> mlua::Result<(Value, bool)> {
         match self.checked_args(args) {
             Ok(argv) => self.run(lua, raise, &argv),
             Err(text) => Ok((error_table(lua, text)?, raise)),
@@ -69,9 +74,7 @@ impl CallEnv<'_> {
         if self.read_only && (writes || spec.flags.contains(CommandFlags::MAY_REPLICATE)) {
             return Err("ERR Write commands are not allowed from read-only scripts.".into());
         }
-        if let Err(text) = super::cluster_keys_check(self.shared, spec, &argv) {
-            return Err(text);
-        }
+        super::cluster_keys_check(self.shared, spec, &argv)?;
         if writes {
             self.shared.scripting.state.note_write();
         }

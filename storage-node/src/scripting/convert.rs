@@ -86,7 +86,7 @@ pub fn write_lua_value(out: &mut ReplyBuf<'_>, value: &Value, resp3: bool) {
     match value {
         Value::String(s) => out.bulk(&s.as_bytes()),
         Value::Number(n) => out.integer(*n as i64),
-        Value::Integer(n) => out.integer(*n as i64),
+        Value::Integer(n) => out.integer(*n),
         Value::Boolean(b) => {
             if resp3 {
                 out.boolean(*b)
@@ -120,7 +120,8 @@ fn write_table(out: &mut ReplyBuf<'_>, t: &Table, resp3: bool) {
         return;
     }
     if let Value::Table(map) = field(t, "map") {
-        let pairs: Vec<(Value, Value)> = map.pairs::<Value, Value>().filter_map(Result::ok).collect();
+        let pairs: Vec<(Value, Value)> =
+            map.pairs::<Value, Value>().filter_map(Result::ok).collect();
         out.map(pairs.len());
         for (k, v) in &pairs {
             write_lua_value(out, k, resp3);

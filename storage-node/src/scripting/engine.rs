@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use mlua::{
-    chunk::ChunkMode, Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, Variadic, VmState,
+    chunk::ChunkMode, Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, Variadic,
+    VmState,
 };
 
 use super::busy::{ScriptState, KILLED};
@@ -242,9 +243,10 @@ impl Engine {
         let lua = self.lua.clone();
         let (slot, runner) = (&self.call_slot, &self.runner);
         let result = lua.scope(|scope| {
-            let dispatcher = scope.create_function_mut(
-                |lua, (raise, args): (bool, Variadic<Value>)| env.call(lua, raise, args.into_iter().collect()),
-            )?;
+            let dispatcher =
+                scope.create_function_mut(|lua, (raise, args): (bool, Variadic<Value>)| {
+                    env.call(lua, raise, args.into_iter().collect())
+                })?;
             slot.raw_set(1, dispatcher)?;
             let result = runner.call::<(bool, Value)>((f.clone(), keys, args));
             slot.raw_set(1, Value::Nil)?;
@@ -269,6 +271,22 @@ impl Engine {
                 message: e.to_string(),
                 place: None,
             }),
+        }
+    }
+}
+
+impl Engine {
+    /// Runs a function with the error handler and no redis.call (a library loading).
+    /// The error is the `err` text.
+    pub fn run_plain(&mut self, f: &Function) -> Result<(), String> {
+        match self
+            .runner
+            .call::<(bool, Value)>((f.clone(), Value::Nil, Value::Nil))
+        {
+            Ok((true, _)) => Ok(()),
+            Ok((false, Value::Table(t))) => Err(script_error(&t).message),
+            Ok((false, other)) => Err(other.to_string().unwrap_or_default()),
+            Err(e) => Err(e.to_string()),
         }
     }
 }
@@ -318,9 +336,7 @@ fn error_handler(lua: &Lua, err: Value) -> mlua::Result<Value> {
     }
     let table = match err {
         Value::Table(t) => t,
-        Value::Error(e) => {
-            lua.create_table_from([("err", rust_error_text(&e))])?
-        }
+        Value::Error(e) => lua.create_table_from([("err", rust_error_text(&e))])?,
         other => {
             let text = match &other {
                 Value::String(s) => String::from_utf8_lossy(&s.as_bytes()).into_owned(),

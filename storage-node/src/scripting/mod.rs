@@ -68,7 +68,11 @@ pub fn sha1_hex(data: &[u8]) -> String {
 
 /// In cluster mode Redis lets a script touch only keys it declared, all in one slot. The
 /// node has no cluster mode yet, so every command passes; this is where the check goes.
-pub fn cluster_keys_check(_shared: &Shared, _spec: &CommandSpec, _argv: &[Bytes]) -> Result<(), String> {
+pub fn cluster_keys_check(
+    _shared: &Shared,
+    _spec: &CommandSpec,
+    _argv: &[Bytes],
+) -> Result<(), String> {
     Ok(())
 }
 
@@ -159,7 +163,12 @@ pub fn eval(ctx: &mut Ctx<'_>, args: &[Bytes], by_sha: bool, read_only_command: 
     let engine = &mut scripts.engine;
     let lua = &engine.lua;
     let to_table = |items: &[Bytes]| -> mlua::Result<Table> {
-        lua.create_sequence_from(items.iter().map(|b| lua.create_string(b)).collect::<mlua::Result<Vec<_>>>()?)
+        lua.create_sequence_from(
+            items
+                .iter()
+                .map(|b| lua.create_string(b))
+                .collect::<mlua::Result<Vec<_>>>()?,
+        )
     };
     let set = (|| -> mlua::Result<()> {
         engine.real_globals.raw_set("KEYS", to_table(keys)?)?;

@@ -55,26 +55,35 @@ fn random(lua: &Lua, args: Args) -> mlua::Result<f64> {
     };
     let r = f64::from(drawn % i32::MAX as u32) / LRAND48_MAX;
     let int_arg = |i: usize| -> mlua::Result<f64> {
-        args.get(i).and_then(to_number).map(f64::floor).ok_or_else(|| {
-            error_at_caller(
-                lua,
-                &format!("bad argument #{} to 'random' (number expected)", i + 1),
-            )
-        })
+        args.get(i)
+            .and_then(to_number)
+            .map(f64::floor)
+            .ok_or_else(|| {
+                error_at_caller(
+                    lua,
+                    &format!("bad argument #{} to 'random' (number expected)", i + 1),
+                )
+            })
     };
     match args.len() {
         0 => Ok(r),
         1 => {
             let upper = int_arg(0)?;
             if upper < 1.0 {
-                return Err(error_at_caller(lua, "bad argument #1 to 'random' (interval is empty)"));
+                return Err(error_at_caller(
+                    lua,
+                    "bad argument #1 to 'random' (interval is empty)",
+                ));
             }
             Ok((r * upper).floor() + 1.0)
         }
         2 => {
             let (lower, upper) = (int_arg(0)?, int_arg(1)?);
             if lower > upper {
-                return Err(error_at_caller(lua, "bad argument #2 to 'random' (interval is empty)"));
+                return Err(error_at_caller(
+                    lua,
+                    "bad argument #2 to 'random' (interval is empty)",
+                ));
             }
             Ok((r * (upper - lower + 1.0)).floor() + lower)
         }

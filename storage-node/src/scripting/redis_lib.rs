@@ -69,10 +69,7 @@ pub fn to_number(value: &Value) -> Option<f64> {
         Value::String(s) => {
             let text = s.to_str().ok()?;
             let text = text.trim();
-            if let Some(hex) = text
-                .strip_prefix("0x")
-                .or_else(|| text.strip_prefix("0X"))
-            {
+            if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
                 return u64::from_str_radix(hex, 16).ok().map(|n| n as f64);
             }
             text.parse::<f64>().ok()

@@ -172,7 +172,10 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
         }
     }
     if wait.is_some() {
-        let _ = wakeup::expire_wait(&mut *busy::lock_keyspace_patiently(&shared).await, handle.id);
+        let _ = wakeup::expire_wait(
+            &mut *busy::lock_keyspace_patiently(&shared).await,
+            handle.id,
+        );
     }
     let _ = stream.shutdown().await;
     shared.clients.unregister(handle.id);

@@ -39,7 +39,10 @@ pub fn open(lua: &Lua, globals: &Table) -> mlua::Result<()> {
         cjson.set(name, lua.create_function(|_, _: Args| Ok(()))?)?;
     }
     let same = cjson.clone();
-    cjson.set("new", lua.create_function(move |_, _: Args| Ok(same.clone()))?)?;
+    cjson.set(
+        "new",
+        lua.create_function(move |_, _: Args| Ok(same.clone()))?,
+    )?;
     globals.set("cjson", cjson)?;
     Ok(())
 }
@@ -272,8 +275,7 @@ impl Parser<'_> {
     }
 
     fn next_token(&mut self) -> Result<Token, DecodeError> {
-        while self.pos < self.s.len() && matches!(self.s[self.pos], b' ' | b'\t' | b'\n' | b'\r')
-        {
+        while self.pos < self.s.len() && matches!(self.s[self.pos], b' ' | b'\t' | b'\n' | b'\r') {
             self.pos += 1;
         }
         let start = self.pos;
@@ -519,16 +521,14 @@ fn strtod_prefix(text: &str) -> Option<(f64, usize)> {
             return Some((v, special.len()));
         }
     }
-    (1..=text.len())
-        .rev()
-        .find_map(|end| {
-            let candidate = &text[..end];
-            let plain = candidate
-                .bytes()
-                .all(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e'));
-            if !plain {
-                return None;
-            }
-            candidate.parse::<f64>().ok().map(|v| (v, end))
-        })
+    (1..=text.len()).rev().find_map(|end| {
+        let candidate = &text[..end];
+        let plain = candidate
+            .bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e'));
+        if !plain {
+            return None;
+        }
+        candidate.parse::<f64>().ok().map(|v| (v, end))
+    })
 }

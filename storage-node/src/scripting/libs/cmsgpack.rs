@@ -40,14 +40,8 @@ pub fn open(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     )?;
     m.set("_NAME", "cmsgpack")?;
     m.set("_VERSION", "lua-cmsgpack 0.4.0")?;
-    m.set(
-        "_COPYRIGHT",
-        "Copyright (C) 2012, Salvatore Sanfilippo",
-    )?;
-    m.set(
-        "_DESCRIPTION",
-        "MessagePack C implementation for Lua",
-    )?;
+    m.set("_COPYRIGHT", "Copyright (C) 2012, Salvatore Sanfilippo")?;
+    m.set("_DESCRIPTION", "MessagePack C implementation for Lua")?;
     globals.set("cmsgpack", m)?;
     Ok(())
 }
@@ -61,10 +55,7 @@ fn optional_int(lua: &Lua, args: &[Value], i: usize, name: &str) -> mlua::Result
 
 fn pack(lua: &Lua, args: Args) -> mlua::Result<mlua::LuaString> {
     if args.is_empty() {
-        return Err(error_at_caller(
-            lua,
-            "MessagePack pack needs input.",
-        ));
+        return Err(error_at_caller(lua, "MessagePack pack needs input."));
     }
     let mut out = Vec::new();
     for value in args.iter() {
@@ -101,12 +92,12 @@ fn encode_int(n: i64, out: &mut Vec<u8>) {
     if n >= 0 {
         match n {
             0..=127 => out.push(n as u8),
-            0..=0xff => out.extend_from_slice(&[0xcc, n as u8]),
-            0..=0xffff => {
+            128..=0xff => out.extend_from_slice(&[0xcc, n as u8]),
+            0x100..=0xffff => {
                 out.push(0xcd);
                 out.extend_from_slice(&(n as u16).to_be_bytes());
             }
-            0..=0xffff_ffff => {
+            0x1_0000..=0xffff_ffff => {
                 out.push(0xce);
                 out.extend_from_slice(&(n as u32).to_be_bytes());
             }
@@ -336,7 +327,11 @@ fn unpack_values(
             ),
         ));
     }
-    let limit = if limit == 0 { usize::MAX } else { limit as usize };
+    let limit = if limit == 0 {
+        usize::MAX
+    } else {
+        limit as usize
+    };
     let mut cursor = Cursor {
         data,
         pos: offset as usize,
