@@ -196,6 +196,11 @@ pub fn write_integer_decimal(buf: &mut BytesMut, n: i64) {
 
 /// Formats a double as C's `%.17g` does, which is what Redis 7.0 replies with.
 pub fn format_double(d: f64) -> String {
+    format_g(d, 17)
+}
+
+/// Formats a double as C's `%.<precision>g` does (Lua and its cjson library use 14).
+pub fn format_g(d: f64, precision: i32) -> String {
     if d.is_infinite() {
         return if d > 0.0 { "inf".into() } else { "-inf".into() };
     }
@@ -209,17 +214,17 @@ pub fn format_double(d: f64) -> String {
             "0".into()
         };
     }
-    const PRECISION: i32 = 17;
-    // `{:.16e}` gives 17 significant digits, correctly rounded, plus the decimal exponent.
-    let sci = format!("{:.*e}", (PRECISION - 1) as usize, d);
+    let precision = precision.max(1);
+    // `{:.Ne}` gives N+1 significant digits, correctly rounded, plus the decimal exponent.
+    let sci = format!("{:.*e}", (precision - 1) as usize, d);
     let (mantissa, exponent) = sci.split_once('e').unwrap_or((&sci, "0"));
     let exponent: i32 = exponent.parse().unwrap_or(0);
-    if !(-4..PRECISION).contains(&exponent) {
+    if !(-4..precision).contains(&exponent) {
         let mantissa = trim_fraction_zeros(mantissa);
         let sign = if exponent < 0 { '-' } else { '+' };
         format!("{mantissa}e{sign}{:02}", exponent.abs())
     } else {
-        let decimals = (PRECISION - 1 - exponent).max(0) as usize;
+        let decimals = (precision - 1 - exponent).max(0) as usize;
         trim_fraction_zeros(&format!("{:.*}", decimals, d)).to_string()
     }
 }

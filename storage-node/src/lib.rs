@@ -7,6 +7,7 @@
 //! - [`types`]: the values held in the keyspace, one module per data type.
 //! - [`persistence`]: Redis's serialisation formats (RDB encoding, DUMP payloads, LZF, CRC-64).
 //! - [`cmd`]: dispatch and one module per command family.
+//! - [`scripting`]: Lua scripts and functions (mlua, Lua 5.1).
 //!
 //! The RESP codec, slot function and command table come from the `slotproxy` library,
 //! built without its proxy feature.
@@ -18,5 +19,6 @@ pub mod config;
 pub mod keyspace;
 pub mod persistence;
 pub mod pubsub;
+pub mod scripting;
 pub mod server;
 pub mod types;

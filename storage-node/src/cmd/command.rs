@@ -33,7 +33,7 @@ pub const COMMANDS: &[(&str, Handler)] = &[("command", command)];
 const UNIMPLEMENTED_SUBCOMMANDS: &[(&str, &[&str])] = &[
     ("client", super::client::UNIMPLEMENTED),
     ("command", &["getkeysandflags"]),
-    ("function", super::server::FUNCTION_UNIMPLEMENTED),
+    ("script", super::scripting::SCRIPT_UNIMPLEMENTED),
 ];
 
 const HELP: &[&str] = &[

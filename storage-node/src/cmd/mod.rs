@@ -18,11 +18,13 @@ mod connection;
 mod debug;
 mod dump;
 mod expire;
+mod function;
 mod info;
 mod keys;
 mod object;
 mod pubsub;
 mod scan;
+mod scripting;
 mod server;
 mod strings;
 pub mod transaction;
@@ -130,11 +132,13 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     debug::COMMANDS,
     dump::COMMANDS,
     expire::COMMANDS,
+    function::COMMANDS,
     info::COMMANDS,
     keys::COMMANDS,
     object::COMMANDS,
     pubsub::COMMANDS,
     scan::COMMANDS,
+    scripting::COMMANDS,
     server::COMMANDS,
     strings::COMMANDS,
     transaction::COMMANDS,

@@ -30,6 +30,9 @@ pub struct Config {
     pub logfile: String,
     pub loglevel: String,
     pub io_threads: usize,
+    /// `busy-reply-threshold` (alias `lua-time-limit`): milliseconds a script runs before
+    /// other clients are answered BUSY.
+    pub busy_reply_threshold_ms: u64,
     /// Snapshot points (`save`), as pairs of seconds and changes. Kept and shown for tools
     /// that read them; the node has no persistence yet, so nothing is saved.
     pub save: Vec<(i64, i64)>,
@@ -60,6 +63,7 @@ impl Default for Config {
             logfile: String::new(),
             loglevel: "notice".into(),
             io_threads: 1,
+            busy_reply_threshold_ms: 5000,
             save: Vec::new(),
             appendonly: false,
             config_file: None,

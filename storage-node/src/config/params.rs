@@ -118,6 +118,22 @@ pub const PARAMS: &[Param] = &[
         Access::Immutable,
     ),
     param("save", Kind::Words, Access::Mutable),
+    param(
+        "busy-reply-threshold",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+    ),
+    param(
+        "lua-time-limit",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+    ),
     param("appendonly", Kind::Bool, Access::Mutable),
     param("notify-keyspace-events", Kind::Text, Access::Mutable),
     param("client-output-buffer-limit", Kind::Words, Access::Mutable),
@@ -316,6 +332,9 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         "loglevel" => config.loglevel = choice(LOGLEVELS, values)?,
         "io-threads" => config.io_threads = number(kind, values)? as usize,
         "save" => config.save = save_points(values)?,
+        "busy-reply-threshold" | "lua-time-limit" => {
+            config.busy_reply_threshold_ms = number(kind, values)? as u64
+        }
         "appendonly" => config.appendonly = boolean(values)?,
         "notify-keyspace-events" => {
             config.notify_keyspace_events = crate::pubsub::notify::parse_flags(one(values)?)?
@@ -355,6 +374,7 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
         "logfile" => config.logfile.clone(),
         "loglevel" => config.loglevel.clone(),
         "io-threads" => config.io_threads.to_string(),
+        "busy-reply-threshold" | "lua-time-limit" => config.busy_reply_threshold_ms.to_string(),
         "save" => config
             .save
             .iter()

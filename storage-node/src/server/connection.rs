@@ -23,6 +23,7 @@ use super::clients::{Client, ClientHandle};
 use super::stats::Stats;
 use super::Shared;
 use crate::cmd::{execute, wakeup};
+use crate::scripting::busy;
 
 const READ_CHUNK: usize = 16 * 1024;
 /// Buffers that grew past this for one large request are given back once drained.
@@ -51,7 +52,11 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
         if wait.is_none() && !queued.is_empty() {
             // Messages published before these requests run come before their replies.
             drain_mailbox(&mut mailbox, &handle, &mut output);
-            let mut keyspace = shared.lock_keyspace();
+            // A script past busy-reply-threshold holds the keyspace: answer without it.
+            let Some(mut keyspace) = busy::lock_keyspace_for_commands(&shared).await else {
+                busy::answer_while_busy(&shared, client.proto, &mut queued, &mut output);
+                continue;
+            };
             while let Some(args) = queued.pop_front() {
                 execute(&shared, &mut keyspace, &mut client, &mut output, &args);
                 if let Some(request) = client.block.take() {
@@ -159,7 +164,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
                 }
             }
             _ = sleep_until(deadline), if blocked => {
-                let mut keyspace = shared.lock_keyspace();
+                let mut keyspace = busy::lock_keyspace_patiently(&shared).await;
                 match wakeup::expire_wait(&mut keyspace, handle.id) {
                     Some(reply) => output.extend_from_slice(&reply),
                     // Served just before the deadline: the reply is already waiting.
@@ -174,7 +179,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
         }
     }
     {
-        let mut keyspace = shared.lock_keyspace();
+        let mut keyspace = busy::lock_keyspace_patiently(&shared).await;
         if wait.is_some() {
             let _ = wakeup::expire_wait(&mut keyspace, handle.id);
         }

@@ -89,7 +89,7 @@ async fn active_expire_cycle(shared: Arc<Shared>) {
             continue;
         }
         let budget = slotproxy::cluster::SLOT_COUNT / hz as usize + 1;
-        let mut keyspace = shared.lock_keyspace();
+        let mut keyspace = crate::scripting::busy::lock_keyspace_patiently(&shared).await;
         keyspace.set_now(unix_time_ms());
         keyspace.active_expire_step(budget);
     }

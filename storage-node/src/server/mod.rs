@@ -29,6 +29,8 @@ pub struct Shared {
     pub clients: ClientRegistry,
     pub stats: Stats,
     pub dispatch: Dispatch,
+    /// Lua scripts and functions, and the script running now (for BUSY and SCRIPT KILL).
+    pub scripting: crate::scripting::Scripting,
     pub started: Instant,
     pub started_unix: u64,
     pub run_id: String,
@@ -45,6 +47,7 @@ impl Shared {
             clients: ClientRegistry::default(),
             stats: Stats::default(),
             dispatch: Dispatch::new(),
+            scripting: crate::scripting::Scripting::default(),
             started: Instant::now(),
             started_unix: SystemTime::now()
                 .duration_since(UNIX_EPOCH)

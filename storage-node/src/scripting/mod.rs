@@ -1,0 +1,250 @@
+//! Lua scripting and functions, as Redis 7.0 runs them.
+//!
+//! - `engine.rs`: an interpreter set up like Redis's (libraries, readonly globals, error
+//!   handler), `glue.lua` its Lua side; `libs/` the preloaded C libraries in Rust.
+//! - `redis_lib.rs`, `call.rs`: the `redis` table; `redis.call` runs commands through the
+//!   node's dispatch. `convert.rs`: replies ↔ Lua values.
+//! - `busy.rs`: the running script as other connections see it (BUSY, SCRIPT KILL).
+//! - `functions.rs`: function libraries (FUNCTION LOAD ... / FCALL).
+//!
+//! A script runs inside its command's handler, under the keyspace lock, so it is atomic.
+
+pub mod busy;
+mod call;
+mod convert;
+mod engine;
+pub mod functions;
+mod libs;
+mod rand48;
+mod redis_lib;
+pub mod shebang;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use bytes::Bytes;
+use mlua::{Function, Table, Value};
+use slotproxy::cluster::CommandSpec;
+
+use crate::cmd::{CmdError, CmdResult, Ctx};
+use crate::server::clients::{lock, Client};
+use crate::server::Shared;
+pub use busy::ScriptState;
+use call::CallEnv;
+pub use engine::Engine;
+use shebang::ScriptFlags;
+
+/// Scripting state shared by all connections.
+pub struct Scripting {
+    pub state: Arc<ScriptState>,
+    eval: Mutex<Option<EvalScripts>>,
+    pub functions: Mutex<functions::Functions>,
+}
+
+impl Default for Scripting {
+    fn default() -> Self {
+        Scripting {
+            state: Arc::default(),
+            eval: Mutex::new(None),
+            functions: Mutex::new(functions::Functions::default()),
+        }
+    }
+}
+
+/// The EVAL interpreter and its script cache (by lowercase SHA1 hex).
+pub struct EvalScripts {
+    engine: Engine,
+    scripts: HashMap<String, CachedScript>,
+}
+
+struct CachedScript {
+    func: Function,
+    flags: ScriptFlags,
+}
+
+pub fn sha1_hex(data: &[u8]) -> String {
+    sha1_smol::Sha1::from(data).digest().to_string()
+}
+
+/// In cluster mode Redis lets a script touch only keys it declared, all in one slot. The
+/// node has no cluster mode yet, so every command passes; this is where the check goes.
+pub fn cluster_keys_check(
+    _shared: &Shared,
+    _spec: &CommandSpec,
+    _argv: &[Bytes],
+) -> Result<(), String> {
+    Ok(())
+}
+
+impl Scripting {
+    /// The EVAL interpreter, created on first use.
+    fn eval_scripts(&self) -> Result<MutexGuard<'_, Option<EvalScripts>>, CmdError> {
+        let mut guard = lock(&self.eval);
+        if guard.is_none() {
+            let engine = Engine::new(self.state.clone())
+                .map_err(|e| CmdError::from(format!("ERR cannot start Lua: {e}")))?;
+            *guard = Some(EvalScripts {
+                engine,
+                scripts: HashMap::new(),
+            });
+        }
+        Ok(guard)
+    }
+
+    /// SCRIPT LOAD: compiles and caches a script; returns its SHA1.
+    pub fn load(&self, body: &[u8]) -> Result<String, CmdError> {
+        let mut guard = self.eval_scripts()?;
+        let scripts = guard.as_mut().ok_or_else(|| CmdError::from("ERR no Lua"))?;
+        let sha = sha1_hex(body);
+        scripts.compile(&sha, body)?;
+        Ok(sha)
+    }
+
+    pub fn exists(&self, sha: &[u8]) -> bool {
+        let sha = String::from_utf8_lossy(sha).to_ascii_lowercase();
+        lock(&self.eval)
+            .as_ref()
+            .is_some_and(|s| s.scripts.contains_key(&sha))
+    }
+
+    /// SCRIPT FLUSH: drops every script with the interpreter, as Redis does.
+    pub fn flush(&self) {
+        *lock(&self.eval) = None;
+    }
+
+    /// Bytes used by the EVAL interpreter (INFO's `used_memory_lua`).
+    pub fn eval_memory(&self) -> usize {
+        lock(&self.eval)
+            .as_ref()
+            .map_or(0, |s| s.engine.lua.used_memory())
+    }
+}
+
+impl EvalScripts {
+    fn compile(&mut self, sha: &str, body: &[u8]) -> Result<&CachedScript, CmdError> {
+        if !self.scripts.contains_key(sha) {
+            let (flags, code) = shebang::parse_eval(body).map_err(CmdError::from)?;
+            let func = self
+                .engine
+                .compile(&code, "@user_script")
+                .map_err(|e| format!("ERR Error compiling script (new function): {e}"))?;
+            self.scripts
+                .insert(sha.to_string(), CachedScript { func, flags });
+        }
+        self.scripts
+            .get(sha)
+            .ok_or_else(|| CmdError::from("ERR script vanished"))
+    }
+}
+
+/// EVAL, EVALSHA and their `_RO` forms. `script` is the body, or the SHA1 for EVALSHA.
+pub fn eval(ctx: &mut Ctx<'_>, args: &[Bytes], by_sha: bool, read_only_command: bool) -> CmdResult {
+    let (keys, argv) = split_keys(args)?;
+    let shared = ctx.shared;
+    let mut guard = shared.scripting.eval_scripts()?;
+    let scripts = guard.as_mut().ok_or_else(|| CmdError::from("ERR no Lua"))?;
+    let sha = if by_sha {
+        String::from_utf8_lossy(&args[1]).to_ascii_lowercase()
+    } else {
+        sha1_hex(&args[1])
+    };
+    let (func, flags) = if by_sha {
+        match scripts.scripts.get(&sha) {
+            Some(s) => (s.func.clone(), s.flags),
+            None => return Err("NOSCRIPT No matching script. Please use EVAL.".into()),
+        }
+    } else {
+        let s = scripts.compile(&sha, &args[1])?;
+        (s.func.clone(), s.flags)
+    };
+    if read_only_command && !flags.eval_compat && !flags.no_writes {
+        return Err("ERR Can not execute a script with write flag using *_ro command.".into());
+    }
+    let engine = &mut scripts.engine;
+    let lua = &engine.lua;
+    let to_table = |items: &[Bytes]| -> mlua::Result<Table> {
+        lua.create_sequence_from(
+            items
+                .iter()
+                .map(|b| lua.create_string(b))
+                .collect::<mlua::Result<Vec<_>>>()?,
+        )
+    };
+    let set = (|| -> mlua::Result<()> {
+        engine.real_globals.raw_set("KEYS", to_table(keys)?)?;
+        engine.real_globals.raw_set("ARGV", to_table(argv)?)?;
+        Ok(())
+    })();
+    set.map_err(|e| CmdError::from(format!("ERR {e}")))?;
+    let read_only = read_only_command || flags.no_writes;
+    run(ctx, engine, &func, None, read_only, &sha, false)
+}
+
+/// Splits `script numkeys key... arg...` (args[2] is numkeys).
+pub fn split_keys(args: &[Bytes]) -> Result<(&[Bytes], &[Bytes]), CmdError> {
+    let numkeys = slotproxy::numbers::parse_i64(&args[2])
+        .ok_or_else(|| CmdError::from(crate::cmd::errors::NOT_INTEGER))?;
+    if numkeys > (args.len() - 3) as i64 {
+        return Err("ERR Number of keys can't be greater than number of args".into());
+    }
+    if numkeys < 0 {
+        return Err("ERR Number of keys can't be negative".into());
+    }
+    let rest = &args[3..];
+    Ok(rest.split_at(numkeys as usize))
+}
+
+/// Runs a compiled script or function for a command and writes its reply.
+pub fn run(
+    ctx: &mut Ctx<'_>,
+    engine: &mut Engine,
+    func: &Function,
+    fn_args: Option<(Table, Table)>,
+    read_only: bool,
+    name: &str,
+    is_function: bool,
+) -> CmdResult {
+    let shared = ctx.shared;
+    let mut client = Client::new(ctx.client.handle.clone(), false);
+    client.select(ctx.client.db);
+    // Commands a script runs are nested calls: no blocking, no MULTI queue, no subscriber
+    // mode check, and the script's frozen clock, as in Redis.
+    client.may_block = false;
+    client.nested = true;
+    let mut env = CallEnv {
+        shared,
+        keyspace: &mut *ctx.keyspace,
+        client,
+        read_only,
+    };
+    engine.lua.set_app_data(redis_lib::ScriptResp(2));
+    shared.scripting.state.start(is_function);
+    let result = engine.run(func, fn_args, &mut env);
+    shared.scripting.state.finish();
+    let resp3 = engine
+        .lua
+        .app_data_ref::<redis_lib::ScriptResp>()
+        .is_some_and(|r| r.0 == 3);
+    match result {
+        Ok(value) => {
+            if let Some(text) = convert::error_field(&value) {
+                return Err(text.into());
+            }
+            convert::write_lua_value(&mut ctx.out, &value, resp3);
+            Ok(())
+        }
+        Err(engine::ScriptError {
+            message,
+            place: Some((source, line)),
+        }) => Err(format!("{message} script: {name}, on {source}:{line}.").into()),
+        Err(engine::ScriptError {
+            message,
+            place: None,
+        }) => Err(format!("ERR Error running script {name}, {message}").into()),
+    }
+}
+
+/// Converts a value for callers outside this module (FUNCTION LIST and the like).
+pub fn lua_text(value: &Value) -> Option<Vec<u8>> {
+    redis_lib::to_bytes(value)
+}
