@@ -271,9 +271,7 @@ impl Db {
             |e| e.key.as_slice() == entry.key.as_slice(),
             |e| hasher.hash_one(e.key.as_slice()),
         ) {
-            TableEntry::Occupied(mut slot) => {
-                Some(std::mem::replace(&mut **slot.get_mut(), entry))
-            }
+            TableEntry::Occupied(mut slot) => Some(std::mem::replace(&mut **slot.get_mut(), entry)),
             TableEntry::Vacant(slot) => {
                 slot.insert(Box::new(entry));
                 None
