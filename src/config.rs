@@ -10,6 +10,7 @@
 //! deny_commands: [KEYS, FLUSHALL, FLUSHDB]
 //! users: [{ name: default, password: secret }]
 //! workers: 0   # worker threads; 0 = one per core
+//! admin: { listen: 127.0.0.1:9121, token: change-me }
 //! ```
 //!
 //! Unknown fields are errors, and every error names the field and its line. `listen`, `seeds`
@@ -48,6 +49,25 @@ pub struct ProxyConfig {
     pub users: Vec<User>,
     /// Worker threads serving clients (0: one per CPU core).
     pub workers: usize,
+    pub admin: Admin,
+}
+
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct Admin {
+    /// The admin HTTP endpoint (metrics, topology, jobs). Loopback unless you say otherwise.
+    pub listen: String,
+    /// Bearer token for calls that change the cluster; none: such calls are refused.
+    pub token: Option<String>,
+}
+
+impl Default for Admin {
+    fn default() -> Self {
+        Admin {
+            listen: "127.0.0.1:9121".into(),
+            token: None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -98,6 +118,7 @@ impl Default for ProxyConfig {
             deny_commands: Vec::new(),
             users: Vec::new(),
             workers: 0,
+            admin: Admin::default(),
         }
     }
 }

@@ -12,6 +12,7 @@
 //! The proxy modules sit behind the default `proxy` feature:
 //! - [`config`]: the YAML configuration.
 //! - [`backend`]: node connections (multiplexed and dedicated), the pool, the slot map.
+//! - [`admin`]: the HTTP admin API (metrics, health, topology, resharding jobs).
 //! - [`proxy`]: listener, sessions, routing, fan-out, transactions, blocking, pub/sub.
 
 #![forbid(unsafe_code)]
@@ -22,6 +23,8 @@ pub mod numbers;
 pub mod registry;
 pub mod resp;
 
+#[cfg(feature = "proxy")]
+pub mod admin;
 #[cfg(feature = "proxy")]
 pub mod backend;
 #[cfg(feature = "proxy")]

@@ -22,6 +22,9 @@ struct Args {
     /// Worker threads serving clients (overrides `workers`; 0 = one per core).
     #[arg(long)]
     workers: Option<usize>,
+    /// Admin HTTP address (overrides `admin.listen`).
+    #[arg(long)]
+    admin: Option<String>,
 }
 
 fn load(args: &Args) -> anyhow::Result<ProxyConfig> {
@@ -37,6 +40,9 @@ fn load(args: &Args) -> anyhow::Result<ProxyConfig> {
     }
     if let Some(workers) = args.workers {
         config.workers = workers;
+    }
+    if let Some(admin) = &args.admin {
+        config.admin.listen = admin.clone();
     }
     Ok(config)
 }
@@ -61,12 +67,16 @@ fn main() -> anyhow::Result<()> {
         .build()
         .context("starting the runtime")?;
     runtime.block_on(async move {
-        let proxy = slotproxy::proxy::run(config, |addr| {
-            // Test harnesses and scripts wait for this line.
-            println!("Ready to accept connections on {addr}");
-        })
-        .await
-        .context("starting the proxy")?;
+        let admin_listen = config.admin.listen.clone();
+        let proxy = slotproxy::proxy::run(config, |_| {})
+            .await
+            .context("starting the proxy")?;
+        let admin_addr = slotproxy::admin::start(proxy.clone(), &admin_listen)
+            .await
+            .with_context(|| format!("binding the admin endpoint on {admin_listen}"))?;
+        // Test harnesses and scripts wait for this line (admin first: it is on the same line).
+        println!("Admin API on http://{admin_addr}");
+        println!("Ready to accept connections on {}", proxy.listen_addr);
         let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
             .context("installing the SIGHUP handler")?;
         loop {

@@ -12,7 +12,7 @@ use test_harness::{Cluster, RawClient, ServerProcess};
 fn write_config(path: &std::path::Path, listen_port: u16, seeds: &[String], extra: &str) {
     let seeds: Vec<String> = seeds.iter().map(|s| format!("  - {s}")).collect();
     let text = format!(
-        "listen: 127.0.0.1:{listen_port}\nseeds:\n{}\n{extra}",
+        "listen: 127.0.0.1:{listen_port}\nadmin:\n  listen: 127.0.0.1:0\nseeds:\n{}\n{extra}",
         seeds.join("\n")
     );
     std::fs::write(path, text).expect("write config");

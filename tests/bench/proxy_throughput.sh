@@ -69,7 +69,7 @@ done
 
 # slotproxy in front of it.
 PROXY_PORT=$(free_port)
-"$PROXY_BIN" --listen "127.0.0.1:$PROXY_PORT" --seed "127.0.0.1:${CLUSTER_PORTS[0]}" >"$WORK/proxy.log" 2>&1 &
+"$PROXY_BIN" --listen "127.0.0.1:$PROXY_PORT" --admin 127.0.0.1:0 --seed "127.0.0.1:${CLUSTER_PORTS[0]}" >"$WORK/proxy.log" 2>&1 &
 PROXY_PID=$!; PIDS+=($PROXY_PID)
 wait_ping "$PROXY_PORT"
 

@@ -135,7 +135,13 @@ pub fn proxy_binary() -> PathBuf {
 /// A proxy on a free port in front of `seeds`, with extra flags.
 pub fn start_proxy(seeds: &[String], extra: &[&str]) -> ServerProcess {
     let port = free_port();
-    let mut args = vec!["--listen".to_string(), format!("127.0.0.1:{port}")];
+    // The admin endpoint on an ephemeral port; `admin_port` reads it back from the log.
+    let mut args = vec![
+        "--listen".to_string(),
+        format!("127.0.0.1:{port}"),
+        "--admin".to_string(),
+        "127.0.0.1:0".to_string(),
+    ];
     for seed in seeds {
         args.push("--seed".into());
         args.push(seed.clone());

@@ -5,12 +5,14 @@
 //!   stopped by PID when the guard drops (also when a test panics).
 //! - [`cluster`]: real Redis Clusters (and the proxy in front of them) for proxy tests.
 //! - [`client`]: a raw RESP client that returns replies byte for byte.
+//! - [`http`]: a minimal HTTP client for the admin API.
 //! - [`differential`]: the same commands against a storage-node and a real redis-server,
 //!   with the replies compared byte for byte.
 
 pub mod client;
 pub mod cluster;
 pub mod differential;
+pub mod http;
 pub mod process;
 
 pub use client::RawClient;

@@ -45,6 +45,15 @@ impl ServerProcess {
         let _ = self.child.wait();
     }
 
+    /// The admin port a proxy announced (`Admin API on http://host:port`).
+    pub fn admin_port(&self) -> Option<u16> {
+        self.log()
+            .lines()
+            .find_map(|l| l.strip_prefix("Admin API on http://"))
+            .and_then(|addr| addr.rsplit(':').next())
+            .and_then(|port| port.trim().parse().ok())
+    }
+
     /// The server's log so far, for failure messages.
     pub fn log(&self) -> String {
         std::fs::read_to_string(&self.log_path).unwrap_or_default()

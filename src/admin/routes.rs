@@ -1,0 +1,114 @@
+//! The admin API's routes.
+//!
+//! | route | answer |
+//! |---|---|
+//! | `GET /metrics` | Prometheus text format |
+//! | `GET /health` | 200 `{"status":"ok"}` while the process serves |
+//! | `GET /ready` | 200 when every slot has a master, 503 otherwise |
+//! | `GET /v1/cluster` | nodes, roles, slot ranges, health, keys and memory |
+//! | `POST /v1/reshard`, `POST /v1/rebalance`, `POST /v1/nodes`, `POST /v1/nodes/{id}/drain`, `DELETE /v1/nodes/{id}` | start a job (token needed) |
+//! | `GET /v1/jobs`, `GET /v1/jobs/{id}` | job progress |
+
+use std::sync::Arc;
+
+use hyper::{Method, StatusCode};
+
+use super::http::{error, json, AdminRequest, HttpResponse};
+use crate::proxy::Proxy;
+
+/// Whether the request carries the configured bearer token.
+fn authorized(proxy: &Proxy, request: &AdminRequest) -> bool {
+    let config = proxy.config.load();
+    let Some(token) = config.admin.token.as_deref().filter(|t| !t.is_empty()) else {
+        return false;
+    };
+    request
+        .authorization
+        .as_deref()
+        .and_then(|h| h.strip_prefix("Bearer "))
+        .is_some_and(|given| constant_time_eq(given.as_bytes(), token.as_bytes()))
+}
+
+/// Compares secrets without an early exit, so timing does not reveal a prefix.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+pub async fn route(proxy: &Arc<Proxy>, request: AdminRequest) -> HttpResponse {
+    let mutating = matches!(
+        request.method,
+        Method::POST | Method::DELETE | Method::PUT | Method::PATCH
+    );
+    if mutating && !authorized(proxy, &request) {
+        return error(
+            StatusCode::UNAUTHORIZED,
+            "this call changes the cluster: send Authorization: Bearer <admin.token> (and configure admin.token)",
+        );
+    }
+    let path = request.path.trim_end_matches('/').to_string();
+    let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    match (&request.method, segments.as_slice()) {
+        (&Method::GET, ["health"]) => json(StatusCode::OK, &serde_json::json!({ "status": "ok" })),
+        (&Method::GET, ["ready"]) => ready(proxy),
+        (&Method::GET, ["v1", "cluster"]) => cluster(proxy),
+        (_, ["metrics"] | ["health"] | ["ready"] | ["v1", "cluster"]) => error(
+            StatusCode::METHOD_NOT_ALLOWED,
+            format!("{} {} is not supported", request.method, request.path),
+        ),
+        _ => error(
+            StatusCode::NOT_FOUND,
+            format!("no route for {} {}", request.method, request.path),
+        ),
+    }
+}
+
+fn ready(proxy: &Proxy) -> HttpResponse {
+    let topology = proxy.topology.load();
+    let uncovered = (0..crate::cluster::SLOT_COUNT as u16)
+        .filter(|&slot| topology.master_for(slot).is_none())
+        .count();
+    if topology.masters.is_empty() || uncovered > 0 {
+        json(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &serde_json::json!({ "ready": false, "masters": topology.masters.len(), "uncovered_slots": uncovered }),
+        )
+    } else {
+        json(
+            StatusCode::OK,
+            &serde_json::json!({ "ready": true, "masters": topology.masters.len() }),
+        )
+    }
+}
+
+fn cluster(proxy: &Proxy) -> HttpResponse {
+    let topology = proxy.topology.load();
+    let ranges = topology.ranges();
+    let nodes: Vec<serde_json::Value> = topology
+        .masters
+        .iter()
+        .enumerate()
+        .map(|(i, node)| {
+            let slots: Vec<serde_json::Value> = ranges
+                .iter()
+                .filter(|(_, _, owner)| *owner == i)
+                .map(|(start, end, _)| serde_json::json!([start, end]))
+                .collect();
+            let slot_count: u32 = ranges
+                .iter()
+                .filter(|(_, _, owner)| *owner == i)
+                .map(|(start, end, _)| u32::from(end - start) + 1)
+                .sum();
+            serde_json::json!({
+                "id": node.id,
+                "addr": node.addr,
+                "role": "master",
+                "slots": slots,
+                "slot_count": slot_count,
+            })
+        })
+        .collect();
+    json(
+        StatusCode::OK,
+        &serde_json::json!({ "topology_version": topology.version, "nodes": nodes }),
+    )
+}

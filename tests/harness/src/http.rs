@@ -1,0 +1,53 @@
+//! A minimal HTTP/1.1 client for the admin API tests (one request per connection).
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+/// An HTTP answer: status code and body text.
+#[derive(Debug)]
+pub struct HttpReply {
+    pub status: u16,
+    pub body: String,
+}
+
+impl HttpReply {
+    /// The body parsed as JSON-ish text is left to the caller; this finds a header-less body.
+    pub fn contains(&self, needle: &str) -> bool {
+        self.body.contains(needle)
+    }
+}
+
+/// Sends one request to `127.0.0.1:port` and reads the whole answer.
+pub fn request(port: u16, method: &str, path: &str, token: Option<&str>, body: &str) -> HttpReply {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("connect to admin API");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .expect("timeout");
+    let auth = token
+        .map(|t| format!("Authorization: Bearer {t}\r\n"))
+        .unwrap_or_default();
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).expect("send request");
+    stream.write_all(body.as_bytes()).expect("send body");
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).expect("read answer");
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = text
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    HttpReply { status, body }
+}
+
+pub fn get(port: u16, path: &str) -> HttpReply {
+    request(port, "GET", path, None, "")
+}
