@@ -56,17 +56,13 @@ pub struct AdminRequest {
 }
 
 impl AdminRequest {
-    /// The body as JSON (an empty body reads as `{}`), or a 400 answer naming the problem.
-    pub fn json_body(&self) -> Result<serde_json::Value, HttpResponse> {
+    /// The body as JSON (an empty body reads as `{}`), or the message for a 400 answer.
+    pub fn json_body(&self) -> Result<serde_json::Value, String> {
         if self.body.iter().all(u8::is_ascii_whitespace) {
             return Ok(serde_json::json!({}));
         }
-        serde_json::from_slice(&self.body).map_err(|e| {
-            error(
-                StatusCode::BAD_REQUEST,
-                format!("request body is not valid JSON: {e}"),
-            )
-        })
+        serde_json::from_slice(&self.body)
+            .map_err(|e| format!("request body is not valid JSON: {e}"))
     }
 }
 
