@@ -7,12 +7,14 @@
 //! - [`types`]: the values held in the keyspace, one module per data type.
 //! - [`persistence`]: Redis's serialisation formats (RDB encoding, DUMP payloads, LZF, CRC-64).
 //! - [`cmd`]: dispatch and one module per command family.
+//! - [`cluster`]: cluster mode: slots, the bus, redirects, MIGRATE.
 //!
 //! The RESP codec, slot function and command table come from the `slotproxy` library,
 //! built without its proxy feature.
 
 #![forbid(unsafe_code)]
 
+pub mod cluster;
 pub mod cmd;
 pub mod config;
 pub mod keyspace;

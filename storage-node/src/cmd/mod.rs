@@ -108,6 +108,7 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     scan::COMMANDS,
     server::COMMANDS,
     strings::COMMANDS,
+    crate::cluster::commands::COMMANDS,
 ];
 
 /// An implemented command: its table entry and handler.
@@ -196,6 +197,10 @@ pub fn execute(
     Stats::add(&shared.stats.total_commands_processed, 1);
     let reply_start = output.len();
     let result = dispatch(shared, keyspace, client, output, args);
+    // ASKING lasts for the one command after it, whatever that command's outcome.
+    if !args.first().is_some_and(|name| name.eq_ignore_ascii_case(b"asking")) {
+        client.asking = false;
+    }
     if let Err(e) = result {
         Stats::add(&shared.stats.total_error_replies, 1);
         ReplyBuf::new(output, client.proto).error(e.message());
@@ -243,6 +248,12 @@ fn dispatch(
     }
     *crate::server::clients::lock(&client.handle.last_command) = spec.name.clone();
     keyspace.set_now(unix_time_ms());
+    if let Some(cluster) = shared.cluster.as_deref() {
+        // EXEC is checked over its queued commands by the transaction code.
+        if spec.name != "exec" && crate::cluster::redirect::applies(spec) {
+            crate::cluster::redirect::check(cluster, keyspace, client.asking, &[(spec, args)])?;
+        }
+    }
     let proto = client.proto;
     let mut ctx = Ctx {
         keyspace,

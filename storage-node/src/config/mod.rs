@@ -37,6 +37,14 @@ pub struct Config {
     pub appendonly: bool,
     /// The config file the node was started with, if any (INFO `config_file`).
     pub config_file: Option<PathBuf>,
+    pub cluster_enabled: bool,
+    /// The nodes file, relative to `dir`.
+    pub cluster_config_file: String,
+    /// The cluster bus port; 0 means `port + 10000`.
+    pub cluster_port: u16,
+    /// Milliseconds without an answer after which a node is suspected to be down.
+    pub cluster_node_timeout: u64,
+    pub cluster_require_full_coverage: bool,
 }
 
 impl Default for Config {
@@ -59,6 +67,11 @@ impl Default for Config {
             save: Vec::new(),
             appendonly: false,
             config_file: None,
+            cluster_enabled: false,
+            cluster_config_file: "nodes.conf".into(),
+            cluster_port: 0,
+            cluster_node_timeout: 15000,
+            cluster_require_full_coverage: true,
         }
     }
 }

@@ -163,6 +163,10 @@ pub struct Client {
     /// False inside MULTI/EXEC and scripts: blocking commands then answer at once, as
     /// their non-blocking forms would.
     pub may_block: bool,
+    /// Cluster mode: ASKING was the previous command (one-shot; see `cmd::execute`).
+    pub asking: bool,
+    /// Cluster mode: READONLY was sent (reads on replicas).
+    pub readonly: bool,
 }
 
 impl Client {
@@ -176,6 +180,8 @@ impl Client {
             close_after_reply: false,
             block: None,
             may_block: true,
+            asking: false,
+            readonly: false,
         }
     }
 
