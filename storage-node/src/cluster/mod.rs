@@ -70,7 +70,7 @@ impl Cluster {
                 me.cport = bus_port;
             }
         }
-        nodes_file::save(&state, &nodes_file, now)
+        nodes_file::save(&state, &nodes_file, now, true)
             .map_err(|e| format!("cannot write {}: {e}", nodes_file.display()))?;
         state.needs_save = false;
         Ok(Cluster {
@@ -99,8 +99,9 @@ impl Cluster {
         );
         let mut result = Ok(());
         if state.needs_save {
-            result = nodes_file::save(state, &self.nodes_file, now);
+            result = nodes_file::save(state, &self.nodes_file, now, state.needs_fsync);
             state.needs_save = result.is_err();
+            state.needs_fsync &= result.is_err();
         }
         if state.needs_broadcast {
             state.needs_broadcast = false;

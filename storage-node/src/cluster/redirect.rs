@@ -38,7 +38,7 @@ fn key_indexes(spec: &CommandSpec, args: &[Bytes]) -> Option<Vec<usize>> {
             _ => (1..args.len()).collect(),
         });
     }
-    spec.key_indexes(args).ok()
+    spec.routing_key_indexes(args).ok()
 }
 
 fn redirect(kind: &str, slot: u16, cluster: &Cluster, to: &NodeId) -> CmdError {

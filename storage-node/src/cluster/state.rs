@@ -31,8 +31,12 @@ pub struct ClusterState {
     pub current_epoch: u64,
     pub last_vote_epoch: u64,
     pub nodes: BTreeMap<NodeId, Node>,
-    /// The owner of each slot.
+    /// The owner of each slot. Change it only through `assign` / `unassign` /
+    /// `remove_node` / `unassign_all`, which keep the range cache right.
     pub slots: Vec<Option<NodeId>>,
+    /// Each owner's slot ranges, computed when first needed after a change (CLUSTER NODES,
+    /// INFO and the state check all need them; a slot scan is not free).
+    ranges: std::cell::OnceCell<HashMap<NodeId, Vec<(u16, u16)>>>,
     pub migrating: BTreeMap<u16, NodeId>,
     pub importing: BTreeMap<u16, NodeId>,
     pub ok: bool,
@@ -43,6 +47,8 @@ pub struct ClusterState {
     pub stats: MessageStats,
     /// Set by every change that must reach the nodes file.
     pub needs_save: bool,
+    /// Set by epoch changes: the nodes file must reach the disk.
+    pub needs_fsync: bool,
     /// Set by changes other nodes should hear about at once.
     pub needs_broadcast: bool,
     started_ms: u64,
@@ -64,6 +70,7 @@ impl ClusterState {
             last_vote_epoch: 0,
             nodes,
             slots: vec![None; SLOT_COUNT],
+            ranges: std::cell::OnceCell::new(),
             migrating: BTreeMap::new(),
             importing: BTreeMap::new(),
             ok: false,
@@ -71,6 +78,7 @@ impl ClusterState {
             blacklist: HashMap::new(),
             stats: MessageStats::default(),
             needs_save: true,
+            needs_fsync: true,
             needs_broadcast: false,
             started_ms: now_ms,
             among_minority_since_ms: 0,
@@ -97,14 +105,16 @@ impl ClusterState {
     }
 
     pub fn slot_count(&self, id: &NodeId) -> usize {
-        self.slots.iter().filter(|s| s.as_ref() == Some(id)).count()
+        self.all_ranges()
+            .get(id)
+            .map_or(0, |r| r.iter().map(|(a, b)| (b - a) as usize + 1).sum())
     }
 
     /// The slots a node owns, as a bitmap.
     pub fn bitmap_of(&self, id: &NodeId) -> SlotBitmap {
         let mut bitmap = [0u8; SLOT_COUNT / 8];
-        for (slot, owner) in self.slots.iter().enumerate() {
-            if owner.as_ref() == Some(id) {
+        for &(first, last) in self.all_ranges().get(id).map_or(&[][..], Vec::as_slice) {
+            for slot in first as usize..=last as usize {
                 bitmap[slot / 8] |= 1 << (slot % 8);
             }
         }
@@ -113,17 +123,26 @@ impl ClusterState {
 
     /// The contiguous slot ranges a node owns, in slot order.
     pub fn ranges_of(&self, id: &NodeId) -> Vec<(u16, u16)> {
-        let mut ranges = Vec::new();
-        let mut start: Option<usize> = None;
-        for slot in 0..=SLOT_COUNT {
-            let mine = slot < SLOT_COUNT && self.slots[slot].as_ref() == Some(id);
-            match (mine, start) {
-                (true, None) => start = Some(slot),
-                (false, Some(first)) => {
-                    ranges.push((first as u16, slot as u16 - 1));
-                    start = None;
+        self.all_ranges().get(id).cloned().unwrap_or_default()
+    }
+
+    /// Every owner's contiguous slot ranges, in slot order, from one pass over the slots.
+    pub fn all_ranges(&self) -> &HashMap<NodeId, Vec<(u16, u16)>> {
+        self.ranges.get_or_init(|| self.compute_ranges())
+    }
+
+    fn compute_ranges(&self) -> HashMap<NodeId, Vec<(u16, u16)>> {
+        let mut ranges: HashMap<NodeId, Vec<(u16, u16)>> = HashMap::new();
+        let mut start = 0;
+        for slot in 1..=SLOT_COUNT {
+            if slot == SLOT_COUNT || self.slots[slot] != self.slots[start] {
+                if let Some(owner) = self.slots[start] {
+                    ranges
+                        .entry(owner)
+                        .or_default()
+                        .push((start as u16, slot as u16 - 1));
                 }
-                _ => {}
+                start = slot;
             }
         }
         ranges
@@ -131,11 +150,13 @@ impl ClusterState {
 
     pub fn assign(&mut self, slot: u16, owner: NodeId) {
         self.slots[slot as usize] = Some(owner);
+        self.ranges.take();
         self.needs_save = true;
     }
 
     pub fn unassign(&mut self, slot: u16) {
         self.slots[slot as usize] = None;
+        self.ranges.take();
         self.needs_save = true;
     }
 
@@ -159,6 +180,7 @@ impl ClusterState {
             let epoch = self.current_epoch;
             self.me_mut().config_epoch = epoch;
             self.needs_save = true;
+            self.needs_fsync = true;
             self.needs_broadcast = true;
             true
         } else {
@@ -183,6 +205,7 @@ impl ClusterState {
         let epoch = self.current_epoch;
         self.me_mut().config_epoch = epoch;
         self.needs_save = true;
+        self.needs_fsync = true;
         self.needs_broadcast = true;
     }
 
@@ -200,10 +223,10 @@ impl ClusterState {
         if sender == self.myself {
             return dirty;
         }
-        for slot in 0..SLOT_COUNT as u16 {
-            if claimed[slot as usize / 8] & (1 << (slot % 8)) == 0 {
-                continue;
-            }
+        let claimed_slots = (0..SLOT_COUNT as u16)
+            .filter(|slot| claimed[*slot as usize / 8] != 0)
+            .filter(|slot| claimed[*slot as usize / 8] & (1 << (slot % 8)) != 0);
+        for slot in claimed_slots {
             let current = self.slots[slot as usize];
             if current == Some(sender) || self.importing.contains_key(&slot) {
                 continue;
@@ -226,6 +249,13 @@ impl ClusterState {
         dirty
     }
 
+    /// Unassigns every slot (CLUSTER RESET).
+    pub fn unassign_all(&mut self) {
+        self.slots.iter_mut().for_each(|owner| *owner = None);
+        self.ranges.take();
+        self.needs_save = true;
+    }
+
     /// Removes a node: its slots become unassigned and open migrations with it close.
     pub fn remove_node(&mut self, id: &NodeId) {
         self.nodes.remove(id);
@@ -234,6 +264,7 @@ impl ClusterState {
                 *owner = None;
             }
         }
+        self.ranges.take();
         self.migrating.retain(|_, n| n != id);
         self.importing.retain(|_, n| n != id);
         self.needs_save = true;
@@ -254,17 +285,23 @@ impl ClusterState {
             return;
         }
         let mut ok = true;
+        let ranges = self.all_ranges();
         if require_full_coverage {
-            ok = self.slots.iter().all(|owner| {
-                owner
-                    .and_then(|id| self.nodes.get(&id))
-                    .is_some_and(|n| !n.flags.has(Flags::FAIL))
-            });
+            let covered: usize = ranges
+                .iter()
+                .filter(|(id, _)| {
+                    self.nodes
+                        .get(id)
+                        .is_some_and(|n| !n.flags.has(Flags::FAIL))
+                })
+                .flat_map(|(_, r)| r.iter().map(|(a, b)| (b - a) as usize + 1))
+                .sum();
+            ok = covered == SLOT_COUNT;
         }
         let mut size = 0;
         let mut reachable = 0;
-        for node in self.nodes.values() {
-            if node.is_master() && self.slots.iter().any(|s| s.as_ref() == Some(&node.id)) {
+        for id in ranges.keys() {
+            if let Some(node) = self.nodes.get(id).filter(|n| n.is_master()) {
                 size += 1;
                 if !node.failing() {
                     reachable += 1;
@@ -291,12 +328,13 @@ impl ClusterState {
     /// Slots assigned, and of those the ones whose owner is fine, PFAIL or FAIL.
     pub fn slot_health(&self) -> (usize, usize, usize, usize) {
         let (mut assigned, mut ok, mut pfail, mut fail) = (0, 0, 0, 0);
-        for owner in self.slots.iter().flatten() {
-            assigned += 1;
+        for (owner, ranges) in self.all_ranges() {
+            let count: usize = ranges.iter().map(|(a, b)| (b - a) as usize + 1).sum();
+            assigned += count;
             match self.nodes.get(owner) {
-                Some(n) if n.flags.has(Flags::FAIL) => fail += 1,
-                Some(n) if n.flags.has(Flags::PFAIL) => pfail += 1,
-                _ => ok += 1,
+                Some(n) if n.flags.has(Flags::FAIL) => fail += count,
+                Some(n) if n.flags.has(Flags::PFAIL) => pfail += count,
+                _ => ok += count,
             }
         }
         (assigned, ok, pfail, fail)
@@ -305,6 +343,10 @@ impl ClusterState {
     /// One CLUSTER NODES line (without the newline), as Redis's
     /// `clusterGenNodeDescription` writes it.
     pub fn describe_node(&self, node: &Node, now_ms: u64) -> String {
+        self.describe_node_with(node, &self.ranges_of(&node.id), now_ms)
+    }
+
+    fn describe_node_with(&self, node: &Node, ranges: &[(u16, u16)], now_ms: u64) -> String {
         let master = "-";
         let pong = if node.is_myself() {
             // Redis shows the current second for itself once it has peers.
@@ -332,7 +374,7 @@ impl ClusterState {
             node.config_epoch,
             link
         );
-        for (start, end) in self.ranges_of(&node.id) {
+        for &(start, end) in ranges {
             if start == end {
                 line.push_str(&format!(" {start}"));
             } else {
@@ -340,12 +382,21 @@ impl ClusterState {
             }
         }
         if node.is_myself() {
-            for slot in 0..SLOT_COUNT as u16 {
-                if let Some(target) = self.migrating.get(&slot) {
-                    line.push_str(&format!(" [{slot}->-{target}]"));
-                } else if let Some(source) = self.importing.get(&slot) {
-                    line.push_str(&format!(" [{slot}-<-{source}]"));
-                }
+            // In slot order; a slot both migrating and importing shows as migrating.
+            let mut open: Vec<(u16, String)> = self
+                .migrating
+                .iter()
+                .map(|(slot, target)| (*slot, format!(" [{slot}->-{target}]")))
+                .collect();
+            open.extend(
+                self.importing
+                    .iter()
+                    .filter(|(slot, _)| !self.migrating.contains_key(slot))
+                    .map(|(slot, source)| (*slot, format!(" [{slot}-<-{source}]"))),
+            );
+            open.sort_by_key(|(slot, _)| *slot);
+            for (_, text) in open {
+                line.push_str(&text);
             }
         }
         line
@@ -353,12 +404,12 @@ impl ClusterState {
 
     /// The CLUSTER NODES text: myself first, then the others by id.
     pub fn describe(&self, now_ms: u64) -> String {
-        let mut text = String::new();
+        let ranges = self.all_ranges();
         let me = self.me();
-        text.push_str(&self.describe_node(me, now_ms));
-        text.push('\n');
-        for node in self.nodes.values().filter(|n| !n.is_myself()) {
-            text.push_str(&self.describe_node(node, now_ms));
+        let mut text = String::new();
+        for node in std::iter::once(me).chain(self.nodes.values().filter(|n| !n.is_myself())) {
+            let own = ranges.get(&node.id).map_or(&[][..], Vec::as_slice);
+            text.push_str(&self.describe_node_with(node, own, now_ms));
             text.push('\n');
         }
         text

@@ -232,11 +232,13 @@ pub fn process(state: &mut ClusterState, message: &Message, origin: &Origin, now
         if h.config_epoch > node.config_epoch {
             node.config_epoch = h.config_epoch;
             state.needs_save = true;
+            state.needs_fsync = true;
         }
     }
     if h.current_epoch > state.current_epoch {
         state.current_epoch = h.current_epoch;
         state.needs_save = true;
+        state.needs_fsync = true;
     }
 
     if let Body::Update {
@@ -285,25 +287,24 @@ pub fn process(state: &mut ClusterState, message: &Message, origin: &Origin, now
 /// An UPDATE for the first slot the sender claims that a node with a newer config epoch
 /// owns.
 fn stale_claim(state: &ClusterState, h: &Header) -> Option<Message> {
-    for slot in 0..slotproxy::cluster::SLOT_COUNT {
-        if h.slots[slot / 8] & (1 << (slot % 8)) == 0 {
-            continue;
-        }
-        let Some(owner) = state.slots[slot].and_then(|id| state.nodes.get(&id)) else {
-            continue;
-        };
-        if owner.id != h.sender && owner.config_epoch > h.config_epoch {
-            return Some(Message {
-                header: header(state),
-                body: Body::Update {
-                    node: owner.id,
-                    config_epoch: owner.config_epoch,
-                    slots: state.bitmap_of(&owner.id),
-                },
-            });
-        }
-    }
-    None
+    let claims = |&(first, last): &(u16, u16)| {
+        (first..=last).any(|slot| h.slots[slot as usize / 8] & (1 << (slot % 8)) != 0)
+    };
+    let (newer, _) = state
+        .all_ranges()
+        .iter()
+        .filter(|(id, _)| **id != h.sender)
+        .filter_map(|(id, ranges)| state.nodes.get(id).map(|node| (node, ranges)))
+        .filter(|(node, _)| node.config_epoch > h.config_epoch)
+        .find(|(_, ranges)| ranges.iter().any(claims))?;
+    Some(Message {
+        header: header(state),
+        body: Body::Update {
+            node: newer.id,
+            config_epoch: newer.config_epoch,
+            slots: state.bitmap_of(&newer.id),
+        },
+    })
 }
 
 fn process_gossip(state: &mut ClusterState, entries: &[Gossip], now_ms: u64) {

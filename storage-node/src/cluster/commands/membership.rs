@@ -104,9 +104,7 @@ pub fn reset(ctx: &mut Ctx<'_>, cluster: &Cluster, args: &[Bytes]) -> CmdResult 
     let mut state = cluster.lock();
     state.migrating.clear();
     state.importing.clear();
-    for owner in state.slots.iter_mut() {
-        *owner = None;
-    }
+    state.unassign_all();
     let me = state.myself;
     state.nodes.retain(|id, _| *id == me);
     if hard {
@@ -117,6 +115,7 @@ pub fn reset(ctx: &mut Ctx<'_>, cluster: &Cluster, args: &[Bytes]) -> CmdResult 
         node.id = NodeId::random();
         state.myself = node.id;
         state.nodes.insert(node.id, node);
+        state.needs_fsync = true;
     }
     state.needs_save = true;
     commit(ctx, cluster, &mut state);
@@ -152,6 +151,7 @@ pub fn set_config_epoch(ctx: &mut Ctx<'_>, cluster: &Cluster, args: &[Bytes]) ->
     state.me_mut().config_epoch = epoch;
     state.current_epoch = state.current_epoch.max(epoch);
     state.needs_save = true;
+    state.needs_fsync = true;
     commit(ctx, cluster, &mut state);
     drop(state);
     ctx.out.ok();
@@ -160,7 +160,7 @@ pub fn set_config_epoch(ctx: &mut Ctx<'_>, cluster: &Cluster, args: &[Bytes]) ->
 
 pub fn saveconfig(ctx: &mut Ctx<'_>, cluster: &Cluster) -> CmdResult {
     let state = cluster.lock();
-    nodes_file::save(&state, &cluster.nodes_file, unix_time_ms())
+    nodes_file::save(&state, &cluster.nodes_file, unix_time_ms(), true)
         .map_err(|e| CmdError::from(format!("ERR error saving the cluster node config: {e}")))?;
     drop(state);
     ctx.out.ok();
