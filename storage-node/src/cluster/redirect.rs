@@ -2,9 +2,10 @@
 //! refusals, with Redis's texts:
 //!
 //! - `-MOVED <slot> <ip>:<port>`: another node owns the slot.
-//! - `-ASK <slot> <ip>:<port>`: the slot is migrating out and a key is already gone.
-//! - `-TRYAGAIN Multiple keys request during rehashing of slot`: after ASKING, a multi-key
-//!   request of which the importing node has only some keys.
+//! - `-ASK <slot> <ip>:<port>`: the slot is migrating out and the keys are already gone.
+//! - `-TRYAGAIN Multiple keys request during rehashing of slot`: a request whose keys are
+//!   split by the migration (some still here, some gone), or after ASKING a multi-key
+//!   request of which the importing node lacks some keys.
 //! - `-CROSSSLOT Keys in request don't hash to the same slot`.
 //! - `-CLUSTERDOWN Hash slot not served` / `-CLUSTERDOWN The cluster is down`.
 //!
@@ -65,6 +66,7 @@ pub fn check(
     let mut importing = false;
     let mut multiple_keys = false;
     let mut missing_keys = 0;
+    let mut existing_keys = 0;
     let mut command_asking = false;
     let mut is_migrate = false;
     let me;
@@ -105,9 +107,14 @@ pub fn check(
                         }
                     }
                 }
-                if (migrating_to.is_some() || importing) && keyspace.db(0).peek(key).is_none()
-                {
-                    missing_keys += 1;
+                // Shard channels are served by the old owner until the migration ends.
+                let channel = spec.flags.contains(CommandFlags::PUBSUB);
+                if (migrating_to.is_some() || importing) && !channel {
+                    if keyspace.db(0).peek(key).is_some() {
+                        existing_keys += 1;
+                    } else {
+                        missing_keys += 1;
+                    }
                 }
             }
         }
@@ -125,6 +132,10 @@ pub fn check(
     }
     if let Some(target) = migrating_to {
         if missing_keys > 0 {
+            // Some keys here and some gone: nobody has them all right now.
+            if existing_keys > 0 {
+                return Err(TRYAGAIN.into());
+            }
             return Err(redirect("ASK", slot, cluster, &target));
         }
     }

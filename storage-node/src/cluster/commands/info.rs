@@ -116,9 +116,9 @@ pub fn slots(ctx: &mut Ctx<'_>, cluster: &Cluster) -> CmdResult {
 
 pub fn shards(ctx: &mut Ctx<'_>, cluster: &Cluster) -> CmdResult {
     let state = cluster.lock();
-    let masters: Vec<&Node> = state
-        .nodes
-        .values()
+    // Redis lists shards in its node table's hash order; this node lists itself first.
+    let masters: Vec<&Node> = std::iter::once(state.me())
+        .chain(state.nodes.values().filter(|n| !n.is_myself()))
         .filter(|n| n.is_master() && !n.in_handshake())
         .collect();
     ctx.out.array(masters.len());
