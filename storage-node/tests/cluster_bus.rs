@@ -120,7 +120,14 @@ fn a_node_that_was_down_learns_what_moved() {
     let ports: Vec<u16> = cluster.nodes.iter().map(|n| n.port).collect();
     let ids: Vec<String> = ports
         .iter()
-        .map(|&p| text(RawClient::connect(p).call(&["CLUSTER", "MYID"]).as_bytes().expect("id")))
+        .map(|&p| {
+            text(
+                RawClient::connect(p)
+                    .call(&["CLUSTER", "MYID"])
+                    .as_bytes()
+                    .expect("id"),
+            )
+        })
         .collect();
     let slot = (0..16384u16)
         .find(|&s| cluster.node_for_slot(s) == 0)
@@ -139,7 +146,8 @@ fn a_node_that_was_down_learns_what_moved() {
     let expected = slots_reply(ports[0]);
     let deadline = Instant::now() + Duration::from_secs(30);
     // Like Redis, a master that just started keeps the cluster down for two seconds.
-    while slots_reply(ports[2]) != expected || !cluster_info(ports[2]).contains("cluster_state:ok") {
+    while slots_reply(ports[2]) != expected || !cluster_info(ports[2]).contains("cluster_state:ok")
+    {
         assert!(Instant::now() < deadline, "node 2 did not learn the move");
         std::thread::sleep(Duration::from_millis(100));
     }

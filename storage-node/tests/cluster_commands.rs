@@ -57,7 +57,9 @@ fn wait_state_ok(d: &mut Differential) {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         let (a, b) = d.both(&["CLUSTER", "INFO"]);
-        let ok = |f: &slotproxy::resp::Frame| text(f.as_bytes().unwrap_or(b"")).contains("cluster_state:ok");
+        let ok = |f: &slotproxy::resp::Frame| {
+            text(f.as_bytes().unwrap_or(b"")).contains("cluster_state:ok")
+        };
         if ok(&a) && ok(&b) {
             return;
         }
@@ -98,8 +100,20 @@ fn slot_assignment_errors_match_redis() {
             &["CLUSTER", "SETSLOT", "1", "stable", "x"],
             &["CLUSTER", "SETSLOT", "1", "stable"],
             &["CLUSTER", "SETSLOT", "99999", "stable"],
-            &["CLUSTER", "SETSLOT", "5", "migrating", "0000000000000000000000000000000000000000"],
-            &["CLUSTER", "SETSLOT", "5", "node", "0000000000000000000000000000000000000000"],
+            &[
+                "CLUSTER",
+                "SETSLOT",
+                "5",
+                "migrating",
+                "0000000000000000000000000000000000000000",
+            ],
+            &[
+                "CLUSTER",
+                "SETSLOT",
+                "5",
+                "node",
+                "0000000000000000000000000000000000000000",
+            ],
             &["CLUSTER", "COUNTKEYSINSLOT", "99999"],
             &["CLUSTER", "COUNTKEYSINSLOT", "-1"],
             &["CLUSTER", "COUNTKEYSINSLOT", "x"],
@@ -116,7 +130,12 @@ fn slot_assignment_errors_match_redis() {
     }
     // SETSLOT with this node's own id.
     let (node_id, redis_id) = (myid(&mut d.node_client), myid(&mut d.redis_client));
-    for (action, slot) in [("migrating", "3"), ("importing", "3"), ("stable", "3"), ("node", "3")] {
+    for (action, slot) in [
+        ("migrating", "3"),
+        ("importing", "3"),
+        ("stable", "3"),
+        ("node", "3"),
+    ] {
         let mut node_args = vec!["CLUSTER", "SETSLOT", slot, action];
         let mut redis_args = node_args.clone();
         if action != "stable" {
@@ -127,7 +146,13 @@ fn slot_assignment_errors_match_redis() {
         let redis = d.redis_client.call(&redis_args);
         assert_eq!(node, redis, "SETSLOT {action}");
     }
-    d.check(&["CLUSTER", "SETSLOT", "3", "importing", &redis_id.replace(|_| true, "0")]);
+    d.check(&[
+        "CLUSTER",
+        "SETSLOT",
+        "3",
+        "importing",
+        &redis_id.replace(|_| true, "0"),
+    ]);
     check_normalized(&mut d, &["CLUSTER", "NODES"]);
 }
 

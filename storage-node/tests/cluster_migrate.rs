@@ -21,7 +21,10 @@ fn values() -> Vec<(String, Vec<u8>)> {
         ("{m}negative".into(), b"-9223372036854775808".to_vec()),
         ("{m}short".into(), b"hello".to_vec()),
         ("{m}long".into(), vec![b'a'; 2000]),
-        ("{m}text".into(), b"the quick brown fox jumps over the lazy dog ".repeat(30)),
+        (
+            "{m}text".into(),
+            b"the quick brown fox jumps over the lazy dog ".repeat(30),
+        ),
         ("{m}binary".into(), binary),
         ("{m}empty".into(), Vec::new()),
         ("{m}volatile".into(), b"expires".to_vec()),
@@ -58,7 +61,10 @@ fn migrate_all(from: &mut RawClient, to_port: u16, extra: &[&str]) -> String {
 }
 
 fn assert_ttl_kept(client: &mut RawClient) {
-    let ttl = client.call(&["PTTL", "{m}volatile"]).as_integer().expect("pttl");
+    let ttl = client
+        .call(&["PTTL", "{m}volatile"])
+        .as_integer()
+        .expect("pttl");
     assert!(ttl > 500_000 && ttl <= 600_000, "ttl {ttl}");
 }
 
@@ -132,11 +138,19 @@ fn cluster_storage_node_to_real_standalone_with_auth_and_back() {
 
     // RESTORE-ASKING (the node is in cluster mode) on a standalone redis-server, with COPY.
     assert_eq!(
-        migrate_all(&mut node_client, redis.port, &["COPY", "AUTH2", "default", "secret"]),
+        migrate_all(
+            &mut node_client,
+            redis.port,
+            &["COPY", "AUTH2", "default", "secret"]
+        ),
         "+OK\r\n"
     );
     assert_eq!(dumps(&mut redis_client), original);
-    assert_eq!(dumps(&mut node_client), original, "COPY keeps the source keys");
+    assert_eq!(
+        dumps(&mut node_client),
+        original,
+        "COPY keeps the source keys"
+    );
     assert_ttl_kept(&mut redis_client);
 
     // Again without REPLACE: the target refuses the existing keys.
@@ -148,7 +162,10 @@ fn cluster_storage_node_to_real_standalone_with_auth_and_back() {
 
     // And back from redis-server into the cluster-mode storage-node, replacing its keys.
     node_client.call(&["FLUSHALL"]);
-    assert_eq!(migrate_all(&mut redis_client, node.port, &["REPLACE"]), "+OK\r\n");
+    assert_eq!(
+        migrate_all(&mut redis_client, node.port, &["REPLACE"]),
+        "+OK\r\n"
+    );
     assert_eq!(dumps(&mut node_client), original);
     assert_ttl_kept(&mut node_client);
 }

@@ -118,7 +118,10 @@ impl Pair {
         for n in 0..2 {
             reply = reply
                 .replace(&self.ids[n], &format!("<ID{n}>"))
-                .replace(&(self.ports[n] as u32 + 10000).to_string(), &format!("<CPORT{n}>"))
+                .replace(
+                    &(self.ports[n] as u32 + 10000).to_string(),
+                    &format!("<CPORT{n}>"),
+                )
                 .replace(&self.ports[n].to_string(), &format!("<PORT{n}>"));
         }
         reply
@@ -184,7 +187,19 @@ fn ask_and_tryagain_during_a_migration() {
         (1, &["ASKING"]),
         (1, &["NOSUCHCOMMAND"]),
         (1, &["GET", "{bar}1"]),
-        (0, &["MIGRATE", "127.0.0.1", "{PORT1}", "", "0", "5000", "KEYS", "{bar}1"]),
+        (
+            0,
+            &[
+                "MIGRATE",
+                "127.0.0.1",
+                "{PORT1}",
+                "",
+                "0",
+                "5000",
+                "KEYS",
+                "{bar}1",
+            ],
+        ),
         (0, &["GET", "{bar}1"]),
         (0, &["EXISTS", "{bar}2"]),
         (0, &["MGET", "{bar}1", "{bar}2"]),
@@ -195,13 +210,45 @@ fn ask_and_tryagain_during_a_migration() {
         (1, &["ASKING"]),
         (1, &["MGET", "{bar}1", "{bar}1"]),
         (1, &["CLUSTER", "COUNTKEYSINSLOT", "5061"]),
-        (0, &["MIGRATE", "127.0.0.1", "{PORT1}", "{bar}2", "0", "5000"]),
-        (0, &["MIGRATE", "127.0.0.1", "{PORT1}", "{bar}2", "0", "5000"]),
+        (
+            0,
+            &["MIGRATE", "127.0.0.1", "{PORT1}", "{bar}2", "0", "5000"],
+        ),
+        (
+            0,
+            &["MIGRATE", "127.0.0.1", "{PORT1}", "{bar}2", "0", "5000"],
+        ),
         (0, &["SET", "{bar}2", "again"]),
-        (0, &["MIGRATE", "127.0.0.1", "{PORT1}", "{bar}2", "0", "5000"]),
-        (0, &["MIGRATE", "127.0.0.1", "{PORT1}", "{bar}2", "0", "5000", "COPY", "REPLACE"]),
+        (
+            0,
+            &["MIGRATE", "127.0.0.1", "{PORT1}", "{bar}2", "0", "5000"],
+        ),
+        (
+            0,
+            &[
+                "MIGRATE",
+                "127.0.0.1",
+                "{PORT1}",
+                "{bar}2",
+                "0",
+                "5000",
+                "COPY",
+                "REPLACE",
+            ],
+        ),
         (0, &["GET", "{bar}2"]),
-        (0, &["MIGRATE", "127.0.0.1", "{PORT1}", "{bar}2", "0", "5000", "REPLACE"]),
+        (
+            0,
+            &[
+                "MIGRATE",
+                "127.0.0.1",
+                "{PORT1}",
+                "{bar}2",
+                "0",
+                "5000",
+                "REPLACE",
+            ],
+        ),
         (1, &["CLUSTER", "SETSLOT", "5061", "NODE", "{ID1}"]),
         (0, &["CLUSTER", "SETSLOT", "5061", "NODE", "{ID1}"]),
         (0, &["GET", "{bar}1"]),

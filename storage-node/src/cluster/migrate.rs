@@ -157,7 +157,9 @@ pub fn migrate(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     );
     let mut may_retry = true;
     loop {
-        let attempt = transfer(ctx, &target, timeout, db_index, &options, restore, &keys, now);
+        let attempt = transfer(
+            ctx, &target, timeout, db_index, &options, restore, &keys, now,
+        );
         match attempt {
             Ok(replies) => return finish(ctx, &target, db_index, &options, &keys, replies),
             Err(error) => {
@@ -172,7 +174,9 @@ pub fn migrate(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 }
                 return Err(match error {
                     SocketError::Connect => "IOERR error or timeout connecting to the client",
-                    SocketError::Write { .. } => "IOERR error or timeout writing to target instance",
+                    SocketError::Write { .. } => {
+                        "IOERR error or timeout writing to target instance"
+                    }
                     SocketError::Read { .. } => "IOERR error or timeout reading to target instance",
                 }
                 .into());
@@ -229,7 +233,10 @@ fn transfer(
     }
     let select = cached.selected != Some(db_index);
     if select {
-        encode_request(&mut request, &[&b"SELECT"[..], db_index.to_string().as_bytes()]);
+        encode_request(
+            &mut request,
+            &[&b"SELECT"[..], db_index.to_string().as_bytes()],
+        );
     }
     for (key, payload, expire_at) in keys {
         let ttl = if *expire_at == 0 {
@@ -304,7 +311,11 @@ fn finish(
     }
     let mut cache = lock(&ctx.shared.migrate_sockets.0);
     if let Some(cached) = cache.get_mut(target) {
-        cached.selected = if error.is_none() { Some(db_index) } else { None };
+        cached.selected = if error.is_none() {
+            Some(db_index)
+        } else {
+            None
+        };
     }
     drop(cache);
     match error {

@@ -182,7 +182,10 @@ mod tests {
             Flags(Flags::MASTER | Flags::MYSELF).describe(),
             "myself,master"
         );
-        assert_eq!(Flags(Flags::MASTER | Flags::PFAIL).describe(), "master,fail?");
+        assert_eq!(
+            Flags(Flags::MASTER | Flags::PFAIL).describe(),
+            "master,fail?"
+        );
         assert_eq!(Flags(0).describe(), "noflags");
     }
 }

@@ -280,7 +280,9 @@ impl ClusterState {
     /// reachable master (if full coverage is required) and a majority of the masters that
     /// serve slots is reachable.
     pub fn update_state(&mut self, require_full_coverage: bool, node_timeout_ms: u64, now_ms: u64) {
-        if self.me().is_master() && !self.ok && now_ms.saturating_sub(self.started_ms) < WRITABLE_DELAY_MS
+        if self.me().is_master()
+            && !self.ok
+            && now_ms.saturating_sub(self.started_ms) < WRITABLE_DELAY_MS
         {
             return;
         }
@@ -491,7 +493,10 @@ mod tests {
         state.importing.insert(9, peer);
         assert_eq!(state.ranges_of(&me), vec![(0, 2), (7, 7)]);
         let line = state.describe_node(state.me(), 0);
-        assert!(line.ends_with(&format!(" 0-2 7 [7->-{peer}] [9-<-{peer}]")), "{line}");
+        assert!(
+            line.ends_with(&format!(" 0-2 7 [7->-{peer}] [9-<-{peer}]")),
+            "{line}"
+        );
         assert!(line.contains(" myself,master - 0 "));
     }
 }

@@ -198,7 +198,10 @@ pub fn execute(
     let reply_start = output.len();
     let result = dispatch(shared, keyspace, client, output, args);
     // ASKING lasts for the one command after it, whatever that command's outcome.
-    if !args.first().is_some_and(|name| name.eq_ignore_ascii_case(b"asking")) {
+    if !args
+        .first()
+        .is_some_and(|name| name.eq_ignore_ascii_case(b"asking"))
+    {
         client.asking = false;
     }
     if let Err(e) = result {

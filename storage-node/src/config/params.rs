@@ -335,9 +335,7 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         "cluster-config-file" => config.cluster_config_file = one(values)?.to_string(),
         "cluster-port" => config.cluster_port = number(kind, values)? as u16,
         "cluster-node-timeout" => config.cluster_node_timeout = number(kind, values)? as u64,
-        "cluster-require-full-coverage" => {
-            config.cluster_require_full_coverage = boolean(values)?
-        }
+        "cluster-require-full-coverage" => config.cluster_require_full_coverage = boolean(values)?,
         other => return Err(format!("unknown setting '{other}'")),
     }
     Ok(())

@@ -34,7 +34,7 @@ pub async fn run(config: Config) -> std::io::Result<()> {
         .unwrap_or(config.port);
     let cluster = if config.cluster_enabled {
         let cluster = crate::cluster::Cluster::load_or_create(&config, port)
-            .map_err(|e| std::io::Error::new(std::io::ErrorKind::Other, e))?;
+            .map_err(std::io::Error::other)?;
         Some(Arc::new(cluster))
     } else {
         None

@@ -75,7 +75,7 @@ pub enum Body {
     Update {
         node: NodeId,
         config_epoch: u64,
-        slots: SlotBitmap,
+        slots: Box<SlotBitmap>,
     },
 }
 
@@ -164,7 +164,7 @@ pub fn encode(message: &Message) -> Vec<u8> {
         } => {
             body.put_slice(node.as_bytes());
             body.put_u64(*config_epoch);
-            body.put_slice(slots);
+            body.put_slice(&slots[..]);
         }
     }
     let mut frame = Vec::with_capacity(FRAME_HEADER + body.len());
@@ -205,7 +205,9 @@ impl Reader<'_> {
         String::from_utf8(self.take(len)?.to_vec()).ok()
     }
     fn slots(&mut self) -> Option<SlotBitmap> {
-        self.take(std::mem::size_of::<SlotBitmap>())?.try_into().ok()
+        self.take(std::mem::size_of::<SlotBitmap>())?
+            .try_into()
+            .ok()
     }
     fn header(&mut self) -> Option<Header> {
         Some(Header {
@@ -257,7 +259,7 @@ fn decode_body(kind: u16, body: &[u8]) -> Option<Message> {
         UPDATE => Body::Update {
             node: r.id()?,
             config_epoch: r.u64()?,
-            slots: r.slots()?,
+            slots: Box::new(r.slots()?),
         },
         _ => return None,
     };
@@ -357,7 +359,7 @@ mod tests {
             body: Body::Update {
                 node: NodeId::random(),
                 config_epoch: 9,
-                slots: [0xff; 2048],
+                slots: Box::new([0xff; 2048]),
             },
         });
     }
@@ -390,6 +392,9 @@ mod tests {
         let mut buf = BytesMut::from(&b"SNcb\x00\x01\x00\x00\x00\x00\x00\x02ab"[..]);
         assert_eq!(decode(&mut buf).unwrap_err(), FrameError::Malformed(0));
         let mut buf = BytesMut::from(&b"SNcb\x00\x01\x00\x63\x00\x00\x00\x00"[..]);
-        assert!(matches!(decode(&mut buf), Ok(Some(Decoded::UnknownType(99)))));
+        assert!(matches!(
+            decode(&mut buf),
+            Ok(Some(Decoded::UnknownType(99)))
+        ));
     }
 }

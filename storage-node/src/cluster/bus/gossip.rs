@@ -139,7 +139,12 @@ fn master_bit(flags: u16) -> u16 {
 }
 
 /// Processes one message. The caller sends what the outcome asks and commits the state.
-pub fn process(state: &mut ClusterState, message: &Message, origin: &Origin, now_ms: u64) -> Outcome {
+pub fn process(
+    state: &mut ClusterState,
+    message: &Message,
+    origin: &Origin,
+    now_ms: u64,
+) -> Outcome {
     let mut outcome = Outcome::default();
     let h = &message.header;
     state.stats.received[message.type_code() as usize] += 1;
@@ -302,7 +307,7 @@ fn stale_claim(state: &ClusterState, h: &Header) -> Option<Message> {
         body: Body::Update {
             node: newer.id,
             config_epoch: newer.config_epoch,
-            slots: state.bitmap_of(&newer.id),
+            slots: Box::new(state.bitmap_of(&newer.id)),
         },
     })
 }

@@ -105,7 +105,8 @@ async fn run(shared: Arc<Shared>) {
             if node.is_myself() || node.in_handshake() {
                 continue;
             }
-            let late = node.ping_sent_ms != 0 && now.saturating_sub(node.ping_sent_ms) > node_timeout;
+            let late =
+                node.ping_sent_ms != 0 && now.saturating_sub(node.ping_sent_ms) > node_timeout;
             if late && !node.flags.has(Flags::PFAIL) {
                 node.flags.set(Flags::PFAIL, true);
             }

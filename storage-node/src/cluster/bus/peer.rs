@@ -53,7 +53,11 @@ fn target(cluster: &Cluster, id: &NodeId) -> Option<SocketAddr> {
 }
 
 /// Runs the link to `id` until the node is forgotten.
-pub async fn run(shared: Arc<Shared>, mut id: NodeId, mut outbox: mpsc::UnboundedReceiver<Vec<u8>>) {
+pub async fn run(
+    shared: Arc<Shared>,
+    mut id: NodeId,
+    mut outbox: mpsc::UnboundedReceiver<Vec<u8>>,
+) {
     let cluster = cluster(&shared);
     let mut broadcast = cluster.broadcast.subscribe();
     let mut backoff = Duration::from_millis(100);

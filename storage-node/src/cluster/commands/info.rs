@@ -59,7 +59,10 @@ pub fn info(ctx: &mut Ctx<'_>, cluster: &Cluster) -> CmdResult {
             field(&format!("cluster_stats_messages_{name}_sent"), count);
         }
     }
-    field("cluster_stats_messages_sent", &stats.sent.iter().sum::<u64>());
+    field(
+        "cluster_stats_messages_sent",
+        &stats.sent.iter().sum::<u64>(),
+    );
     for (name, count) in TYPE_NAMES.iter().zip(stats.received.iter()) {
         if *count > 0 {
             field(&format!("cluster_stats_messages_{name}_received"), count);

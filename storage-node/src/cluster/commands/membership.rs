@@ -40,7 +40,10 @@ pub fn meet(ctx: &mut Ctx<'_>, cluster: &Cluster, args: &[Bytes]) -> CmdResult {
         return Err(subcommand_syntax(args));
     }
     let port = slotproxy::numbers::parse_i64(&args[3]).ok_or_else(|| {
-        CmdError::from(format!("ERR Invalid TCP base port specified: {}", text(&args[3])))
+        CmdError::from(format!(
+            "ERR Invalid TCP base port specified: {}",
+            text(&args[3])
+        ))
     })?;
     let cport = match args.get(4) {
         Some(arg) => slotproxy::numbers::parse_i64(arg).ok_or_else(|| {
@@ -62,7 +65,14 @@ pub fn meet(ctx: &mut Ctx<'_>, cluster: &Cluster, args: &[Bytes]) -> CmdResult {
     }
     let ip = text(&args[2]);
     let mut state = cluster.lock();
-    if !start_handshake(&mut state, &ip, port as u16, cport as u16, true, unix_time_ms()) {
+    if !start_handshake(
+        &mut state,
+        &ip,
+        port as u16,
+        cport as u16,
+        true,
+        unix_time_ms(),
+    ) {
         return Err(invalid());
     }
     commit(ctx, cluster, &mut state);
@@ -110,7 +120,10 @@ pub fn reset(ctx: &mut Ctx<'_>, cluster: &Cluster, args: &[Bytes]) -> CmdResult 
     if hard {
         state.current_epoch = 0;
         state.last_vote_epoch = 0;
-        let mut node = state.nodes.remove(&me).expect("myself is in the node table");
+        let mut node = state
+            .nodes
+            .remove(&me)
+            .expect("myself is in the node table");
         node.config_epoch = 0;
         node.id = NodeId::random();
         state.myself = node.id;

@@ -50,7 +50,13 @@ fn check_range(
 }
 
 /// Assigns (or unassigns) the chosen slots to this node.
-fn update_slots(ctx: &Ctx<'_>, cluster: &Cluster, state: &mut ClusterState, chosen: &[bool], delete: bool) {
+fn update_slots(
+    ctx: &Ctx<'_>,
+    cluster: &Cluster,
+    state: &mut ClusterState,
+    chosen: &[bool],
+    delete: bool,
+) {
     let me = state.myself;
     for slot in (0..SLOT_COUNT as u16).filter(|&s| chosen[s as usize]) {
         if delete {
@@ -79,9 +85,18 @@ pub fn addslots(ctx: &mut Ctx<'_>, cluster: &Cluster, args: &[Bytes], delete: bo
     Ok(())
 }
 
-pub fn addslotsrange(ctx: &mut Ctx<'_>, cluster: &Cluster, args: &[Bytes], delete: bool) -> CmdResult {
+pub fn addslotsrange(
+    ctx: &mut Ctx<'_>,
+    cluster: &Cluster,
+    args: &[Bytes],
+    delete: bool,
+) -> CmdResult {
     if args.len() % 2 == 1 {
-        let name = if delete { "delslotsrange" } else { "addslotsrange" };
+        let name = if delete {
+            "delslotsrange"
+        } else {
+            "addslotsrange"
+        };
         return Err(wrong_arity(&format!("cluster|{name}")));
     }
     let mut state = cluster.lock();
