@@ -136,6 +136,10 @@ pub fn check(
             if existing_keys > 0 {
                 return Err(TRYAGAIN.into());
             }
+            // Redis redirects only to another node: "migrating to myself" serves here.
+            if target == me {
+                return Ok(());
+            }
             return Err(redirect("ASK", slot, cluster, &target));
         }
     }
