@@ -8,12 +8,14 @@
 //! - [`persistence`]: Redis's serialisation formats (RDB encoding, DUMP payloads, LZF, CRC-64).
 //! - [`cmd`]: dispatch and one module per command family.
 //! - [`scripting`]: Lua scripts and functions (mlua, Lua 5.1).
+//! - [`cluster`]: cluster mode: slots, the bus, redirects, MIGRATE.
 //!
 //! The RESP codec, slot function and command table come from the `slotproxy` library,
 //! built without its proxy feature.
 
 #![forbid(unsafe_code)]
 
+pub mod cluster;
 pub mod cmd;
 pub mod config;
 pub mod keyspace;

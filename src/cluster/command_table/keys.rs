@@ -215,6 +215,18 @@ impl CommandSpec {
     }
 }
 
+impl CommandSpec {
+    /// Key indexes as cluster routing (Redis's `getNodeByQuery`) finds them. It prefers a
+    /// command's own key-finding rule, which differs from the key specs for MIGRATE: `MIGRATE
+    /// host port "" db timeout KEYS` with nothing after KEYS has no key to route by.
+    pub fn routing_key_indexes(&self, args: &[Bytes]) -> Result<Vec<usize>, KeysError> {
+        if self.name == "migrate" {
+            return Ok(migrate_keys(args));
+        }
+        self.key_indexes(args)
+    }
+}
+
 /// Redis's `getkeys_proc` for the commands that have one, used when their key specs do not
 /// fit the arguments. `None` for commands without one.
 fn native_keys(command: &str, args: &[Bytes]) -> Option<Vec<usize>> {

@@ -58,6 +58,9 @@ fn quit(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 
 fn select(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let index = int(&args[1])?;
+    if ctx.shared.cluster.is_some() && index != 0 {
+        return Err("ERR SELECT is not allowed in cluster mode".into());
+    }
     if index < 0 || index as usize >= ctx.keyspace.db_count() {
         return Err(DB_OUT_OF_RANGE.into());
     }

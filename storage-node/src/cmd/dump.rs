@@ -24,7 +24,13 @@ use super::object::lru_for_idle;
 use super::{CmdResult, Ctx, Handler};
 use crate::persistence::payload::{self, PayloadError};
 
-pub const COMMANDS: &[(&str, Handler)] = &[("dump", dump), ("restore", restore)];
+pub const COMMANDS: &[(&str, Handler)] = &[
+    ("dump", dump),
+    ("restore", restore),
+    // What MIGRATE sends in cluster mode: RESTORE, allowed in an importing slot (the
+    // command table flags it `asking`).
+    ("restore-asking", restore),
+];
 
 const INVALID_TTL: &str = "ERR Invalid TTL value, must be >= 0";
 const INVALID_IDLETIME: &str = "ERR Invalid IDLETIME value, must be >= 0";

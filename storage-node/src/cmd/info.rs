@@ -91,7 +91,7 @@ fn write_section(ctx: &mut Ctx<'_>, section: &str, out: &mut String) {
         "modules" => out.push_str("# Modules\r\n"),
         "cluster" => {
             out.push_str("# Cluster\r\n");
-            field!(out, "cluster_enabled", 0);
+            field!(out, "cluster_enabled", ctx.shared.cluster.is_some() as u8);
         }
         "keyspace" => keyspace(ctx, out),
         _ => {}
@@ -176,7 +176,12 @@ fn clients(ctx: &mut Ctx<'_>, out: &mut String) {
         .unwrap_or(0);
     out.push_str("# Clients\r\n");
     field!(out, "connected_clients", clients.len());
-    field!(out, "cluster_connections", 0);
+    let cluster_connections = ctx
+        .shared
+        .cluster
+        .as_ref()
+        .map_or(0, |c| c.connection_count());
+    field!(out, "cluster_connections", cluster_connections);
     field!(out, "maxclients", ctx.shared.config().maxclients);
     field!(out, "client_recent_max_input_buffer", max_input);
     field!(out, "client_recent_max_output_buffer", 0);

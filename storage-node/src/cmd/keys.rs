@@ -17,6 +17,10 @@
 //! - `SWAPDB index1 index2` → `+OK`; `ERR invalid first DB index` / `ERR invalid second DB
 //!   index` for non-integers, `ERR DB index is out of range`.
 //! - `KEYS pattern` → every live key matching the glob pattern (any order).
+//!
+//! In cluster mode only database 0 exists for these: `ERR MOVE is not allowed in cluster
+//! mode`, `ERR SWAPDB is not allowed in cluster mode`, `ERR Copying to another database is
+//! not allowed in cluster mode`.
 //! - `RANDOMKEY` → a random live key, or null when the database is empty.
 
 use bytes::Bytes;
@@ -156,6 +160,9 @@ fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
         i += 1;
     }
+    if ctx.shared.cluster.is_some() && (source_db != 0 || target_db != 0) {
+        return Err("ERR Copying to another database is not allowed in cluster mode".into());
+    }
     if source_db == target_db && source == target {
         return Err(SAME_OBJECT.into());
     }
@@ -180,6 +187,9 @@ fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn move_(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if ctx.shared.cluster.is_some() {
+        return Err("ERR MOVE is not allowed in cluster mode".into());
+    }
     let key = &args[1];
     let source_db = ctx.client.db;
     let target_db = db_index(ctx, &args[2])?;
@@ -200,6 +210,9 @@ fn move_(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn swapdb(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if ctx.shared.cluster.is_some() {
+        return Err("ERR SWAPDB is not allowed in cluster mode".into());
+    }
     let first = int32(&args[1]).map_err(|_| CmdError::from("ERR invalid first DB index"))?;
     let second = int32(&args[2]).map_err(|_| CmdError::from("ERR invalid second DB index"))?;
     let count = ctx.keyspace.db_count() as i64;

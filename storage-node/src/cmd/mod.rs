@@ -142,6 +142,7 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     server::COMMANDS,
     strings::COMMANDS,
     transaction::COMMANDS,
+    crate::cluster::commands::COMMANDS,
 ];
 
 /// An implemented command: its table entry and handler.
@@ -230,6 +231,14 @@ pub fn execute(
     Stats::add(&shared.stats.total_commands_processed, 1);
     let reply_start = output.len();
     let result = dispatch(shared, keyspace, client, output, args);
+    // ASKING lasts for the one command after it, whatever that command's outcome; inside
+    // MULTI it lasts until EXEC (Redis keeps CLIENT_ASKING while CLIENT_MULTI is set).
+    let was_asking = args
+        .first()
+        .is_some_and(|name| name.eq_ignore_ascii_case(b"asking"));
+    if !was_asking && client.multi.is_none() && !client.nested {
+        client.asking = false;
+    }
     if let Err(e) = result {
         Stats::add(&shared.stats.total_error_replies, 1);
         ReplyBuf::new(output, client.proto).error(e.message());
@@ -273,6 +282,17 @@ fn dispatch(
         .and_then(|()| pubsub::check_subscriber_mode(&ctx, spec));
     if let Err(e) = gates {
         return Err(transaction::rejected(ctx.keyspace, ctx.client, args, e));
+    }
+    // Cluster mode: MOVED/ASK/TRYAGAIN/CROSSSLOT/CLUSTERDOWN before anything runs or is
+    // queued (a redirected command inside MULTI flags the transaction, as in Redis).
+    // Commands a script runs are checked by the script's own cluster rule instead.
+    if let Some(cluster) = shared.cluster.as_deref() {
+        if !ctx.client.nested && spec.name != "exec" && crate::cluster::redirect::applies(spec) {
+            let asking = ctx.client.asking;
+            if let Err(e) = crate::cluster::redirect::check(cluster, ctx.keyspace, asking, &[(spec, args)]) {
+                return Err(transaction::rejected(ctx.keyspace, ctx.client, args, e));
+            }
+        }
     }
     if transaction::queue_if_in_multi(&mut ctx, spec, args) {
         return Ok(());

@@ -44,6 +44,14 @@ pub struct Config {
     pub notify_keyspace_events: u32,
     /// `client-output-buffer-limit`; the `pubsub` class is enforced.
     pub client_output_buffer_limit: crate::pubsub::OutputBufferLimits,
+    pub cluster_enabled: bool,
+    /// The nodes file, relative to `dir`.
+    pub cluster_config_file: String,
+    /// The cluster bus port; 0 means `port + 10000`.
+    pub cluster_port: u16,
+    /// Milliseconds without an answer after which a node is suspected to be down.
+    pub cluster_node_timeout: u64,
+    pub cluster_require_full_coverage: bool,
 }
 
 impl Default for Config {
@@ -69,6 +77,11 @@ impl Default for Config {
             config_file: None,
             notify_keyspace_events: 0,
             client_output_buffer_limit: crate::pubsub::OutputBufferLimits::default(),
+            cluster_enabled: false,
+            cluster_config_file: "nodes.conf".into(),
+            cluster_port: 0,
+            cluster_node_timeout: 15000,
+            cluster_require_full_coverage: true,
         }
     }
 }

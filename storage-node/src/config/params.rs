@@ -137,6 +137,22 @@ pub const PARAMS: &[Param] = &[
     param("appendonly", Kind::Bool, Access::Mutable),
     param("notify-keyspace-events", Kind::Text, Access::Mutable),
     param("client-output-buffer-limit", Kind::Words, Access::Mutable),
+    param("cluster-enabled", Kind::Bool, Access::Immutable),
+    param("cluster-config-file", Kind::Text, Access::Immutable),
+    param(
+        "cluster-port",
+        Kind::Int { min: 0, max: 65535 },
+        Access::Immutable,
+    ),
+    param(
+        "cluster-node-timeout",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+    ),
+    param("cluster-require-full-coverage", Kind::Bool, Access::Mutable),
 ];
 
 /// Names of every setting, as CONFIG GET matches patterns against them.
@@ -346,9 +362,18 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
                 .collect();
             config.client_output_buffer_limit.apply(&words)?
         }
+        "cluster-enabled" => config.cluster_enabled = boolean(values)?,
+        "cluster-config-file" => config.cluster_config_file = one(values)?.to_string(),
+        "cluster-port" => config.cluster_port = number(kind, values)? as u16,
+        "cluster-node-timeout" => config.cluster_node_timeout = number(kind, values)? as u64,
+        "cluster-require-full-coverage" => config.cluster_require_full_coverage = boolean(values)?,
         other => return Err(format!("unknown setting '{other}'")),
     }
     Ok(())
+}
+
+fn yes_no(on: bool) -> String {
+    if on { "yes" } else { "no" }.to_string()
 }
 
 /// The value CONFIG GET shows for a setting (by its canonical name).
@@ -386,6 +411,11 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
             crate::pubsub::notify::show_flags(config.notify_keyspace_events)
         }
         "client-output-buffer-limit" => config.client_output_buffer_limit.show(),
+        "cluster-enabled" => yes_no(config.cluster_enabled),
+        "cluster-config-file" => config.cluster_config_file.clone(),
+        "cluster-port" => config.cluster_port.to_string(),
+        "cluster-node-timeout" => config.cluster_node_timeout.to_string(),
+        "cluster-require-full-coverage" => yes_no(config.cluster_require_full_coverage),
         _ => return None,
     })
 }

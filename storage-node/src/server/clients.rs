@@ -148,6 +148,10 @@ pub struct Client {
     /// clock and skip the MULTI queue and the subscriber-mode check, as Redis's nested
     /// `call()` does.
     pub nested: bool,
+    /// Cluster mode: ASKING was the previous command (one-shot; see `cmd::execute`).
+    pub asking: bool,
+    /// Cluster mode: READONLY was sent (reads on replicas).
+    pub readonly: bool,
 }
 
 impl Client {
@@ -165,6 +169,8 @@ impl Client {
             watching: Vec::new(),
             subscriptions: crate::pubsub::Subscriptions::default(),
             nested: false,
+            asking: false,
+            readonly: false,
         }
     }
 

@@ -33,7 +33,19 @@ pub async fn run(config: Config) -> std::io::Result<()> {
         .map(|l| l.local_addr().map(|a| a.port()))
         .transpose()?
         .unwrap_or(config.port);
-    let shared = Arc::new(Shared::new(config, port));
+    let cluster = if config.cluster_enabled {
+        let cluster = crate::cluster::Cluster::load_or_create(&config, port)
+            .map_err(std::io::Error::other)?;
+        Some(Arc::new(cluster))
+    } else {
+        None
+    };
+    let mut shared = Shared::new(config, port);
+    shared.cluster = cluster;
+    let shared = Arc::new(shared);
+    if shared.cluster.is_some() {
+        crate::cluster::bus::start(shared.clone()).await?;
+    }
     tokio::spawn(active_expire_cycle(shared.clone()));
     tokio::spawn(super::stats::sample_forever(shared.clone()));
     for listener in listeners {

@@ -35,6 +35,10 @@ pub struct Shared {
     pub started_unix: u64,
     pub run_id: String,
     pub tcp_port: u16,
+    /// Cluster mode's state and bus, when `cluster-enabled yes`.
+    pub cluster: Option<std::sync::Arc<crate::cluster::Cluster>>,
+    /// Connections MIGRATE keeps open to its targets.
+    pub migrate_sockets: crate::cluster::migrate::SocketCache,
 }
 
 impl Shared {
@@ -54,6 +58,8 @@ impl Shared {
                 .map_or(0, |d| d.as_secs()),
             run_id: random_hex_id(),
             tcp_port,
+            cluster: None,
+            migrate_sockets: Default::default(),
         }
     }
 

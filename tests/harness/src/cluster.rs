@@ -1,5 +1,5 @@
-//! Clusters for proxy tests: real redis-server nodes in cluster mode, joined with
-//! `redis-cli --cluster create`, and the proxy in front of them.
+//! Clusters for proxy tests: real redis-server nodes (or storage-nodes) in cluster mode,
+//! joined with `redis-cli --cluster create`, and the proxy in front of them.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -10,6 +10,58 @@ use crate::process::{free_port, ServerProcess};
 
 /// How long a cluster may take to agree on its slots.
 const CLUSTER_READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The cluster flags every test node gets, real redis-server and storage-node alike.
+const CLUSTER_FLAGS: &[&str] = &[
+    "--cluster-enabled",
+    "yes",
+    "--cluster-config-file",
+    "nodes.conf",
+    "--cluster-node-timeout",
+    "2000",
+    "--cluster-require-full-coverage",
+    "no",
+];
+
+/// The working directory (and so the nodes file) of the test cluster node on `port`.
+pub fn node_dir(port: u16) -> PathBuf {
+    std::env::temp_dir().join(format!("slotproxy-cluster-{port}"))
+}
+
+/// An empty working directory for a new cluster node on `port`.
+fn fresh_node_dir(port: u16) -> PathBuf {
+    let dir = node_dir(port);
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::create_dir_all(&dir);
+    dir
+}
+
+/// The arguments a cluster-mode storage-node on `port` gets: its own working directory
+/// (which holds its nodes file) and the cluster flags. Starting a node again with the same
+/// arguments brings it back with the same identity.
+pub fn storage_node_args(port: u16) -> Vec<String> {
+    let mut args = vec![
+        "--port".to_string(),
+        port.to_string(),
+        "--dir".to_string(),
+        node_dir(port).display().to_string(),
+    ];
+    args.extend(CLUSTER_FLAGS.iter().map(|s| s.to_string()));
+    args
+}
+
+/// A cluster-mode storage-node on `port`, working in [`node_dir`] (kept if it exists, so a
+/// restarted node finds its nodes file).
+pub fn start_storage_node(port: u16) -> ServerProcess {
+    let _ = std::fs::create_dir_all(node_dir(port));
+    ServerProcess::spawn(
+        "storage-node",
+        &crate::process::storage_node_binary(),
+        &storage_node_args(port),
+        port,
+        "Ready to accept connections",
+    )
+}
 
 /// A running cluster of masters.
 pub struct Cluster {
@@ -24,25 +76,26 @@ impl Cluster {
         let nodes: Vec<ServerProcess> = (0..masters)
             .map(|_| {
                 let port = free_port();
-                let dir = std::env::temp_dir().join(format!("slotproxy-cluster-{port}"));
-                let _ = std::fs::remove_dir_all(&dir);
-                let _ = std::fs::create_dir_all(&dir);
-                ServerProcess::redis_server_on(
-                    port,
-                    &dir,
-                    &[
-                        "--cluster-enabled",
-                        "yes",
-                        "--cluster-config-file",
-                        "nodes.conf",
-                        "--cluster-node-timeout",
-                        "2000",
-                        "--cluster-require-full-coverage",
-                        "no",
-                    ],
-                )
+                ServerProcess::redis_server_on(port, &fresh_node_dir(port), CLUSTER_FLAGS)
             })
             .collect();
+        Self::create(nodes)
+    }
+
+    /// The same as [`redis`](Self::redis), with storage-nodes instead of redis-servers.
+    pub fn storage_nodes(masters: usize) -> Cluster {
+        let nodes: Vec<ServerProcess> = (0..masters)
+            .map(|_| {
+                let port = free_port();
+                fresh_node_dir(port);
+                start_storage_node(port)
+            })
+            .collect();
+        Self::create(nodes)
+    }
+
+    /// Joins fresh nodes with `redis-cli --cluster create` and waits until they agree.
+    fn create(nodes: Vec<ServerProcess>) -> Cluster {
         let addrs: Vec<String> = nodes
             .iter()
             .map(|n| format!("127.0.0.1:{}", n.port))

@@ -1,0 +1,128 @@
+//! The cluster bus: nodes talk to each other on `port + 10000` (or `cluster-port`).
+//!
+//! Each node keeps one outbound link to every node it knows ([`peer`]): it sends PINGs (or a
+//! MEET to a node it was told to meet) and reads the PONGs. Peers connect to our
+//! [`listener`] the same way; we answer their PINGs with PONGs. Every message carries the
+//! sender's epochs and slots, and gossip about other nodes ([`gossip`]), in our own binary
+//! frames ([`codec`]). A cron ([`run`]) connects to new nodes, drops handshakes that never
+//! finished, flags nodes that stopped answering (`fail?`), and keeps the cluster state and
+//! the nodes file current.
+
+pub mod codec;
+pub mod gossip;
+mod listener;
+mod peer;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+
+use super::node::{Flags, NodeId};
+use super::Cluster;
+use crate::keyspace::unix_time_ms;
+use crate::server::Shared;
+use codec::Message;
+
+const CRON_INTERVAL: Duration = Duration::from_millis(100);
+
+/// The cluster of a node running in cluster mode.
+fn cluster(shared: &Shared) -> &Cluster {
+    shared
+        .cluster
+        .as_deref()
+        .expect("the bus runs only in cluster mode")
+}
+
+/// Binds the bus port on every configured address and starts the bus.
+pub async fn start(shared: Arc<Shared>) -> std::io::Result<()> {
+    let bus_port = cluster(&shared).bus_port;
+    let hosts: Vec<String> = shared.config().bind.clone();
+    for host in hosts {
+        let host = host.trim_start_matches('-').to_string();
+        let listener = TcpListener::bind((host.as_str(), bus_port)).await?;
+        tokio::spawn(listener::accept_loop(shared.clone(), listener));
+    }
+    tokio::spawn(run(shared));
+    Ok(())
+}
+
+/// Sends what processing asked for and drops the keys of slots this node lost.
+fn apply(shared: &Shared, outcome: gossip::Outcome) {
+    let cluster = cluster(shared);
+    for (to, message) in outcome.send {
+        count_sent(cluster, &message);
+        cluster.send_to(&to, codec::encode(&message));
+    }
+    if !outcome.lost_slots.is_empty() {
+        let mut keyspace = shared.lock_keyspace();
+        keyspace.set_now(unix_time_ms());
+        let db = keyspace.db(0);
+        for slot in outcome.lost_slots {
+            let keys: Vec<Vec<u8>> = db.slot_entries(slot).map(|e| e.key.to_vec()).collect();
+            for key in keys {
+                db.remove(&key);
+            }
+        }
+    }
+}
+
+fn count_sent(cluster: &Cluster, message: &Message) {
+    cluster.lock().stats.sent[message.type_code() as usize] += 1;
+}
+
+/// Commits the state after the bus changed it (errors writing the nodes file are logged:
+/// the bus cannot answer anyone, and the next change retries).
+fn commit(shared: &Shared, state: &mut super::state::ClusterState) {
+    let config = shared.config().clone();
+    if let Err(e) = cluster(shared).commit(state, &config) {
+        eprintln!("cannot save the cluster config file: {e}");
+    }
+}
+
+/// The bus cron.
+async fn run(shared: Arc<Shared>) {
+    let cluster = cluster(&shared);
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(CRON_INTERVAL) => {}
+            _ = cluster.kick.notified() => {}
+        }
+        let node_timeout = shared.config().cluster_node_timeout.max(1);
+        let now = unix_time_ms();
+        let mut state = cluster.lock();
+        let handshake_timeout = node_timeout.max(1000);
+        let expired: Vec<NodeId> = state
+            .nodes
+            .values()
+            .filter(|n| n.in_handshake() && now.saturating_sub(n.created_ms) > handshake_timeout)
+            .map(|n| n.id)
+            .collect();
+        for id in expired {
+            state.nodes.remove(&id);
+        }
+        for node in state.nodes.values_mut() {
+            if node.is_myself() || node.in_handshake() {
+                continue;
+            }
+            let late =
+                node.ping_sent_ms != 0 && now.saturating_sub(node.ping_sent_ms) > node_timeout;
+            if late && !node.flags.has(Flags::PFAIL) {
+                node.flags.set(Flags::PFAIL, true);
+            }
+        }
+        let wanted: Vec<NodeId> = state
+            .nodes
+            .values()
+            .filter(|n| !n.is_myself() && !n.flags.has(Flags::NOADDR))
+            .map(|n| n.id)
+            .collect();
+        commit(&shared, &mut state);
+        drop(state);
+        for id in wanted {
+            if let Some(outbox) = peer::register(cluster, id) {
+                tokio::spawn(peer::run(shared.clone(), id, outbox));
+            }
+        }
+    }
+}
