@@ -23,8 +23,10 @@ mod keys;
 mod object;
 mod scan;
 mod server;
+mod set;
 mod strings;
 pub mod wakeup;
+mod zset;
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -107,7 +109,9 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     object::COMMANDS,
     scan::COMMANDS,
     server::COMMANDS,
+    set::COMMANDS,
     strings::COMMANDS,
+    zset::COMMANDS,
 ];
 
 /// An implemented command: its table entry and handler.

@@ -37,6 +37,21 @@ pub struct Config {
     pub appendonly: bool,
     /// The config file the node was started with, if any (INFO `config_file`).
     pub config_file: Option<PathBuf>,
+    /// Sets of integers stay `intset` up to this many members.
+    pub set_max_intset_entries: usize,
+    /// Sorted sets stay `listpack` up to this many members, none longer than the value.
+    pub zset_max_listpack_entries: usize,
+    pub zset_max_listpack_value: usize,
+}
+
+impl Config {
+    /// The sorted-set encoding thresholds.
+    pub fn zset_limits(&self) -> crate::types::zset::ZSetLimits {
+        crate::types::zset::ZSetLimits {
+            max_entries: self.zset_max_listpack_entries,
+            max_value: self.zset_max_listpack_value,
+        }
+    }
 }
 
 impl Default for Config {
@@ -59,6 +74,9 @@ impl Default for Config {
             save: Vec::new(),
             appendonly: false,
             config_file: None,
+            set_max_intset_entries: 512,
+            zset_max_listpack_entries: 128,
+            zset_max_listpack_value: 64,
         }
     }
 }
