@@ -1,13 +1,13 @@
 //! Intersection, union and difference.
 //!
-//! - `SINTER key [key ...]` → the members in every set (a set in RESP3). A missing key
-//!   makes the result empty at once: keys after it are not even type-checked, as in Redis.
+//! - `SINTER key [key ...]` → the members in every set (a set in RESP3); a missing key
+//!   makes the result empty. Every key is type-checked.
 //! - `SINTERCARD numkeys key [key ...] [LIMIT limit]` → the size of the intersection,
 //!   counting stops at `limit` (0: no limit). Errors: `ERR numkeys should be greater than
 //!   0`, `ERR Number of keys can't be greater than number of args`, `ERR LIMIT can't be
 //!   negative`, `ERR syntax error`.
 //! - `SUNION key [key ...]`, `SDIFF key [key ...]` → the union, or the members of the first
-//!   set in none of the others. Missing keys count as empty sets; every key is type-checked.
+//!   set in none of the others. Missing keys count as empty sets.
 //! - `SINTERSTORE / SUNIONSTORE / SDIFFSTORE destination key [key ...]` → the size of the
 //!   result, which replaces `destination` (its TTL too); an empty result deletes it.
 //!
@@ -52,9 +52,10 @@ impl Taken {
     }
 }
 
-/// Looks every key up (reads count as hits/misses unless `write`), checking types; for an
-/// intersection it stops at the first missing key and returns false.
+/// Looks every key up (reads count as hits/misses unless `write`), checking types; false
+/// when an intersection has a missing (so empty) input.
 fn check_keys(db: &mut Db, keys: &[Bytes], op: Op, write: bool) -> Result<bool, CmdError> {
+    let mut all_present = true;
     for key in keys {
         let value = if write {
             db.get_mut(key).map(|e| &e.value)
@@ -62,12 +63,12 @@ fn check_keys(db: &mut Db, keys: &[Bytes], op: Op, write: bool) -> Result<bool, 
             db.get(key).map(|e| &e.value)
         };
         match value {
-            None if op == Op::Inter => return Ok(false),
-            None | Some(Value::Set(_)) => {}
+            None => all_present &= op != Op::Inter,
+            Some(Value::Set(_)) => {}
             Some(_) => return Err(WRONGTYPE.into()),
         }
     }
-    Ok(true)
+    Ok(all_present)
 }
 
 fn take(db: &mut Db, keys: &[Bytes]) -> Taken {

@@ -3,7 +3,7 @@
 //! - `SPOP key` → a random member, removed; null if the key is missing.
 //! - `SPOP key count` → up to `count` distinct random members, removed (a set in RESP3);
 //!   all of them, in the set's order, when `count` ≥ the size. `ERR value is out of range,
-//!   must be positive` for a negative count.
+//!   must be positive` for a negative or non-integer count.
 //! - `SRANDMEMBER key` → a random member or null.
 //! - `SRANDMEMBER key count` → an array: `count` > 0 gives distinct members (the whole set,
 //!   in its order, when `count` ≥ the size), `count` < 0 gives |count| members that may
@@ -28,9 +28,9 @@ pub fn spop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     let key = &args[1];
     let count = match args.get(2) {
-        Some(arg) => match int(arg)? {
-            n if n < 0 => return Err(MUST_BE_POSITIVE.into()),
-            n => Some(n as u64),
+        Some(arg) => match int(arg) {
+            Ok(n) if n >= 0 => Some(n as u64),
+            _ => return Err(MUST_BE_POSITIVE.into()),
         },
         None => None,
     };

@@ -2,7 +2,7 @@
 //!
 //! - `ZPOPMIN key [count]` / `ZPOPMAX key [count]` → `[member, score, ...]`, lowest (or
 //!   highest) first; in RESP3 with a count, `[[member, score], ...]`. Missing key or a count
-//!   of 0: empty array (a count of 0 does not even look at the key). `ERR value is out of
+//!   of 0: empty array. `ERR value is out of
 //!   range, must be positive` for a negative count; more arguments: `ERR syntax error`.
 //! - `ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]` → `[key, [[member, score], ...]]`
 //!   from the first non-empty key, or null. `ERR numkeys should be greater than 0`, `ERR
@@ -120,9 +120,9 @@ fn zpop(ctx: &mut Ctx<'_>, args: &[Bytes], max: bool) -> CmdResult {
         return Err(SYNTAX.into());
     }
     let count = match args.get(2) {
-        Some(arg) => match int(arg)? {
-            n if n < 0 => return Err("ERR value is out of range, must be positive".into()),
-            n => Some(n as usize),
+        Some(arg) => match int(arg) {
+            Ok(n) if n >= 0 => Some(n as usize),
+            _ => return Err("ERR value is out of range, must be positive".into()),
         },
         None => None,
     };
@@ -131,7 +131,7 @@ fn zpop(ctx: &mut Ctx<'_>, args: &[Bytes], max: bool) -> CmdResult {
         with_key: false,
     };
     let (db, out) = db_and_out(ctx);
-    if count == Some(0) || write_zset(db, &args[1])?.is_none() {
+    if write_zset(db, &args[1])?.is_none() || count == Some(0) {
         out.array(0);
         return Ok(());
     }

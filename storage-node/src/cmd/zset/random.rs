@@ -2,7 +2,7 @@
 //!
 //! - `ZRANDMEMBER key` → a random member, or null.
 //! - `ZRANDMEMBER key count [WITHSCORES]` → an array: `count` > 0 gives distinct members
-//!   (the whole set in ascending order when `count` ≥ its size), `count` < 0 gives |count|
+//!   (the whole set, highest first, when `count` ≥ its size), `count` < 0 gives |count|
 //!   members that may repeat. With WITHSCORES, scores follow their members (pairs in
 //!   RESP3), and |count| must be at most 2^62-1 (`ERR value is out of range`).
 //! - `ZSCAN key cursor [MATCH pattern] [COUNT count]` → `[cursor, [member, score, ...]]`
@@ -73,8 +73,9 @@ pub fn zrandmember(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             emit(out, zset, rng.gen_range(0..len));
         }
     } else if count as usize >= len {
+        // Redis walks the whole set from the highest element down here.
         out.array(header(len));
-        for rank in 0..len {
+        for rank in (0..len).rev() {
             emit(out, zset, rank);
         }
     } else {
