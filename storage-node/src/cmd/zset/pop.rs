@@ -13,7 +13,7 @@
 //! - `BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]` → as ZMPOP, blocking.
 //!
 //! Timeout errors, as Redis: `ERR timeout is not a float or out of range`, `ERR timeout is
-//! out of range`, `ERR timeout is negative`. Inside MULTI/EXEC or a script the blocking
+//! negative` (also for timeouts too big for 64-bit milliseconds, as Redis's cast gives). Inside MULTI/EXEC or a script the blocking
 //! forms answer null at once instead of waiting.
 
 use std::time::Duration;
@@ -28,19 +28,23 @@ use crate::cmd::errors::{CmdError, SYNTAX};
 use crate::cmd::{CmdResult, Ctx};
 use crate::keyspace::blocking::TimeoutReply;
 use crate::keyspace::Db;
+use crate::types::long_double::{self, Parsed};
 
 /// Reads a blocking command's timeout in seconds (Redis's `getTimeoutFromObjectOrReply`):
-/// None means wait forever.
+/// None means wait forever. The text is read as a long double; Redis then converts the
+/// milliseconds to a 64-bit integer, where anything too big (infinity included) wraps to a
+/// negative number, hence `timeout is negative` for those. Hexadecimal timeouts, which
+/// `strtold` also reads, are not supported.
 pub fn parse_timeout(arg: &[u8]) -> Result<Option<Duration>, CmdError> {
-    let seconds =
-        parse_f64(arg).ok_or(CmdError::from("ERR timeout is not a float or out of range"))?;
-    let millis = seconds * 1000.0;
-    if millis > i64::MAX as f64 {
-        return Err("ERR timeout is out of range".into());
-    }
-    let millis = millis.ceil();
-    if millis < 0.0 {
-        return Err("ERR timeout is negative".into());
+    const NOT_A_FLOAT: &str = "ERR timeout is not a float or out of range";
+    const NEGATIVE: &str = "ERR timeout is negative";
+    let seconds = match long_double::parse(arg).ok_or(CmdError::from(NOT_A_FLOAT))? {
+        Parsed::Infinite => return Err(NEGATIVE.into()),
+        Parsed::Finite(_) => parse_f64(arg).ok_or(CmdError::from(NOT_A_FLOAT))?,
+    };
+    let millis = (seconds * 1000.0).ceil();
+    if millis >= i64::MAX as f64 || millis < 0.0 {
+        return Err(NEGATIVE.into());
     }
     Ok((millis > 0.0).then(|| Duration::from_millis(millis as u64)))
 }
@@ -236,6 +240,7 @@ mod tests {
         assert_eq!(parse_timeout(b"0.0001"), Ok(Some(Duration::from_millis(1))));
         assert!(parse_timeout(b"-1").is_err());
         assert!(parse_timeout(b"abc").is_err());
-        assert!(parse_timeout(b"inf").is_err());
+        assert_eq!(parse_timeout(b"inf"), Err("ERR timeout is negative".into()));
+        assert!(parse_timeout(b"1e5000").is_err());
     }
 }
