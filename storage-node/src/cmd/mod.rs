@@ -24,6 +24,7 @@ mod object;
 mod scan;
 mod server;
 mod set;
+mod sort;
 mod strings;
 pub mod wakeup;
 mod zset;
@@ -110,6 +111,7 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     scan::COMMANDS,
     server::COMMANDS,
     set::COMMANDS,
+    sort::COMMANDS,
     strings::COMMANDS,
     zset::COMMANDS,
 ];

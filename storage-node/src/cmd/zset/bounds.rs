@@ -27,15 +27,9 @@ pub const NOT_LEX_RANGE: &str = "ERR min or max not valid string range item";
 /// A score argument (ZADD, ZINCRBY, WEIGHTS): Redis's `getDoubleFromObject`, which also
 /// refuses values that overflow to infinity or underflow to zero.
 pub fn score_arg(arg: &[u8]) -> Result<f64, CmdError> {
-    let value = parse_f64(arg).ok_or(CmdError::from(NOT_FLOAT))?;
-    let text = String::from_utf8_lossy(arg).to_ascii_lowercase();
-    let mantissa = text.split('e').next().unwrap_or_default();
-    let overflow = value.is_infinite() && !mantissa.contains("inf");
-    let underflow = value == 0.0 && mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b));
-    if overflow || underflow {
-        return Err(NOT_FLOAT.into());
-    }
-    Ok(value)
+    parse_f64(arg)
+        .and_then(|_| strtod_checked(arg))
+        .ok_or(CmdError::from(NOT_FLOAT))
 }
 
 /// C's `strtod` over the whole argument, as `zslParseRange` uses it.
@@ -58,6 +52,17 @@ fn strtod_whole(text: &[u8]) -> Option<f64> {
         _ => return None,
     };
     (!value.is_nan()).then_some(value)
+}
+
+/// `strtod` over the whole text with its range errors refused (overflow to infinity,
+/// underflow to zero), as SORT reads numbers.
+pub fn strtod_checked(text: &[u8]) -> Option<f64> {
+    let value = strtod_whole(text)?;
+    let lower = String::from_utf8_lossy(text).to_ascii_lowercase();
+    let mantissa = lower.split('e').next().unwrap_or_default();
+    let overflow = value.is_infinite() && !mantissa.contains("inf");
+    let underflow = value == 0.0 && mantissa.bytes().any(|b| (b'1'..=b'9').contains(&b));
+    (!overflow && !underflow).then_some(value)
 }
 
 /// A score range.

@@ -12,7 +12,7 @@
 
 mod add;
 mod algebra;
-mod bounds;
+pub mod bounds;
 mod pop;
 mod random;
 mod range;
