@@ -185,7 +185,7 @@ fn add_one(
             }
             if score != current {
                 zset.set_score(member, score, limits);
-                Some(Outcome::Updated(zset.score(member).unwrap_or(score)))
+                Some(Outcome::Updated(score))
             } else {
                 Some(Outcome::Unchanged(score))
             }
@@ -193,7 +193,7 @@ fn add_one(
         None if flags.xx => Some(Outcome::Skipped),
         None => {
             zset.set_score(member, score, limits);
-            Some(Outcome::Added(zset.score(member).unwrap_or(score)))
+            Some(Outcome::Added(score))
         }
     }
 }
