@@ -78,7 +78,10 @@ fn a_blocked_client_gets_the_member_another_client_adds() {
             let mut waiter = RawClient::connect(port);
             let mut writer = RawClient::connect(port);
             let mut replies = vec![
-                call(&mut waiter, &["HELLO", protocol]).len().to_string().into_bytes(),
+                call(&mut waiter, &["HELLO", protocol])
+                    .len()
+                    .to_string()
+                    .into_bytes(),
                 call(&mut writer, &["DEL", "z", "y"]),
             ];
             send(&mut waiter, &["BZPOPMIN", "y", "z", "0"]);
@@ -86,14 +89,23 @@ fn a_blocked_client_gets_the_member_another_client_adds() {
             replies.push(call(&mut writer, &["ZADD", "z", "2", "b", "1.5", "a"]));
             replies.push(waiter.read_reply().1);
             replies.push(call(&mut writer, &["ZRANGE", "z", "0", "-1", "WITHSCORES"]));
-            send(&mut waiter, &["BZMPOP", "0", "2", "y", "z", "MAX", "COUNT", "3"]);
+            send(
+                &mut waiter,
+                &["BZMPOP", "0", "2", "y", "z", "MAX", "COUNT", "3"],
+            );
             replies.push(waiter.read_reply().1);
             send(&mut waiter, &["BZMPOP", "0", "1", "y", "MIN", "COUNT", "2"]);
             wait_blocked(&mut writer, "bzmpop", 1);
-            replies.push(call(&mut writer, &["ZADD", "y", "1", "p", "2", "q", "3", "r"]));
+            replies.push(call(
+                &mut writer,
+                &["ZADD", "y", "1", "p", "2", "q", "3", "r"],
+            ));
             replies.push(waiter.read_reply().1);
             replies.push(call(&mut writer, &["ZRANGE", "y", "0", "-1"]));
-            replies.push(call(&mut writer, &["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"]));
+            replies.push(call(
+                &mut writer,
+                &["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"],
+            ));
             replies
         });
     }
@@ -121,7 +133,10 @@ fn blocked_clients_are_served_first_come_first_served() {
         replies.push(call(&mut writer, &["EXISTS", "z"]));
         replies.push(call(&mut writer, &["ZADD", "z", "5", "x"]));
         replies.push(third.read_reply().1);
-        replies.push(call(&mut writer, &["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"]));
+        replies.push(call(
+            &mut writer,
+            &["CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"],
+        ));
         replies
     });
 }

@@ -15,7 +15,12 @@ fn dump(client: &mut test_harness::RawClient, key: &str) -> Vec<u8> {
 fn restore(client: &mut test_harness::RawClient, key: &str, payload: &[u8]) -> Frame {
     let args: Vec<&[u8]> = vec![b"RESTORE", key.as_bytes(), b"0", payload, b"REPLACE"];
     let raw = client.call_raw(&args);
-    assert_eq!(raw, b"+OK\r\n", "RESTORE {key}: {}", String::from_utf8_lossy(&raw));
+    assert_eq!(
+        raw,
+        b"+OK\r\n",
+        "RESTORE {key}: {}",
+        String::from_utf8_lossy(&raw)
+    );
     Frame::Simple("OK".into())
 }
 
@@ -25,9 +30,33 @@ fn build(d: &mut Differential) {
     d.check(&["SADD", "intset32", "1", "70000", "-5"]);
     d.check(&["SADD", "intset64", "1", "5000000000"]);
     d.check(&["SADD", "table", "a", "b", "1"]);
-    d.check(&["ZADD", "lp", "1", "a", "2.5", "b", "-0", "c", "1e20", "d", "0.1", "e"]);
-    d.check(&["ZADD", "lp", "4503599627370496", "g", "-inf", "h", "inf", "i", "3", &long]);
-    d.check(&["ZADD", "skip", "1", "a", "2.5", "b", "-0", "c", "3", &"x".repeat(80)]);
+    d.check(&[
+        "ZADD", "lp", "1", "a", "2.5", "b", "-0", "c", "1e20", "d", "0.1", "e",
+    ]);
+    d.check(&[
+        "ZADD",
+        "lp",
+        "4503599627370496",
+        "g",
+        "-inf",
+        "h",
+        "inf",
+        "i",
+        "3",
+        &long,
+    ]);
+    d.check(&[
+        "ZADD",
+        "skip",
+        "1",
+        "a",
+        "2.5",
+        "b",
+        "-0",
+        "c",
+        "3",
+        &"x".repeat(80),
+    ]);
     let mut big_set = vec!["SADD".to_string(), "bigset".to_string()];
     let mut big_zset = vec!["ZADD".to_string(), "bigzset".to_string()];
     for i in 0..1000 {
@@ -57,7 +86,9 @@ fn small_payloads_are_byte_identical() {
 fn payloads_cross_in_both_directions() {
     let mut d = Differential::start();
     build(&mut d);
-    let keys = ["intset16", "intset32", "intset64", "table", "lp", "skip", "bigset", "bigzset"];
+    let keys = [
+        "intset16", "intset32", "intset64", "table", "lp", "skip", "bigset", "bigzset",
+    ];
     for key in keys {
         let from_node = dump(&mut d.node_client, key);
         let from_redis = dump(&mut d.redis_client, key);

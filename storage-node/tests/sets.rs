@@ -48,7 +48,14 @@ fn basic_commands_match_redis() {
         &["SMISMEMBER", "missing", "1"],
         &["SMEMBERS", "missing"],
         &["OBJECT", "ENCODING", "s"],
-        &["SADD", "neg", "-5", "0", "-9223372036854775808", "9223372036854775807"],
+        &[
+            "SADD",
+            "neg",
+            "-5",
+            "0",
+            "-9223372036854775808",
+            "9223372036854775807",
+        ],
         &["SMEMBERS", "neg"],
         &["OBJECT", "ENCODING", "neg"],
         &["SADD", "neg", "01"],
@@ -218,7 +225,9 @@ fn sscan_matches_redis_on_intsets_and_covers_hashtables() {
     let mut seen = std::collections::HashSet::new();
     let mut cursor = "0".to_string();
     for _ in 0..10_000 {
-        let reply = d.node_client.call(&["SSCAN", "big", &cursor, "COUNT", "50"]);
+        let reply = d
+            .node_client
+            .call(&["SSCAN", "big", &cursor, "COUNT", "50"]);
         let parts = reply.as_array().expect("array").to_vec();
         cursor = String::from_utf8(parts[0].as_bytes().unwrap().to_vec()).unwrap();
         for m in parts[1].as_array().unwrap() {

@@ -12,7 +12,9 @@ use test_harness::Differential;
 
 const KEYS: &[&str] = &["a", "b", "c"];
 const MEMBERS: &[&str] = &["1", "2", "3", "-7", "10", "x", "y", "zz", "", "01"];
-const SCORES: &[&str] = &["0", "1", "-1", "2.5", "-inf", "+inf", "1e3", "abc", "-0", "0.1"];
+const SCORES: &[&str] = &[
+    "0", "1", "-1", "2.5", "-inf", "+inf", "1e3", "abc", "-0", "0.1",
+];
 const SCORE_BOUNDS: &[&str] = &["-inf", "+inf", "0", "(0", "1", "(2.5", "x", "", "(-inf"];
 const LEX_BOUNDS: &[&str] = &["-", "+", "[x", "(x", "[1", "(2", "[", "x", "[zz"];
 const INDEXES: &[&str] = &["0", "1", "-1", "-2", "3", "100", "-100"];

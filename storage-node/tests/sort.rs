@@ -35,12 +35,18 @@ fn sort_matches_redis() {
         &["SORT", "missing"],
         &["SORT", "missing", "BY", "w_*"],
         // BY and GET through string keys.
-        &["MSET", "w_10", "3", "w_3", "1", "w_-2", "2", "w_7", "9", "w_100", "0"],
-        &["MSET", "name_10", "ten", "name_3", "three", "name_7", "seven"],
+        &[
+            "MSET", "w_10", "3", "w_3", "1", "w_-2", "2", "w_7", "9", "w_100", "0",
+        ],
+        &[
+            "MSET", "name_10", "ten", "name_3", "three", "name_7", "seven",
+        ],
         &["SORT", "nums", "BY", "w_*"],
         &["SORT", "nums", "BY", "w_*", "DESC"],
         &["SORT", "nums", "BY", "w_*", "GET", "name_*"],
-        &["SORT", "nums", "BY", "w_*", "GET", "#", "GET", "name_*", "GET", "nokey"],
+        &[
+            "SORT", "nums", "BY", "w_*", "GET", "#", "GET", "name_*", "GET", "nokey",
+        ],
         &["SORT", "nums", "BY", "missing_*"],
         &["SORT", "nums", "BY", "name_*", "ALPHA"],
         &["SORT", "words", "BY", "w_*"],

@@ -65,11 +65,22 @@ const SCORE_CASES: &[&[&str]] = &[
     &["ZREVRANGEBYSCORE", "z", "+inf", "-inf", "WITHSCORES"],
     &["ZREVRANGEBYSCORE", "z", "(1", "-1"],
     &["ZREVRANGEBYSCORE", "z", "-1", "1"],
-    &["ZREVRANGEBYSCORE", "z", "+inf", "-inf", "LIMIT", "1", "2", "WITHSCORES"],
+    &[
+        "ZREVRANGEBYSCORE",
+        "z",
+        "+inf",
+        "-inf",
+        "LIMIT",
+        "1",
+        "2",
+        "WITHSCORES",
+    ],
     &["ZRANGE", "z", "(0", "2", "BYSCORE", "WITHSCORES"],
     &["ZRANGE", "z", "2", "(0", "BYSCORE", "REV", "WITHSCORES"],
     &["ZRANGE", "z", "-inf", "inf", "BYSCORE", "LIMIT", "1", "2"],
-    &["ZRANGE", "z", "-inf", "inf", "BYSCORE", "REV", "LIMIT", "1", "2"],
+    &[
+        "ZRANGE", "z", "-inf", "inf", "BYSCORE", "REV", "LIMIT", "1", "2",
+    ],
     &["ZRANGE", "z", "-inf", "inf", "BYSCORE", "BYLEX"],
     &["ZRANGE", "z", "-inf", "inf", "BYSCORE", "BYSCORE"],
     &["ZRANGE", "missing", "-inf", "inf", "BYSCORE"],
@@ -102,7 +113,9 @@ fn score_ranges_match_redis() {
             d.set_resp3(resp3);
             d.check(&["FLUSHALL"]);
             load_scores(&mut d, "z", size);
-            d.check(&["ZADD", "z", "-inf", "bottom", "inf", "top", "1", "tie-a", "1", "tie-b"]);
+            d.check(&[
+                "ZADD", "z", "-inf", "bottom", "inf", "top", "1", "tie-a", "1", "tie-b",
+            ]);
             d.check_all(SCORE_CASES);
         }
     }
@@ -159,7 +172,9 @@ fn lex_ranges_match_redis() {
         for resp3 in [false, true] {
             d.set_resp3(resp3);
             d.check(&["FLUSHALL"]);
-            d.check(&["ZADD", "z", "0", "a", "0", "b", "0", "bb", "0", "c", "0", "d", "0", "e"]);
+            d.check(&[
+                "ZADD", "z", "0", "a", "0", "b", "0", "bb", "0", "c", "0", "d", "0", "e",
+            ]);
             if load_big {
                 d.check(&big);
             }
@@ -199,7 +214,17 @@ fn range_removals_and_stores_match_redis() {
             d.check_all(&[
                 &["ZRANGESTORE", "dst", "z", "0", "2"],
                 &["ZRANGE", "dst", "0", "-1", "WITHSCORES"],
-                &["ZRANGESTORE", "dst", "z", "(0", "+inf", "BYSCORE", "LIMIT", "1", "3"],
+                &[
+                    "ZRANGESTORE",
+                    "dst",
+                    "z",
+                    "(0",
+                    "+inf",
+                    "BYSCORE",
+                    "LIMIT",
+                    "1",
+                    "3",
+                ],
                 &["ZRANGE", "dst", "0", "-1", "WITHSCORES"],
                 &["ZRANGESTORE", "dst", "z", "+inf", "-inf", "BYSCORE", "REV"],
                 &["ZCARD", "dst"],

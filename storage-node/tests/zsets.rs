@@ -47,7 +47,18 @@ fn zadd_options_and_errors_match_redis() {
         &["EXISTS", "xxmiss"],
         &["ZADD", "xxmiss", "XX", "INCR", "1", "a"],
         &["ZRANGE", "z", "0", "-1", "WITHSCORES"],
-        &["ZADD", "z", "0.1", "p", "1e20", "q", "-0", "r", "3.0000000000000004", "s"],
+        &[
+            "ZADD",
+            "z",
+            "0.1",
+            "p",
+            "1e20",
+            "q",
+            "-0",
+            "r",
+            "3.0000000000000004",
+            "s",
+        ],
         &["ZRANGE", "z", "0", "-1", "WITHSCORES"],
         &["ZSCORE", "z", "r"],
         &["SET", "str", "x"],
@@ -252,7 +263,10 @@ fn zrandmember_keeps_its_properties() {
     d.check(&["ZADD", "z", "1", "a", "2", "b", "3", "c"]);
     let member = d.node_client.call(&["ZRANDMEMBER", "z"]);
     assert!([&b"a"[..], b"b", b"c"].contains(&member.as_bytes().unwrap()));
-    let Frame::Array(items) = d.node_client.call(&["ZRANDMEMBER", "z", "-7", "WITHSCORES"]) else {
+    let Frame::Array(items) = d
+        .node_client
+        .call(&["ZRANDMEMBER", "z", "-7", "WITHSCORES"])
+    else {
         panic!("array expected");
     };
     assert_eq!(items.len(), 14);

@@ -218,9 +218,10 @@ fn sort_elements(db: &mut Db, elements: &mut Vec<Vec<u8>>, options: &Options) ->
     let by_pattern = options.by.is_some();
     weighted.sort_by(|(wa, a), (wb, b)| {
         let order = match (wa, wb) {
-            (Weight::Number(x), Weight::Number(y)) => {
-                x.partial_cmp(y).unwrap_or(Ordering::Equal).then_with(|| a.cmp(b))
-            }
+            (Weight::Number(x), Weight::Number(y)) => x
+                .partial_cmp(y)
+                .unwrap_or(Ordering::Equal)
+                .then_with(|| a.cmp(b)),
             (Weight::Text(x), Weight::Text(y)) if by_pattern => x.cmp(y),
             _ => a.cmp(b),
         };

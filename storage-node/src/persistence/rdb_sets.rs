@@ -48,10 +48,7 @@ pub fn zset_type(zset: &ZSetValue) -> u8 {
 
 /// The bytes of an intset holding `members` (ascending).
 pub fn encode_intset(members: &[i64]) -> Vec<u8> {
-    let width: usize = if members
-        .iter()
-        .all(|&n| i16::try_from(n).is_ok())
-    {
+    let width: usize = if members.iter().all(|&n| i16::try_from(n).is_ok()) {
         2
     } else if members.iter().all(|&n| i32::try_from(n).is_ok()) {
         4
@@ -75,8 +72,7 @@ pub fn decode_intset(blob: &[u8]) -> Result<Vec<i64>> {
     }
     let width = u32::from_le_bytes([blob[0], blob[1], blob[2], blob[3]]) as usize;
     let count = u32::from_le_bytes([blob[4], blob[5], blob[6], blob[7]]) as usize;
-    if !matches!(width, 2 | 4 | 8) || blob.len() - 8 != width.saturating_mul(count) || count == 0
-    {
+    if !matches!(width, 2 | 4 | 8) || blob.len() - 8 != width.saturating_mul(count) || count == 0 {
         return Err(bad);
     }
     let mut members = Vec::with_capacity(count);
@@ -122,11 +118,7 @@ pub fn save_zset(out: &mut Vec<u8>, zset: &ZSetValue) {
             .iter()
             .map(|(m, s)| (m.to_vec(), score_text(s)))
             .collect();
-        let blob = listpack::encode(
-            texts
-                .iter()
-                .flat_map(|(m, s)| [m.as_slice(), s.as_bytes()]),
-        );
+        let blob = listpack::encode(texts.iter().flat_map(|(m, s)| [m.as_slice(), s.as_bytes()]));
         save_string(out, &blob);
     } else {
         save_len(out, zset.len() as u64);
@@ -225,7 +217,10 @@ mod tests {
             b"\x04\x00\x00\x00\x05\x00\x00\x00\xfb\xff\xff\xff\x01\x00\x00\x00\x02\x00\x00\x00\x03\x00\x00\x00\x70\x11\x01\x00"
         );
         assert_eq!(&encode_intset(&[1, 2])[..4], b"\x02\x00\x00\x00");
-        assert_eq!(&encode_intset(&[1, 5_000_000_000])[..4], b"\x08\x00\x00\x00");
+        assert_eq!(
+            &encode_intset(&[1, 5_000_000_000])[..4],
+            b"\x08\x00\x00\x00"
+        );
         let members = vec![-9, 0, 40000, 5_000_000_000];
         assert_eq!(decode_intset(&encode_intset(&members)).unwrap(), members);
         assert!(decode_intset(b"\x02\x00\x00\x00\x02\x00\x00\x00\x01\x00\x01\x00").is_err());

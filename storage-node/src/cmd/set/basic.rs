@@ -152,10 +152,7 @@ pub fn sscan(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             (next, members.into_iter().map(<[u8]>::to_vec).collect())
         }
     };
-    let members: Vec<Vec<u8>> = members
-        .into_iter()
-        .filter(|m| options.matches(m))
-        .collect();
+    let members: Vec<Vec<u8>> = members.into_iter().filter(|m| options.matches(m)).collect();
     out.array(2);
     out.bulk(next.to_string().as_bytes());
     out.array(members.len());

@@ -62,13 +62,13 @@ pub fn zadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         at += 1;
     }
     let pairs = &args[at..];
-    if pairs.is_empty() || pairs.len() % 2 != 0 {
+    if pairs.is_empty() || !pairs.len().is_multiple_of(2) {
         return Err(SYNTAX.into());
     }
     if flags.nx && flags.xx {
         return Err("ERR XX and NX options at the same time are not compatible".into());
     }
-    if (flags.gt && flags.nx) || (flags.lt && flags.nx) || (flags.gt && flags.lt) {
+    if (flags.nx && (flags.gt || flags.lt)) || (flags.gt && flags.lt) {
         return Err("ERR GT, LT, and/or NX options at the same time are not compatible".into());
     }
     if flags.incr && pairs.len() > 2 {

@@ -111,7 +111,7 @@ fn take_sources(db: &mut Db, keys: &[Bytes], write: bool) -> Result<Vec<Input>, 
     }
     let mut inputs: Vec<Input> = Vec::with_capacity(keys.len());
     for key in keys {
-        let source = match inputs.iter().find(|i| &i.key == key) {
+        let source = match inputs.iter().find(|i| i.key == key) {
             // A repeated key: copy the first one's value (rare, and simplest to get right).
             Some(first) => match &first.source {
                 Source::Set(s) => Source::Set(s.clone()),
@@ -199,7 +199,10 @@ fn compute(inputs: &mut [Input], op: Op, aggregate: Aggregate, limit: usize) -> 
                 return result;
             };
             first.source.for_each(|member, score| {
-                if rest.iter().all(|other| other.source.score(member).is_none()) {
+                if rest
+                    .iter()
+                    .all(|other| other.source.score(member).is_none())
+                {
                     result.insert_new(member, score);
                 }
             });
@@ -239,7 +242,14 @@ fn prepare(
         with_scores: false,
         limit: usize::MAX,
     };
-    let parsed = parse_options(&args[numkeys_at + 1 + count..], &mut inputs, &mut options, op, store, card_only);
+    let parsed = parse_options(
+        &args[numkeys_at + 1 + count..],
+        &mut inputs,
+        &mut options,
+        op,
+        store,
+        card_only,
+    );
     if let Err(e) = parsed {
         put_back(ctx.db(), inputs);
         return Err(e);

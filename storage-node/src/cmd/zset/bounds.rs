@@ -83,9 +83,10 @@ fn score_bound(arg: &[u8]) -> Option<(f64, bool)> {
 
 impl ScoreRange {
     pub fn parse(min: &[u8], max: &[u8]) -> Result<ScoreRange, CmdError> {
-        let ((min, min_exclusive), (max, max_exclusive)) = score_bound(min)
-            .zip(score_bound(max))
-            .ok_or(CmdError::from(NOT_FLOAT_RANGE))?;
+        let ((min, min_exclusive), (max, max_exclusive)) =
+            score_bound(min)
+                .zip(score_bound(max))
+                .ok_or(CmdError::from(NOT_FLOAT_RANGE))?;
         Ok(ScoreRange {
             min,
             max,
@@ -251,7 +252,10 @@ impl LexRange {
             return (0, 0);
         }
         let len = zset.len();
-        let Some(from_end) = zset.tree.iter_rev_from(0).position(|(m, _)| self.below_max(m))
+        let Some(from_end) = zset
+            .tree
+            .iter_rev_from(0)
+            .position(|(m, _)| self.below_max(m))
         else {
             return (0, 0);
         };

@@ -18,7 +18,6 @@ mod random;
 mod range;
 mod remove;
 
-
 use slotproxy::resp::ReplyBuf;
 
 use super::errors::{CmdError, WRONGTYPE};

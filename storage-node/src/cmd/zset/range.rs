@@ -86,9 +86,11 @@ impl Request {
             by = By::Rank;
         }
         if limit != -1 && by == By::Rank {
-            return Err("ERR syntax error, LIMIT is only supported in combination with either \
+            return Err(
+                "ERR syntax error, LIMIT is only supported in combination with either \
                 BYSCORE or BYLEX"
-                .into());
+                    .into(),
+            );
         }
         if with_scores && by == By::Lex {
             return Err(
@@ -120,10 +122,7 @@ impl Request {
             Range::Rank(start, stop) => {
                 let (start, end) = rank_range(*start, *stop, len);
                 return if self.reverse {
-                    zset.tree
-                        .iter_rev_from(start)
-                        .take(end - start)
-                        .collect()
+                    zset.tree.iter_rev_from(start).take(end - start).collect()
                 } else {
                     zset.tree.iter_from(start).take(end - start).collect()
                 };
@@ -155,12 +154,7 @@ impl Request {
     }
 }
 
-fn range_command(
-    ctx: &mut Ctx<'_>,
-    args: &[Bytes],
-    by: By,
-    reverse: Option<bool>,
-) -> CmdResult {
+fn range_command(ctx: &mut Ctx<'_>, args: &[Bytes], by: By, reverse: Option<bool>) -> CmdResult {
     let request = Request::parse(args, 1, false, by, reverse)?;
     let (db, out) = db_and_out(ctx);
     match read_zset(db, &args[1])? {

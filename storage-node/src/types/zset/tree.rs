@@ -115,7 +115,11 @@ impl ScoreTree {
 
     fn next_priority(&mut self) -> u32 {
         // xorshift32: priorities only need to look random to keep the treap balanced.
-        let mut x = if self.seed == 0 { 0x9E37_79B9 } else { self.seed };
+        let mut x = if self.seed == 0 {
+            0x9E37_79B9
+        } else {
+            self.seed
+        };
         x ^= x << 13;
         x ^= x >> 17;
         x ^= x << 5;
@@ -449,7 +453,11 @@ mod tests {
         let walked: Vec<_> = tree.iter_from(500).map(|(m, _)| m.to_vec()).collect();
         assert_eq!(walked.len(), 500);
         assert_eq!(walked[0], expected[500].0.as_bytes());
-        let back: Vec<_> = tree.iter_rev_from(0).take(3).map(|(m, _)| m.to_vec()).collect();
+        let back: Vec<_> = tree
+            .iter_rev_from(0)
+            .take(3)
+            .map(|(m, _)| m.to_vec())
+            .collect();
         assert_eq!(back[0], expected[999].0.as_bytes());
         assert_eq!(tree.count_before(|s, _| s < 1.0), 28);
         assert!(tree.iter_from(1000).next().is_none());
