@@ -102,10 +102,14 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if ttl < 0 {
         return Err(INVALID_TTL.into());
     }
-    let value = payload::restore(&args[3]).map_err(|e| match e {
+    let mut value = payload::restore(&args[3]).map_err(|e| match e {
         PayloadError::VersionOrChecksum => VERSION_OR_CHECKSUM,
         PayloadError::BadData(_) => BAD_DATA,
     })?;
+    {
+        let config = ctx.shared.config();
+        value.refit_encoding(config.set_max_intset_entries, config.zset_limits());
+    }
 
     let now = ctx.now_ms();
     let db = ctx.db();

@@ -26,9 +26,12 @@ mod pubsub;
 mod scan;
 mod scripting;
 mod server;
+mod set;
+mod sort;
 mod strings;
 pub mod transaction;
 pub mod wakeup;
+mod zset;
 
 use std::panic::AssertUnwindSafe;
 
@@ -140,9 +143,12 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     scan::COMMANDS,
     scripting::COMMANDS,
     server::COMMANDS,
+    set::COMMANDS,
+    sort::COMMANDS,
     strings::COMMANDS,
     transaction::COMMANDS,
     crate::cluster::commands::COMMANDS,
+    zset::COMMANDS,
 ];
 
 /// An implemented command: its table entry and handler.

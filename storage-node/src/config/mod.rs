@@ -52,6 +52,21 @@ pub struct Config {
     /// Milliseconds without an answer after which a node is suspected to be down.
     pub cluster_node_timeout: u64,
     pub cluster_require_full_coverage: bool,
+    /// Sets of integers stay `intset` up to this many members.
+    pub set_max_intset_entries: usize,
+    /// Sorted sets stay `listpack` up to this many members, none longer than the value.
+    pub zset_max_listpack_entries: usize,
+    pub zset_max_listpack_value: usize,
+}
+
+impl Config {
+    /// The sorted-set encoding thresholds.
+    pub fn zset_limits(&self) -> crate::types::zset::ZSetLimits {
+        crate::types::zset::ZSetLimits {
+            max_entries: self.zset_max_listpack_entries,
+            max_value: self.zset_max_listpack_value,
+        }
+    }
 }
 
 impl Default for Config {
@@ -82,6 +97,9 @@ impl Default for Config {
             cluster_port: 0,
             cluster_node_timeout: 15000,
             cluster_require_full_coverage: true,
+            set_max_intset_entries: 512,
+            zset_max_listpack_entries: 128,
+            zset_max_listpack_value: 64,
         }
     }
 }

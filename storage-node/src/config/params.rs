@@ -153,7 +153,62 @@ pub const PARAMS: &[Param] = &[
         Access::Mutable,
     ),
     param("cluster-require-full-coverage", Kind::Bool, Access::Mutable),
+    param(
+        "set-max-intset-entries",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+    ),
+    param(
+        "zset-max-listpack-entries",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+    ),
+    param(
+        "zset-max-listpack-value",
+        Kind::Memory {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+    ),
+    // Redis 7.0 still accepts the names from before listpacks replaced ziplists.
+    param(
+        "zset-max-ziplist-entries",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+    ),
+    param(
+        "zset-max-ziplist-value",
+        Kind::Memory {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+    ),
 ];
+
+/// Old names Redis 7.0 accepts for settings, with the setting each stands for.
+const ALIASES: &[(&str, &str)] = &[
+    ("zset-max-ziplist-entries", "zset-max-listpack-entries"),
+    ("zset-max-ziplist-value", "zset-max-listpack-value"),
+];
+
+/// The setting an old name stands for (or the name itself).
+fn canonical(name: &str) -> &str {
+    ALIASES
+        .iter()
+        .find(|(alias, _)| alias.eq_ignore_ascii_case(name))
+        .map_or(name, |(_, target)| target)
+}
 
 /// Names of every setting, as CONFIG GET matches patterns against them.
 pub fn names() -> impl Iterator<Item = &'static str> {
@@ -322,7 +377,7 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         };
     };
     let kind = param.kind;
-    match param.name {
+    match canonical(param.name) {
         "port" => config.port = number(kind, values)? as u16,
         "bind" => {
             config.bind = words(values)
@@ -367,6 +422,13 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         "cluster-port" => config.cluster_port = number(kind, values)? as u16,
         "cluster-node-timeout" => config.cluster_node_timeout = number(kind, values)? as u64,
         "cluster-require-full-coverage" => config.cluster_require_full_coverage = boolean(values)?,
+        "set-max-intset-entries" => config.set_max_intset_entries = number(kind, values)? as usize,
+        "zset-max-listpack-entries" => {
+            config.zset_max_listpack_entries = number(kind, values)? as usize
+        }
+        "zset-max-listpack-value" => {
+            config.zset_max_listpack_value = number(kind, values)? as usize
+        }
         other => return Err(format!("unknown setting '{other}'")),
     }
     Ok(())
@@ -378,7 +440,7 @@ fn yes_no(on: bool) -> String {
 
 /// The value CONFIG GET shows for a setting (by its canonical name).
 pub fn get(config: &Config, name: &str) -> Option<String> {
-    Some(match name {
+    Some(match canonical(name) {
         "port" => config.port.to_string(),
         "bind" => config.bind.join(" "),
         "requirepass" => config
@@ -416,6 +478,9 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
         "cluster-port" => config.cluster_port.to_string(),
         "cluster-node-timeout" => config.cluster_node_timeout.to_string(),
         "cluster-require-full-coverage" => yes_no(config.cluster_require_full_coverage),
+        "set-max-intset-entries" => config.set_max_intset_entries.to_string(),
+        "zset-max-listpack-entries" => config.zset_max_listpack_entries.to_string(),
+        "zset-max-listpack-value" => config.zset_max_listpack_value.to_string(),
         _ => return None,
     })
 }

@@ -11,3 +11,4 @@ pub mod listpack;
 pub mod lzf;
 pub mod payload;
 pub mod rdb;
+pub mod rdb_sets;

@@ -75,6 +75,7 @@ mod tests {
     fn content(value: &Value) -> Vec<u8> {
         match value {
             Value::Str(s) => s.as_slice().to_vec(),
+            other => panic!("expected a string, got a {}", other.type_name()),
         }
     }
 

@@ -17,6 +17,7 @@
 use std::fmt;
 
 use super::lzf;
+use super::rdb_sets;
 use crate::types::{StringValue, Value};
 
 /// The RDB version Redis 7.0 writes and the newest it reads.
@@ -126,6 +127,8 @@ pub fn save_string(out: &mut Vec<u8>, bytes: &[u8]) {
 pub fn object_type(value: &Value) -> u8 {
     match value {
         Value::Str(_) => TYPE_STRING,
+        Value::Set(s) => rdb_sets::set_type(s),
+        Value::ZSet(z) => rdb_sets::zset_type(z),
     }
 }
 
@@ -133,6 +136,8 @@ pub fn object_type(value: &Value) -> u8 {
 pub fn save_object(out: &mut Vec<u8>, value: &Value) {
     match value {
         Value::Str(s) => save_string(out, s.as_slice()),
+        Value::Set(s) => rdb_sets::save_set(out, s),
+        Value::ZSet(z) => rdb_sets::save_zset(out, z),
     }
 }
 
@@ -260,6 +265,11 @@ pub fn load_object(type_byte: u8, reader: &mut Reader<'_>) -> Result<Value> {
             let bytes = reader.read_string()?;
             Ok(Value::Str(StringValue::new(&bytes)))
         }
+        rdb_sets::TYPE_SET
+        | rdb_sets::TYPE_ZSET
+        | rdb_sets::TYPE_ZSET_2
+        | rdb_sets::TYPE_SET_INTSET
+        | rdb_sets::TYPE_ZSET_LISTPACK => rdb_sets::load(type_byte, reader),
         t if is_object_type(t) => Err(RdbError("value type not supported by this node")),
         _ => Err(RdbError("unknown object type")),
     }
@@ -378,6 +388,7 @@ mod tests {
             Ok(Value::Str(_))
         ));
         assert!(load_object(1, &mut Reader::new(b"\x05hello")).is_err());
+        assert!(load_object(2, &mut Reader::new(b"\x00")).is_err());
         assert!(load_object(8, &mut Reader::new(b"\x05hello")).is_err());
         assert!(load_object(20, &mut Reader::new(b"\x05hello")).is_err());
     }
