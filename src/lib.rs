@@ -13,6 +13,7 @@
 //! - [`config`]: the YAML configuration.
 //! - [`backend`]: node connections (multiplexed and dedicated), the pool, the slot map.
 //! - [`admin`]: the HTTP admin API (metrics, health, topology, resharding jobs).
+//! - [`local`]: `slotproxy --local N`, a cluster of local storage-nodes to serve in front of.
 //! - [`proxy`]: listener, sessions, routing, fan-out, transactions, blocking, pub/sub.
 
 #![forbid(unsafe_code)]
@@ -29,5 +30,7 @@ pub mod admin;
 pub mod backend;
 #[cfg(feature = "proxy")]
 pub mod config;
+#[cfg(feature = "proxy")]
+pub mod local;
 #[cfg(feature = "proxy")]
 pub mod proxy;

@@ -1,4 +1,5 @@
 //! `slotproxy --config slotproxy.yaml [--listen ADDR] [--seed HOST:PORT ...]`
+//! `slotproxy --local [N]` — the embedded default: N local storage-nodes (3) behind the proxy.
 
 use std::path::PathBuf;
 
@@ -25,6 +26,10 @@ struct Args {
     /// Admin HTTP address (overrides `admin.listen`).
     #[arg(long)]
     admin: Option<String>,
+    /// Start N storage-nodes (default 3) as a local cluster and serve in front of them,
+    /// on 127.0.0.1:6379 unless --listen says otherwise. Ctrl-C stops everything.
+    #[arg(long, num_args = 0..=1, default_missing_value = "3", value_name = "N")]
+    local: Option<usize>,
 }
 
 fn load(args: &Args) -> anyhow::Result<ProxyConfig> {
@@ -56,7 +61,22 @@ fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
-    let config = load(&args)?;
+    let mut config = load(&args)?;
+    let mut local_cluster = None;
+    if let Some(count) = args.local {
+        if args.listen.is_none() {
+            config.listen = "127.0.0.1:6379".into();
+        }
+        let dir = std::env::temp_dir().join(format!("slotproxy-local-{}", std::process::id()));
+        let cluster = slotproxy::local::start(count, dir).context("starting the local cluster")?;
+        config.seeds = cluster.seeds();
+        println!(
+            "Local cluster: {} storage-nodes on {}",
+            count.max(1),
+            cluster.seeds().join(", ")
+        );
+        local_cluster = Some(cluster);
+    }
     if config.seeds.is_empty() {
         anyhow::bail!("no seed nodes: give --seed HOST:PORT or `seeds:` in the config");
     }
@@ -77,10 +97,16 @@ fn main() -> anyhow::Result<()> {
         // Test harnesses and scripts wait for this line (admin first: it is on the same line).
         println!("Admin API on http://{admin_addr}");
         println!("Ready to accept connections on {}", proxy.listen_addr);
-        let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
-            .context("installing the SIGHUP handler")?;
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut hangup = signal(SignalKind::hangup()).context("installing the SIGHUP handler")?;
+        let mut terminate =
+            signal(SignalKind::terminate()).context("installing the SIGTERM handler")?;
         loop {
-            hangup.recv().await;
+            tokio::select! {
+                _ = hangup.recv() => {}
+                _ = tokio::signal::ctrl_c() => break,
+                _ = terminate.recv() => break,
+            }
             match load(&args) {
                 Ok(fresh) => {
                     let current = proxy.config.load();
@@ -96,5 +122,12 @@ fn main() -> anyhow::Result<()> {
                 Err(e) => tracing::error!("configuration not reloaded: {e:#}"),
             }
         }
-    })
+        Ok::<(), anyhow::Error>(())
+    })?;
+    if let Some(mut cluster) = local_cluster {
+        cluster.stop();
+        let _ = std::fs::remove_dir_all(&cluster.dir);
+        println!("Stopped the local cluster.");
+    }
+    Ok(())
 }

@@ -295,7 +295,9 @@ fn dispatch(
     if let Some(cluster) = shared.cluster.as_deref() {
         if !ctx.client.nested && spec.name != "exec" && crate::cluster::redirect::applies(spec) {
             let asking = ctx.client.asking;
-            if let Err(e) = crate::cluster::redirect::check(cluster, ctx.keyspace, asking, &[(spec, args)]) {
+            if let Err(e) =
+                crate::cluster::redirect::check(cluster, ctx.keyspace, asking, &[(spec, args)])
+            {
                 return Err(transaction::rejected(ctx.keyspace, ctx.client, args, e));
             }
         }

@@ -45,6 +45,18 @@ impl ServerProcess {
         let _ = self.child.wait();
     }
 
+    /// Waits (bounded) for the process to exit on its own; true if it did.
+    pub fn wait_exit(&mut self, limit: Duration) -> bool {
+        let deadline = std::time::Instant::now() + limit;
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
     /// The admin port a proxy announced (`Admin API on http://host:port`).
     pub fn admin_port(&self) -> Option<u16> {
         self.log()

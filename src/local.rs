@@ -1,0 +1,201 @@
+//! `slotproxy --local N`: the embedded default. Starts N storage-nodes in cluster mode on
+//! free loopback ports, joins them into one cluster with the slots split evenly, and lets
+//! the proxy serve in front of them. Everything it started is stopped (by PID) when the
+//! proxy exits or is interrupted.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use bytes::BytesMut;
+
+use crate::cluster::SLOT_COUNT;
+use crate::resp::{encode_request, parse_frame, Frame};
+
+/// How long the nodes may take to start and to agree on the slots.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The storage-nodes of a local cluster; dropping it kills them.
+pub struct LocalCluster {
+    nodes: Vec<(u16, Child)>,
+    pub dir: PathBuf,
+}
+
+impl LocalCluster {
+    /// `host:port` of every node.
+    pub fn seeds(&self) -> Vec<String> {
+        self.nodes
+            .iter()
+            .map(|(port, _)| format!("127.0.0.1:{port}"))
+            .collect()
+    }
+
+    /// Kills every node by PID and reaps it.
+    pub fn stop(&mut self) {
+        for (_, child) in &mut self.nodes {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        self.nodes.clear();
+    }
+}
+
+impl Drop for LocalCluster {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The storage-node binary: `$STORAGE_NODE_BIN`, next to this executable, or on PATH.
+fn storage_node_binary() -> PathBuf {
+    if let Ok(path) = std::env::var("STORAGE_NODE_BIN") {
+        return PathBuf::from(path);
+    }
+    std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(|dir| dir.join("storage-node")))
+        .filter(|path| path.exists())
+        .unwrap_or_else(|| PathBuf::from("storage-node"))
+}
+
+/// A free loopback port whose cluster-bus port (+10000) is free too.
+fn free_port() -> std::io::Result<u16> {
+    for _ in 0..100 {
+        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        if port <= 55535 && TcpListener::bind(("127.0.0.1", port + 10000)).is_ok() {
+            return Ok(port);
+        }
+    }
+    Err(std::io::Error::other("no free port pair found"))
+}
+
+fn start_node(binary: &Path, dir: &Path, port: u16) -> std::io::Result<Child> {
+    let node_dir = dir.join(port.to_string());
+    std::fs::create_dir_all(&node_dir)?;
+    let mut child = Command::new(binary)
+        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+        .args([
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            "nodes.conf",
+        ])
+        .args(["--dir", &node_dir.display().to_string()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| std::io::Error::other(format!("cannot start {}: {e}", binary.display())))?;
+    // The node says when it listens; then its output is drained in the background.
+    let stdout = child
+        .stdout
+        .take()
+        .ok_or_else(|| std::io::Error::other("no stdout"))?;
+    let mut lines = BufReader::new(stdout).lines();
+    loop {
+        match lines.next() {
+            Some(Ok(line)) if line.contains("Ready to accept connections") => break,
+            Some(Ok(_)) => continue,
+            _ => {
+                let _ = child.kill();
+                return Err(std::io::Error::other(format!(
+                    "storage-node on port {port} did not start"
+                )));
+            }
+        }
+    }
+    std::thread::spawn(move || lines.for_each(drop));
+    Ok(child)
+}
+
+/// Sends one command on a fresh connection and returns the reply.
+fn call(port: u16, args: &[&str]) -> std::io::Result<Frame> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    let mut request = BytesMut::new();
+    encode_request(&mut request, args);
+    stream.write_all(&request)?;
+    let mut buffer = Vec::new();
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        let n = stream.read(&mut chunk)?;
+        if n == 0 {
+            return Err(std::io::Error::other("connection closed"));
+        }
+        buffer.extend_from_slice(&chunk[..n]);
+        match parse_frame(&buffer) {
+            Ok(Some((frame, _))) => return Ok(frame),
+            Ok(None) => continue,
+            Err(e) => return Err(std::io::Error::other(e.to_string())),
+        }
+    }
+}
+
+fn check_ok(reply: Frame, what: &str) -> std::io::Result<()> {
+    if reply.is_error() {
+        return Err(std::io::Error::other(format!("{what}: {reply:?}")));
+    }
+    Ok(())
+}
+
+/// Starts `count` nodes under `dir` and forms the cluster.
+pub fn start(count: usize, dir: PathBuf) -> std::io::Result<LocalCluster> {
+    let count = count.max(1);
+    let binary = storage_node_binary();
+    let mut cluster = LocalCluster {
+        nodes: Vec::new(),
+        dir: dir.clone(),
+    };
+    for _ in 0..count {
+        let port = free_port()?;
+        let child = start_node(&binary, &dir, port)?;
+        cluster.nodes.push((port, child));
+    }
+    let ports: Vec<u16> = cluster.nodes.iter().map(|(port, _)| *port).collect();
+    for &port in &ports[1..] {
+        check_ok(
+            call(
+                ports[0],
+                &["CLUSTER", "MEET", "127.0.0.1", &port.to_string()],
+            )?,
+            "CLUSTER MEET",
+        )?;
+    }
+    for (i, &port) in ports.iter().enumerate() {
+        let start = i * SLOT_COUNT / count;
+        let end = (i + 1) * SLOT_COUNT / count - 1;
+        let range = [
+            "CLUSTER",
+            "ADDSLOTSRANGE",
+            &start.to_string(),
+            &end.to_string(),
+        ];
+        check_ok(call(port, &range)?, "CLUSTER ADDSLOTSRANGE")?;
+    }
+    // Converged when every node knows every other and serves all slots.
+    let deadline = Instant::now() + START_TIMEOUT;
+    loop {
+        let converged = ports.iter().all(|&port| {
+            call(port, &["CLUSTER", "INFO"])
+                .ok()
+                .and_then(|f| {
+                    f.as_bytes()
+                        .map(|b| String::from_utf8_lossy(b).into_owned())
+                })
+                .is_some_and(|info| {
+                    info.contains("cluster_state:ok")
+                        && info.contains(&format!("cluster_known_nodes:{count}"))
+                        && info.contains("cluster_slots_ok:16384")
+                })
+        });
+        if converged {
+            return Ok(cluster);
+        }
+        if Instant::now() > deadline {
+            return Err(std::io::Error::other("the local cluster did not converge"));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
