@@ -42,7 +42,9 @@ fn expire_options_and_errors_match_redis() {
         &["EXPIREAT", "k", "9223372036854776"],
         &["PEXPIREAT", "k", "9223372036854775808"],
         &["TTL", "k"],
-        // No TTL: XX and GT fail, NX and LT apply.
+        // No TTL: XX and GT fail, NX and LT apply. (`EXPIRE k 10 NX nx` above set a TTL;
+        // without PERSIST, GT would compare two TTLs set a millisecond apart or not.)
+        &["PERSIST", "k"],
         &["EXPIRE", "k", "100", "XX"],
         &["EXPIRE", "k", "100", "GT"],
         &["EXPIRE", "k", "100", "XX", "GT"],
