@@ -117,6 +117,27 @@ impl Cluster {
         }
     }
 
+    /// Sends a PUBLISH to every other node, as Redis Cluster does, so subscribers anywhere
+    /// in the cluster get it.
+    pub fn broadcast_publish(&self, channel: &[u8], message: &[u8]) {
+        let frame = {
+            let mut state = self.lock();
+            let frame = bus::codec::encode(&bus::codec::Message {
+                header: bus::gossip::header(&state),
+                body: bus::codec::Body::Publish {
+                    channel: channel.to_vec(),
+                    message: message.to_vec(),
+                },
+            });
+            let peers = lock(&self.links).len() as u64;
+            state.stats.sent[5] += peers;
+            frame
+        };
+        for outbox in lock(&self.links).values() {
+            let _ = outbox.send(frame.clone());
+        }
+    }
+
     /// Bus connections in both directions (INFO `cluster_connections`).
     pub fn connection_count(&self) -> usize {
         let outbound = self

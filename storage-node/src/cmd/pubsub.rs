@@ -151,6 +151,13 @@ fn publish_generic(ctx: &mut Ctx<'_>, args: &[Bytes], shard: bool) -> CmdResult 
         .keyspace
         .pubsub
         .publish(&args[1], &args[2], shard, me, ctx.out.buf);
+    // In a cluster a channel message reaches every node's subscribers; a shard message stays
+    // with the slot's owner (this node, or the client was redirected).
+    if !shard {
+        if let Some(cluster) = ctx.shared.cluster.as_deref() {
+            cluster.broadcast_publish(&args[1], &args[2]);
+        }
+    }
     ctx.out.integer(receivers as i64);
     Ok(())
 }

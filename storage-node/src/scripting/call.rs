@@ -22,6 +22,8 @@ pub struct CallEnv<'a> {
     pub client: Client,
     /// EVAL_RO, FCALL_RO, or a script flagged `no-writes`.
     pub read_only: bool,
+    /// Cluster mode: the caller sent ASKING, so an importing slot may be used.
+    pub asking: bool,
 }
 
 impl CallEnv<'_> {
@@ -39,7 +41,7 @@ impl CallEnv<'_> {
         }
     }
 
-    fn checked_args(&self, args: Vec<Value>) -> Result<Vec<Bytes>, String> {
+    fn checked_args(&mut self, args: Vec<Value>) -> Result<Vec<Bytes>, String> {
         if args.is_empty() {
             return Err("ERR Please specify at least one argument for this redis lib call".into());
         }
@@ -74,7 +76,7 @@ impl CallEnv<'_> {
         if self.read_only && (writes || spec.flags.contains(CommandFlags::MAY_REPLICATE)) {
             return Err("ERR Write commands are not allowed from read-only scripts.".into());
         }
-        super::cluster_keys_check(self.shared, spec, &argv)?;
+        super::cluster_keys_check(self.shared, self.keyspace, self.asking, spec, &argv)?;
         if writes {
             self.shared.scripting.state.note_write();
         }

@@ -66,14 +66,30 @@ pub fn sha1_hex(data: &[u8]) -> String {
     sha1_smol::Sha1::from(data).digest().to_string()
 }
 
-/// In cluster mode Redis lets a script touch only keys it declared, all in one slot. The
-/// node has no cluster mode yet, so every command passes; this is where the check goes.
+/// In cluster mode, as Redis 7.0's `scriptVerifyClusterState`: every command a script runs
+/// must be served by this node (its keys' slots owned here, or importing after ASKING).
+/// Redis 7.0 does not yet hold a script to one slot for keys it did not declare (declared
+/// keys are checked like any command's, CROSSSLOT included), and neither does this node.
 pub fn cluster_keys_check(
-    _shared: &Shared,
-    _spec: &CommandSpec,
-    _argv: &[Bytes],
+    shared: &Shared,
+    keyspace: &mut crate::keyspace::Keyspace,
+    asking: bool,
+    spec: &CommandSpec,
+    argv: &[Bytes],
 ) -> Result<(), String> {
-    Ok(())
+    let Some(cluster) = shared.cluster.as_deref() else {
+        return Ok(());
+    };
+    if !crate::cluster::redirect::applies(spec) {
+        return Ok(());
+    }
+    match crate::cluster::redirect::check(cluster, keyspace, asking, &[(spec, argv)]) {
+        Ok(()) => Ok(()),
+        Err(e) if e.message() == crate::cluster::redirect::DOWN_STATE => {
+            Err("ERR Script attempted to execute a command while the cluster is down".into())
+        }
+        Err(_) => Err("ERR Script attempted to access a non local key in a cluster node".into()),
+    }
 }
 
 impl Scripting {
@@ -205,6 +221,7 @@ pub fn run(
     is_function: bool,
 ) -> CmdResult {
     let shared = ctx.shared;
+    let asking = ctx.client.asking;
     let mut client = Client::new(ctx.client.handle.clone(), false);
     client.select(ctx.client.db);
     // Commands a script runs are nested calls: no blocking, no MULTI queue, no subscriber
@@ -216,6 +233,7 @@ pub fn run(
         keyspace: &mut *ctx.keyspace,
         client,
         read_only,
+        asking,
     };
     engine.lua.set_app_data(redis_lib::ScriptResp(2));
     shared.scripting.state.start(is_function);

@@ -11,6 +11,7 @@
 //!        | ping sent ms u64 | pong received ms u64
 //! FAIL:   failing node id [40]
 //! UPDATE: node id [40] | its config epoch u64 | its slot bitmap [2048]
+//! PUBLISH: channel length u32 | channel | message length u32 | message
 //! ```
 //!
 //! Every message carries the full header, so replication and failover messages can be
@@ -29,13 +30,14 @@ const FRAME_HEADER: usize = 12;
 /// No legitimate message comes near this (a PING with 1,000 gossip entries is ~100 KB).
 pub const MAX_BODY: usize = 1 << 20;
 /// Message types by wire code, named as CLUSTER INFO counts them.
-pub const TYPE_NAMES: [&str; 5] = ["ping", "pong", "meet", "fail", "update"];
+pub const TYPE_NAMES: [&str; 6] = ["ping", "pong", "meet", "fail", "update", "publish"];
 
 const PING: u16 = 0;
 const PONG: u16 = 1;
 const MEET: u16 = 2;
 const FAIL: u16 = 3;
 const UPDATE: u16 = 4;
+const PUBLISH: u16 = 5;
 
 /// What every message says about its sender.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,6 +79,12 @@ pub enum Body {
         config_epoch: u64,
         slots: Box<SlotBitmap>,
     },
+    /// A PUBLISH on the sender, for this node's subscribers (Redis Cluster broadcasts
+    /// channel messages to every node).
+    Publish {
+        channel: Vec<u8>,
+        message: Vec<u8>,
+    },
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -94,6 +102,7 @@ impl Message {
             Body::Meet(_) => MEET,
             Body::Fail(_) => FAIL,
             Body::Update { .. } => UPDATE,
+            Body::Publish { .. } => PUBLISH,
         }
     }
 }
@@ -166,6 +175,12 @@ pub fn encode(message: &Message) -> Vec<u8> {
             body.put_u64(*config_epoch);
             body.put_slice(&slots[..]);
         }
+        Body::Publish { channel, message } => {
+            for part in [channel, message] {
+                body.put_u32(part.len() as u32);
+                body.put_slice(part);
+            }
+        }
     }
     let mut frame = Vec::with_capacity(FRAME_HEADER + body.len());
     frame.put_slice(MAGIC);
@@ -196,6 +211,10 @@ impl Reader<'_> {
     }
     fn u64(&mut self) -> Option<u64> {
         self.take(8).map(|mut b| b.get_u64())
+    }
+    fn blob(&mut self) -> Option<Vec<u8>> {
+        let len = self.take(4).map(|mut b| b.get_u32())? as usize;
+        self.take(len).map(<[u8]>::to_vec)
     }
     fn id(&mut self) -> Option<NodeId> {
         NodeId::parse(self.take(40)?)
@@ -260,6 +279,10 @@ fn decode_body(kind: u16, body: &[u8]) -> Option<Message> {
             node: r.id()?,
             config_epoch: r.u64()?,
             slots: Box::new(r.slots()?),
+        },
+        PUBLISH => Body::Publish {
+            channel: r.blob()?,
+            message: r.blob()?,
         },
         _ => return None,
     };

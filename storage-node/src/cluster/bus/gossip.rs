@@ -43,6 +43,8 @@ pub struct Outcome {
     pub renamed: Option<NodeId>,
     /// Close the connection.
     pub close: bool,
+    /// Messages PUBLISHed on a known node, to deliver to local subscribers.
+    pub publish: Vec<(Vec<u8>, Vec<u8>)>,
 }
 
 /// The header describing this node.
@@ -151,6 +153,21 @@ pub fn process(
     let is_ping = matches!(message.body, Body::Ping(_) | Body::Meet(_));
     let is_meet = matches!(message.body, Body::Meet(_));
     let is_pong = matches!(message.body, Body::Pong(_));
+    if let Body::Publish {
+        channel,
+        message: text,
+    } = &message.body
+    {
+        // Only members may publish to our subscribers.
+        let member = state
+            .nodes
+            .get(&h.sender)
+            .is_some_and(|n| !n.in_handshake() && !n.is_myself());
+        if member {
+            outcome.publish.push((channel.clone(), text.clone()));
+        }
+        return outcome;
+    }
 
     if is_ping && (is_meet || state.me().ip.is_empty()) {
         let ip = origin.local_ip.to_string();

@@ -54,6 +54,16 @@ fn apply(shared: &Shared, outcome: gossip::Outcome) {
         count_sent(cluster, &message);
         cluster.send_to(&to, codec::encode(&message));
     }
+    if !outcome.publish.is_empty() {
+        let keyspace = shared.lock_keyspace();
+        // No local client sent these: nothing to order before a reply.
+        let mut unused = bytes::BytesMut::new();
+        for (channel, message) in &outcome.publish {
+            keyspace
+                .pubsub
+                .publish(channel, message, false, 0, &mut unused);
+        }
+    }
     if !outcome.lost_slots.is_empty() {
         let mut keyspace = shared.lock_keyspace();
         keyspace.set_now(unix_time_ms());
