@@ -301,6 +301,26 @@ fn dispatch(
                 return Err(transaction::rejected(ctx.keyspace, ctx.client, args, e));
             }
         }
+        // EXEC checks all its queued commands together (one slot, served here); refused,
+        // it discards the transaction, as Redis's processCommand does.
+        if spec.name == "exec" && !ctx.client.nested {
+            if let Some(multi) = ctx.client.multi.as_ref() {
+                let table = slotproxy::cluster::CommandTable::get();
+                let queued: Vec<(&CommandSpec, &[Bytes])> = multi
+                    .queued()
+                    .iter()
+                    .filter_map(|q| table.lookup(q).ok().map(|spec| (spec, &q[..])))
+                    .filter(|(spec, _)| crate::cluster::redirect::applies(spec))
+                    .collect();
+                let asking = ctx.client.asking;
+                if let Err(e) =
+                    crate::cluster::redirect::check(cluster, ctx.keyspace, asking, &queued)
+                {
+                    transaction::discard_transaction(ctx.keyspace, ctx.client);
+                    return Err(e);
+                }
+            }
+        }
     }
     if transaction::queue_if_in_multi(&mut ctx, spec, args) {
         return Ok(());

@@ -50,6 +50,13 @@ pub struct Multi {
     aborted: bool,
 }
 
+impl Multi {
+    /// The queued requests.
+    pub fn queued(&self) -> &[Vec<Bytes>] {
+        &self.queue
+    }
+}
+
 /// Commands that run at once even inside MULTI.
 const NOT_QUEUED: &[&str] = &["exec", "discard", "multi", "watch", "quit", "reset"];
 
