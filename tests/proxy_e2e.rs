@@ -1,8 +1,7 @@
-//! End-to-end tests of slotproxy in front of a real 3-master Redis Cluster (redis-server 7.0
-//! in cluster mode, joined with `redis-cli --cluster create`), all on free loopback ports.
-//!
-//! Each scenario takes the cluster and the proxy as parameters, so the same code can run
-//! against other backends (storage-node clusters) later.
+//! End-to-end tests of slotproxy in front of a 3-master cluster, all on free loopback
+//! ports. Every scenario runs twice, with the backend as a parameter: a real Redis Cluster
+//! (redis-server 7.0 in cluster mode, joined with `redis-cli --cluster create`) and a
+//! storage-node cluster (joined the same way).
 
 mod proxy_e2e {
     pub mod blocking_pubsub;
@@ -15,50 +14,62 @@ mod proxy_e2e {
 use proxy_e2e::*;
 use test_harness::{start_proxy, Cluster};
 
-#[test]
-fn routing_fanout_transactions_blocking_pubsub() {
-    let cluster = Cluster::redis(3);
-    let proxy = start_proxy(&cluster.seeds(), &[]);
-    routing::single_keys_reach_their_slot_owner(&cluster, proxy.port);
-    routing::pipeline_of_10000_mixed_commands(proxy.port);
-    routing::local_commands_and_errors(proxy.port);
-    routing::resp3_through_the_proxy(proxy.port);
-    routing::same_slot_rules(proxy.port);
-    fanout::mget_of_1000_keys_over_all_slots(proxy.port);
-    fanout::split_commands_merge_like_one_server(proxy.port);
-    fanout::all_master_commands(proxy.port);
-    transactions::multi_exec_in_one_slot(proxy.port);
-    transactions::cross_slot_multi_aborts(proxy.port);
-    transactions::watch_detects_changes(proxy.port);
-    blocking_pubsub::blocking_pop_woken_by_another_client(proxy.port);
-    blocking_pubsub::pubsub_across_nodes(&cluster, proxy.port);
-    blocking_pubsub::sharded_pubsub(proxy.port);
+/// One test per backend for a scenario taking the cluster and the proxy.
+macro_rules! on_both_backends {
+    ($name:ident, $flags:expr, $scenario:expr) => {
+        mod $name {
+            use super::*;
+
+            #[test]
+            fn redis_cluster() {
+                #[allow(unused_mut)]
+                let mut cluster = Cluster::redis(3);
+                let proxy = start_proxy(&cluster.seeds(), $flags);
+                #[allow(clippy::redundant_closure_call)]
+                ($scenario)(&mut cluster, proxy.port);
+            }
+
+            #[test]
+            fn storage_nodes() {
+                #[allow(unused_mut)]
+                let mut cluster = Cluster::storage_nodes(3);
+                let proxy = start_proxy(&cluster.seeds(), $flags);
+                #[allow(clippy::redundant_closure_call)]
+                ($scenario)(&mut cluster, proxy.port);
+            }
+        }
+    };
 }
 
-#[test]
-fn moved_and_ask_redirects_are_followed() {
-    let cluster = Cluster::redis(3);
-    let proxy = start_proxy(&cluster.seeds(), &[]);
-    failures::slot_migration_is_invisible_to_clients(&cluster, proxy.port);
-}
+on_both_backends!(routing_fanout_transactions_blocking_pubsub, &[], |cluster: &mut Cluster, port| {
+    routing::single_keys_reach_their_slot_owner(cluster, port);
+    routing::pipeline_of_10000_mixed_commands(port);
+    routing::local_commands_and_errors(port);
+    routing::resp3_through_the_proxy(port);
+    routing::same_slot_rules(port);
+    fanout::mget_of_1000_keys_over_all_slots(port);
+    fanout::split_commands_merge_like_one_server(port);
+    fanout::all_master_commands(port);
+    transactions::multi_exec_in_one_slot(port);
+    transactions::cross_slot_multi_aborts(port);
+    transactions::watch_detects_changes(port);
+    blocking_pubsub::blocking_pop_woken_by_another_client(port);
+    blocking_pubsub::pubsub_across_nodes(cluster, port);
+    blocking_pubsub::sharded_pubsub(port);
+});
 
-#[test]
-fn client_killed_during_large_fanout() {
-    let cluster = Cluster::redis(3);
-    let proxy = start_proxy(&cluster.seeds(), &["--workers", "2"]);
-    failures::client_killed_during_fanout(&cluster, proxy.port);
-}
+on_both_backends!(moved_and_ask_redirects_are_followed, &[], |cluster: &mut Cluster, port| {
+    failures::slot_migration_is_invisible_to_clients(cluster, port);
+});
 
-#[test]
-fn dead_master_fails_only_its_slots() {
-    let mut cluster = Cluster::redis(3);
-    let proxy = start_proxy(&cluster.seeds(), &[]);
-    failures::dead_master_fails_only_its_slots(&mut cluster, proxy.port);
-}
+on_both_backends!(client_killed_during_large_fanout, &["--workers", "2"], |cluster: &mut Cluster, port| {
+    failures::client_killed_during_fanout(cluster, port);
+});
 
-#[test]
-fn redis_benchmark_default_tests_run_without_errors() {
-    let cluster = Cluster::redis(3);
-    let proxy = start_proxy(&cluster.seeds(), &[]);
-    failures::redis_benchmark_runs_clean(proxy.port);
-}
+on_both_backends!(dead_master_fails_only_its_slots, &[], |cluster: &mut Cluster, port| {
+    failures::dead_master_fails_only_its_slots(cluster, port);
+});
+
+on_both_backends!(redis_benchmark_default_tests_run_without_errors, &[], |_: &mut Cluster, port| {
+    failures::redis_benchmark_runs_clean(port);
+});
