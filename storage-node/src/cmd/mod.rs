@@ -18,8 +18,10 @@ mod connection;
 mod debug;
 mod dump;
 mod expire;
+mod hash;
 mod info;
 mod keys;
+mod list;
 mod object;
 mod scan;
 mod server;
@@ -102,8 +104,10 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     debug::COMMANDS,
     dump::COMMANDS,
     expire::COMMANDS,
+    hash::COMMANDS,
     info::COMMANDS,
     keys::COMMANDS,
+    list::COMMANDS,
     object::COMMANDS,
     scan::COMMANDS,
     server::COMMANDS,

@@ -37,6 +37,23 @@ pub struct Config {
     pub appendonly: bool,
     /// The config file the node was started with, if any (INFO `config_file`).
     pub config_file: Option<PathBuf>,
+    /// Hashes with more pairs than this are `hashtable`-encoded.
+    pub hash_max_listpack_entries: usize,
+    /// Hashes with a longer field or value than this are `hashtable`-encoded.
+    pub hash_max_listpack_value: usize,
+    /// Quicklist fill factor: negative for a node size limit, positive for an entry count.
+    /// Only the node layout of DUMP payloads depends on it.
+    pub list_max_listpack_size: i64,
+}
+
+impl Config {
+    /// The hash encoding thresholds.
+    pub fn hash_limits(&self) -> crate::types::HashLimits {
+        crate::types::HashLimits {
+            max_listpack_entries: self.hash_max_listpack_entries,
+            max_listpack_value: self.hash_max_listpack_value,
+        }
+    }
 }
 
 impl Default for Config {
@@ -59,6 +76,9 @@ impl Default for Config {
             save: Vec::new(),
             appendonly: false,
             config_file: None,
+            hash_max_listpack_entries: 512,
+            hash_max_listpack_value: 64,
+            list_max_listpack_size: -2,
         }
     }
 }

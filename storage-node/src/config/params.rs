@@ -119,15 +119,54 @@ pub const PARAMS: &[Param] = &[
     ),
     param("save", Kind::Words, Access::Mutable),
     param("appendonly", Kind::Bool, Access::Mutable),
+    param(
+        "hash-max-listpack-entries",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+    ),
+    param(
+        "hash-max-listpack-value",
+        Kind::Memory {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+    ),
+    param(
+        "list-max-listpack-size",
+        Kind::Int {
+            min: i32::MIN as i64,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+    ),
 ];
 
-/// Names of every setting, as CONFIG GET matches patterns against them.
+/// Old names Redis 7.0 still accepts, each with the setting it stands for. CONFIG GET with
+/// a pattern lists them beside the real names, as Redis does.
+pub const ALIASES: &[(&str, &str)] = &[
+    ("hash-max-ziplist-entries", "hash-max-listpack-entries"),
+    ("hash-max-ziplist-value", "hash-max-listpack-value"),
+    ("list-max-ziplist-size", "list-max-listpack-size"),
+];
+
+/// Names of every setting, as CONFIG GET matches patterns against them (aliases included).
 pub fn names() -> impl Iterator<Item = &'static str> {
-    PARAMS.iter().map(|p| p.name)
+    PARAMS
+        .iter()
+        .map(|p| p.name)
+        .chain(ALIASES.iter().map(|&(alias, _)| alias))
 }
 
-/// A setting by name, ignoring ASCII case.
+/// A setting by name or alias, ignoring ASCII case.
 pub fn find(name: &str) -> Option<&'static Param> {
+    let name = ALIASES
+        .iter()
+        .find(|(alias, _)| alias.eq_ignore_ascii_case(name))
+        .map_or(name, |&(_, canonical)| canonical);
     PARAMS.iter().find(|p| p.name.eq_ignore_ascii_case(name))
 }
 
@@ -315,6 +354,11 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         "io-threads" => config.io_threads = number(kind, values)? as usize,
         "save" => config.save = save_points(values)?,
         "appendonly" => config.appendonly = boolean(values)?,
+        "hash-max-listpack-entries" => {
+            config.hash_max_listpack_entries = number(kind, values)? as usize
+        }
+        "hash-max-listpack-value" => config.hash_max_listpack_value = number(kind, values)? as usize,
+        "list-max-listpack-size" => config.list_max_listpack_size = number(kind, values)?,
         other => return Err(format!("unknown setting '{other}'")),
     }
     Ok(())
@@ -350,6 +394,9 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
             .collect::<Vec<_>>()
             .join(" "),
         "appendonly" => if config.appendonly { "yes" } else { "no" }.to_string(),
+        "hash-max-listpack-entries" => config.hash_max_listpack_entries.to_string(),
+        "hash-max-listpack-value" => config.hash_max_listpack_value.to_string(),
+        "list-max-listpack-size" => config.list_max_listpack_size.to_string(),
         _ => return None,
     })
 }

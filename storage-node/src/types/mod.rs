@@ -1,19 +1,25 @@
 //! Values held in the keyspace, one module per data type.
 //!
-//! Only strings exist so far; every other Redis type is added as a variant here, boxed so
-//! that a [`Value`] stays 24 bytes.
+//! Every Redis type is a variant here; collections are boxed so that a [`Value`] stays
+//! 24 bytes.
 
 pub mod bytes;
+pub mod hash;
+pub mod list;
 pub mod long_double;
 pub mod string;
 
 pub use self::bytes::CompactBytes;
+pub use hash::{HashLimits, HashValue};
+pub use list::ListValue;
 pub use string::StringValue;
 
 /// A value in the keyspace.
 #[derive(Clone, Debug)]
 pub enum Value {
     Str(StringValue),
+    List(Box<ListValue>),
+    Hash(Box<HashValue>),
 }
 
 impl Value {
@@ -21,6 +27,8 @@ impl Value {
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Str(_) => "string",
+            Value::List(_) => "list",
+            Value::Hash(_) => "hash",
         }
     }
 
@@ -28,6 +36,9 @@ impl Value {
     pub fn encoding_name(&self) -> &'static str {
         match self {
             Value::Str(s) => s.encoding_name(),
+            // Redis 7.0 stores every list as a quicklist, however short.
+            Value::List(_) => "quicklist",
+            Value::Hash(h) => h.encoding_name(),
         }
     }
 
@@ -35,6 +46,8 @@ impl Value {
     pub fn memory_usage(&self) -> usize {
         match self {
             Value::Str(s) => s.heap_size(),
+            Value::List(l) => std::mem::size_of::<ListValue>() + l.memory_usage(),
+            Value::Hash(h) => std::mem::size_of::<HashValue>() + h.memory_usage(),
         }
     }
 }
