@@ -7,7 +7,7 @@
 //! - `BLMPOP timeout numkeys key [key ...] LEFT|RIGHT [COUNT count]` → like LMPOP, waiting
 //!   like BLPOP.
 //! - `BLMOVE source destination LEFT|RIGHT LEFT|RIGHT timeout` → like LMOVE, waiting on
-//!   source; null (bulk) on timeout.
+//!   source; a null array on timeout (but a null bulk where it may not wait, as Redis).
 //! - `BRPOPLPUSH source destination timeout` → `BLMOVE source destination RIGHT LEFT`.
 //!
 //! Timeout errors: `ERR timeout is not a float or out of range`, `ERR timeout is negative`.
@@ -49,8 +49,9 @@ fn blocking_pop(ctx: &mut Ctx<'_>, args: &[Bytes], end: End) -> CmdResult {
 }
 
 pub fn blmpop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let timeout = timeout_seconds(&args[1])?;
+    // The keys and options are checked before the timeout, as in Redis.
     let request = parse_multi_pop(args, 2)?;
+    let timeout = timeout_seconds(&args[1])?;
     if !pop_first_non_empty(ctx, &request, PopReply::Nested)? {
         wait_or_answer(ctx, request.keys.to_vec(), timeout, TimeoutReply::NullArray);
     }
@@ -80,17 +81,19 @@ fn blocking_move(ctx: &mut Ctx<'_>, args: &[Bytes], from: End, to: End, timeout:
     Ok(())
 }
 
-/// Blocks on `keys`, or, where nothing may wait, answers as a timeout would.
+/// Blocks on `keys`, or, where nothing may wait, answers `immediate` at once. A wait that
+/// times out (or is ended by CLIENT UNBLOCK) answers a null array whatever the command, as
+/// Redis's `replyToBlockedClientTimedOut` does for lists.
 fn wait_or_answer(
     ctx: &mut Ctx<'_>,
     keys: Vec<Bytes>,
     timeout: Option<std::time::Duration>,
-    on_timeout: TimeoutReply,
+    immediate: TimeoutReply,
 ) {
     if ctx.may_block() {
-        ctx.block_on(keys, timeout, on_timeout);
+        ctx.block_on(keys, timeout, TimeoutReply::NullArray);
     } else {
-        match on_timeout {
+        match immediate {
             TimeoutReply::NullArray => ctx.out.null_array(),
             TimeoutReply::NullBulk => ctx.out.null(),
         }

@@ -16,6 +16,7 @@ use bytes::Bytes;
 
 use super::{db_and_out, pop_many, push_all, read_list, write_list, End};
 use crate::cmd::args::non_negative;
+use crate::cmd::errors::wrong_arity;
 use crate::cmd::{CmdResult, Ctx};
 
 const COUNT_NOT_POSITIVE: &str = "ERR value is out of range, must be positive";
@@ -58,6 +59,9 @@ pub fn rpop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn pop_command(ctx: &mut Ctx<'_>, args: &[Bytes], end: End) -> CmdResult {
+    if args.len() > 3 {
+        return Err(wrong_arity(if end == End::Left { "lpop" } else { "rpop" }));
+    }
     let count = match args.get(2) {
         Some(arg) => Some(non_negative(arg, COUNT_NOT_POSITIVE)? as usize),
         None => None,
