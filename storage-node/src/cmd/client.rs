@@ -133,10 +133,11 @@ fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 fn unblock(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if args.len() > 4 {
-        return Err(
-            "ERR unknown subcommand or wrong number of arguments for 'unblock'. Try CLIENT HELP."
-                .into(),
-        );
+        return Err(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
+            text(&args[1])
+        )
+        .into());
     }
     let with_error = match args.get(3) {
         None => false,
