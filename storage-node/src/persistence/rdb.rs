@@ -406,15 +406,18 @@ fn build_hash(pairs: Vec<(Vec<u8>, Vec<u8>)>, limits: &HashLimits, from_listpack
     if pairs.is_empty() {
         return Err(RdbError("empty hash"));
     }
-    let mut seen = HashSet::with_capacity(pairs.len());
-    if pairs.iter().any(|(field, _)| !seen.insert(field.as_slice())) {
-        return Err(RdbError("duplicate hash fields"));
-    }
     let too_long = |(f, v): &(Vec<u8>, Vec<u8>)| {
         f.len() > limits.max_listpack_value || v.len() > limits.max_listpack_value
     };
     let big = pairs.len() > limits.max_listpack_entries
         || (!from_listpack && pairs.iter().any(too_long));
+    // Redis refuses duplicate fields when it builds a hash table; into a listpack it copies
+    // them unchecked (unless sanitizing payloads). Here the first occurrence wins.
+    let mut seen = HashSet::with_capacity(pairs.len());
+    let duplicates = pairs.iter().any(|(field, _)| !seen.insert(field.as_slice()));
+    if duplicates && big {
+        return Err(RdbError("duplicate hash fields"));
+    }
     let mut hash = HashValue::new();
     if big {
         hash.convert_to_big();
@@ -426,7 +429,9 @@ fn build_hash(pairs: Vec<(Vec<u8>, Vec<u8>)>, limits: &HashLimits, from_listpack
         max_listpack_value: usize::MAX,
     };
     for (field, value) in &pairs {
-        hash.set(field, value, &unlimited);
+        if !hash.contains(field) {
+            hash.set(field, value, &unlimited);
+        }
     }
     Ok(Value::Hash(Box::new(hash)))
 }
