@@ -29,7 +29,10 @@ fn blocked_clients(admin: &mut RawClient) -> usize {
 fn wait_blocked(admin: &mut RawClient, n: usize) {
     let start = Instant::now();
     while blocked_clients(admin) != n {
-        assert!(start.elapsed() < Duration::from_secs(10), "never saw {n} blocked clients");
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "never saw {n} blocked clients"
+        );
         std::thread::sleep(Duration::from_millis(1));
     }
 }
@@ -60,7 +63,9 @@ fn waiters_are_served_first_come_first_served() {
             send(waiter, &["BLPOP", "q", "other", "0"]);
             wait_blocked(&mut admin, i + 1);
         }
-        let mut transcript = vec![show(&admin.call_raw(&[b"RPUSH", b"q", b"a", b"b", b"c", b"d"]))];
+        let mut transcript = vec![show(
+            &admin.call_raw(&[b"RPUSH", b"q", b"a", b"b", b"c", b"d"]),
+        )];
         for waiter in &mut waiters {
             transcript.push(reply(waiter));
         }
@@ -121,11 +126,17 @@ fn blmove_chains_carry_an_element_along() {
         let mut first = RawClient::connect(port);
         let mut second = RawClient::connect(port);
         let mut last = RawClient::connect(port);
-        send(&mut first, &["BLMOVE", "{c}a", "{c}b", "RIGHT", "LEFT", "0"]);
+        send(
+            &mut first,
+            &["BLMOVE", "{c}a", "{c}b", "RIGHT", "LEFT", "0"],
+        );
         wait_blocked(&mut admin, 1);
         send(&mut second, &["BRPOPLPUSH", "{c}b", "{c}c", "0"]);
         wait_blocked(&mut admin, 2);
-        send(&mut last, &["BLMPOP", "0", "2", "{c}x", "{c}c", "LEFT", "COUNT", "5"]);
+        send(
+            &mut last,
+            &["BLMPOP", "0", "2", "{c}x", "{c}c", "LEFT", "COUNT", "5"],
+        );
         wait_blocked(&mut admin, 3);
         let transcript = vec![
             show(&admin.call_raw(&[b"LPUSH", b"{c}a", b"v"])),
@@ -157,14 +168,27 @@ fn client_unblock_ends_waits_with_a_timeout_or_an_error() {
             let id = id.to_string();
             send(&mut waiter, command);
             wait_blocked(&mut admin, 1);
-            transcript.push(show(&admin.call_raw(&[b"CLIENT", b"UNBLOCK", id.as_bytes(), how.as_bytes()])));
+            transcript.push(show(&admin.call_raw(&[
+                b"CLIENT",
+                b"UNBLOCK",
+                id.as_bytes(),
+                how.as_bytes(),
+            ])));
             transcript.push(reply(&mut waiter));
             wait_blocked(&mut admin, 0);
-            transcript.push(show(&admin.call_raw(&[b"CLIENT", b"UNBLOCK", id.as_bytes()])));
+            transcript.push(show(&admin.call_raw(&[
+                b"CLIENT",
+                b"UNBLOCK",
+                id.as_bytes(),
+            ])));
         }
-        transcript.push(show(&admin.call_raw(&[b"CLIENT", b"UNBLOCK", b"1", b"maybe"])));
+        transcript.push(show(
+            &admin.call_raw(&[b"CLIENT", b"UNBLOCK", b"1", b"maybe"]),
+        ));
         transcript.push(show(&admin.call_raw(&[b"CLIENT", b"UNBLOCK", b"x"])));
-        transcript.push(show(&admin.call_raw(&[b"CLIENT", b"UNBLOCK", b"1", b"2", b"3"])));
+        transcript.push(show(
+            &admin.call_raw(&[b"CLIENT", b"UNBLOCK", b"1", b"2", b"3"]),
+        ));
         transcript
     });
 }

@@ -44,10 +44,31 @@ fn small_list_and_hash_payloads_are_byte_identical() {
     let long = "y".repeat(70);
     let mid = "z".repeat(300);
     d.check_all(&[
-        &["RPUSH", "l", "a", "1", "-5000", "300000", "hello", "9223372036854775807", &long],
+        &[
+            "RPUSH",
+            "l",
+            "a",
+            "1",
+            "-5000",
+            "300000",
+            "hello",
+            "9223372036854775807",
+            &long,
+        ],
         &["LPUSH", "l", "007", "", "-1", &mid],
         &["DUMP", "l"],
-        &["HSET", "h", "a", "1", "b", "-70000", "c", &long[..60], "", "x"],
+        &[
+            "HSET",
+            "h",
+            "a",
+            "1",
+            "b",
+            "-70000",
+            "c",
+            &long[..60],
+            "",
+            "x",
+        ],
         &["DUMP", "h"],
         &["HDEL", "h", "b"],
         &["HSET", "h", "a", "changed"],
@@ -64,7 +85,12 @@ fn small_list_and_hash_payloads_are_byte_identical() {
 #[test]
 fn lists_built_by_tail_pushes_cut_into_the_same_nodes() {
     let mut d = Differential::start();
-    for (fill, count, size) in [("-2", 2000, 20), ("-1", 500, 100), ("5", 23, 3), ("0", 4, 2)] {
+    for (fill, count, size) in [
+        ("-2", 2000, 20),
+        ("-1", 500, 100),
+        ("5", 23, 3),
+        ("0", 4, 2),
+    ] {
         d.check(&["CONFIG", "SET", "list-max-listpack-size", fill]);
         d.check(&["DEL", "big"]);
         for i in 0..count {
@@ -118,8 +144,16 @@ fn restored_hashes_take_the_encoding_redis_gives_them() {
     // A big hash shrunk to 3 fields is still a hashtable, dumped as a plain hash (type 4);
     // loading it back gives a listpack in both servers.
     for client in [&mut node, &mut redis] {
-        call(client, &[b"CONFIG", b"SET", b"hash-max-listpack-entries", b"4"]);
-        call(client, &[b"HSET", b"h", b"a", b"1", b"b", b"2", b"c", b"3", b"d", b"4", b"e", b"5"]);
+        call(
+            client,
+            &[b"CONFIG", b"SET", b"hash-max-listpack-entries", b"4"],
+        );
+        call(
+            client,
+            &[
+                b"HSET", b"h", b"a", b"1", b"b", b"2", b"c", b"3", b"d", b"4", b"e", b"5",
+            ],
+        );
         call(client, &[b"HDEL", b"h", b"a", b"b"]);
     }
     for redis_to_node in [true, false] {
@@ -131,22 +165,37 @@ fn restored_hashes_take_the_encoding_redis_gives_them() {
         let payload = bulk(&call(from, &[b"DUMP", b"h"]));
         assert_eq!(payload[0], 4, "a hashtable is dumped as type 4");
         call(to, &[b"RESTORE", b"copy", b"0", &payload, b"REPLACE"]);
-        assert_eq!(call(to, &[b"OBJECT", b"ENCODING", b"copy"]), Frame::bulk("listpack"));
+        assert_eq!(
+            call(to, &[b"OBJECT", b"ENCODING", b"copy"]),
+            Frame::bulk("listpack")
+        );
         assert_eq!(call(to, &[b"HLEN", b"copy"]), Frame::Integer(3));
     }
     // A listpack payload with more pairs than allowed becomes a hashtable.
     for client in [&mut node, &mut redis] {
-        call(client, &[b"CONFIG", b"SET", b"hash-max-listpack-entries", b"512"]);
+        call(
+            client,
+            &[b"CONFIG", b"SET", b"hash-max-listpack-entries", b"512"],
+        );
         call(client, &[b"DEL", b"h"]);
         call(client, &[b"HSET", b"h", b"a", b"1", b"b", b"2", b"c", b"3"]);
     }
     let payload = bulk(&call(&mut redis, &[b"DUMP", b"h"]));
     assert_eq!(payload, bulk(&call(&mut node, &[b"DUMP", b"h"])));
     for client in [&mut node, &mut redis] {
-        call(client, &[b"CONFIG", b"SET", b"hash-max-listpack-entries", b"2"]);
+        call(
+            client,
+            &[b"CONFIG", b"SET", b"hash-max-listpack-entries", b"2"],
+        );
         call(client, &[b"RESTORE", b"copy", b"0", &payload, b"REPLACE"]);
-        assert_eq!(call(client, &[b"OBJECT", b"ENCODING", b"copy"]), Frame::bulk("hashtable"));
-        call(client, &[b"CONFIG", b"SET", b"hash-max-listpack-entries", b"512"]);
+        assert_eq!(
+            call(client, &[b"OBJECT", b"ENCODING", b"copy"]),
+            Frame::bulk("hashtable")
+        );
+        call(
+            client,
+            &[b"CONFIG", b"SET", b"hash-max-listpack-entries", b"512"],
+        );
     }
 }
 
@@ -214,6 +263,9 @@ fn a_restored_list_wakes_a_blocked_client() {
         }
         call(&mut source, &[b"RESTORE", b"dst", b"0", &payload]);
         let reply = waiter.read_reply().0;
-        assert_eq!(reply, Frame::Array(vec![Frame::bulk("dst"), Frame::bulk("x")]));
+        assert_eq!(
+            reply,
+            Frame::Array(vec![Frame::bulk("dst"), Frame::bulk("x")])
+        );
     }
 }

@@ -75,7 +75,16 @@ fn counters_match_redis() {
         &["HINCRBY", "h", "n", "-7"],
         &["HINCRBY", "h", "n", "x"],
         &["HINCRBY", "h", "n", "9223372036854775807"],
-        &["HSET", "h", "max", "9223372036854775807", "s", "abc", "sp", " 1"],
+        &[
+            "HSET",
+            "h",
+            "max",
+            "9223372036854775807",
+            "s",
+            "abc",
+            "sp",
+            " 1",
+        ],
         &["HINCRBY", "h", "max", "1"],
         &["HINCRBY", "h", "s", "1"],
         &["HINCRBY", "h", "sp", "1"],
@@ -122,7 +131,9 @@ fn random_fields_follow_redis_rules() {
     d.check(&["HSET", "h", "a", "1", "b", "2", "c", "3"]);
     for _ in 0..20 {
         let (node, _) = d.both(&["HRANDFIELD", "h"]);
-        assert!(matches!(node, Frame::Bulk(ref f) if ["a", "b", "c"].contains(&&*String::from_utf8_lossy(f))));
+        assert!(
+            matches!(node, Frame::Bulk(ref f) if ["a", "b", "c"].contains(&&*String::from_utf8_lossy(f)))
+        );
         let (node, _) = d.both(&["HRANDFIELD", "h", "2"]);
         let fields = bulks(&node);
         assert_eq!(fields.len(), 2);
@@ -149,7 +160,9 @@ fn random_fields_follow_redis_rules() {
             panic!("not an array: {reply:?}")
         };
         assert_eq!(pairs.len(), 2);
-        assert!(pairs.iter().all(|p| matches!(p, Frame::Array(inner) if inner.len() == 2)));
+        assert!(pairs
+            .iter()
+            .all(|p| matches!(p, Frame::Array(inner) if inner.len() == 2)));
     }
 }
 
@@ -209,8 +222,22 @@ fn encodings_and_thresholds_match_redis() {
         &["CONFIG", "SET", "hash-max-listpack-entries", "3"],
         &["CONFIG", "SET", "hash-max-listpack-entries", "x"],
         &["CONFIG", "SET", "hash-max-listpack-value", "-1"],
-        &["CONFIG", "SET", "hash-max-listpack-entries", "4", "hash-max-listpack-entries", "3"],
-        &["CONFIG", "SET", "hash-max-listpack-entries", "4", "hash-max-ziplist-entries", "3"],
+        &[
+            "CONFIG",
+            "SET",
+            "hash-max-listpack-entries",
+            "4",
+            "hash-max-listpack-entries",
+            "3",
+        ],
+        &[
+            "CONFIG",
+            "SET",
+            "hash-max-listpack-entries",
+            "4",
+            "hash-max-ziplist-entries",
+            "3",
+        ],
         &["CONFIG", "GET", "hash-max-listpack-entries"],
         &["HSET", "h", "a", "1", "b", "2", "c", "3"],
         &["OBJECT", "ENCODING", "h"],
@@ -228,7 +255,14 @@ fn encodings_and_thresholds_match_redis() {
         &["OBJECT", "ENCODING", "j"],
         &["HSETNX", "n", "abc", "1"],
         &["OBJECT", "ENCODING", "n"],
-        &["CONFIG", "SET", "hash-max-listpack-value", "64", "hash-max-listpack-entries", "512"],
+        &[
+            "CONFIG",
+            "SET",
+            "hash-max-listpack-value",
+            "64",
+            "hash-max-listpack-entries",
+            "512",
+        ],
     ]);
 }
 
@@ -264,7 +298,9 @@ fn big_hashes_hold_the_same_pairs_as_redis() {
     loop {
         let (node, _) = d.both(&["HSCAN", "big", &cursor, "COUNT", "50"]);
         let Frame::Array(parts) = node else { panic!() };
-        let Frame::Bulk(next) = &parts[0] else { panic!() };
+        let Frame::Bulk(next) = &parts[0] else {
+            panic!()
+        };
         let flat = bulks(&parts[1]);
         assert!(flat.len() <= 100);
         seen.extend(pairs_of(&flat));

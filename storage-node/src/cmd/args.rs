@@ -76,7 +76,12 @@ pub fn timeout_seconds(arg: &[u8]) -> Result<Option<std::time::Duration>, CmdErr
 
 /// An integer argument within `min..=max`, with one error for anything else (Redis's
 /// `getRangeLongFromObjectOrReply` given its own message).
-pub fn int_in_range_or(arg: &[u8], min: i64, max: i64, error: &'static str) -> Result<i64, CmdError> {
+pub fn int_in_range_or(
+    arg: &[u8],
+    min: i64,
+    max: i64,
+    error: &'static str,
+) -> Result<i64, CmdError> {
     match numbers::parse_i64(arg) {
         Some(n) if (min..=max).contains(&n) => Ok(n),
         _ => Err(error.into()),

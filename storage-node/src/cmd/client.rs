@@ -146,7 +146,8 @@ fn unblock(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         Some(_) => return Err("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR".into()),
     };
     let id = super::args::int(&args[2])?;
-    let released = u64::try_from(id).is_ok_and(|id| super::wakeup::unblock(ctx.keyspace, id, with_error));
+    let released =
+        u64::try_from(id).is_ok_and(|id| super::wakeup::unblock(ctx.keyspace, id, with_error));
     ctx.out.integer(released as i64);
     Ok(())
 }

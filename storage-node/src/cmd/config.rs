@@ -69,8 +69,11 @@ fn get(ctx: &mut Ctx<'_>, patterns: &[Bytes]) {
     // (name as shown, canonical name), first match first, no repeats. An alias and the
     // name it stands for are separate entries, as in Redis.
     let mut matches: Vec<(String, &'static str)> = Vec::new();
-    let shown_already =
-        |matches: &[(String, &str)], name: &str| matches.iter().any(|(shown, _)| shown.eq_ignore_ascii_case(name));
+    let shown_already = |matches: &[(String, &str)], name: &str| {
+        matches
+            .iter()
+            .any(|(shown, _)| shown.eq_ignore_ascii_case(name))
+    };
     for pattern in patterns {
         if !has_glob(pattern) {
             let given = text(pattern);

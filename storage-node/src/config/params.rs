@@ -357,7 +357,9 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         "hash-max-listpack-entries" => {
             config.hash_max_listpack_entries = number(kind, values)? as usize
         }
-        "hash-max-listpack-value" => config.hash_max_listpack_value = number(kind, values)? as usize,
+        "hash-max-listpack-value" => {
+            config.hash_max_listpack_value = number(kind, values)? as usize
+        }
         "list-max-listpack-size" => config.list_max_listpack_size = number(kind, values)?,
         other => return Err(format!("unknown setting '{other}'")),
     }

@@ -103,7 +103,10 @@ mod tests {
             dump(&string(b"hello"), &E),
             b"\x00\x05hello\x0a\x00cr\xdfve4 \x0a"
         );
-        assert_eq!(dump(&string(b"5"), &E), b"\x00\xc0\x05\x0a\x00c/_f\x83/\xb3Q");
+        assert_eq!(
+            dump(&string(b"5"), &E),
+            b"\x00\xc0\x05\x0a\x00c/_f\x83/\xb3Q"
+        );
         assert_eq!(
             dump(&string(b"123456789012"), &E),
             b"\x00\x0c123456789012\x0a\x00\x91\x10\x01\xb1\xd1\x16\xe7\xac"
@@ -160,7 +163,10 @@ mod tests {
             b"\x00\xc4",
         ] {
             assert!(
-                matches!(restore(&sealed(body, 10), &E), Err(PayloadError::BadData(_))),
+                matches!(
+                    restore(&sealed(body, 10), &E),
+                    Err(PayloadError::BadData(_))
+                ),
                 "{body:?}"
             );
         }

@@ -338,7 +338,8 @@ pub fn load_object(type_byte: u8, reader: &mut Reader<'_>, encodings: &Encodings
             let len = reader.read_len()?;
             let mut list = ListValue::new();
             for _ in 0..len {
-                list.items.push_back(CompactBytes::new(&reader.read_string()?));
+                list.items
+                    .push_back(CompactBytes::new(&reader.read_string()?));
             }
             non_empty_list(list)
         }
@@ -402,19 +403,25 @@ fn load_quicklist(reader: &mut Reader<'_>) -> Result<Value> {
 /// A hash from loaded pairs, in the encoding Redis would choose: a listpack payload stays a
 /// listpack unless it has too many pairs; a plain hash payload becomes a listpack when it
 /// is within both limits. Duplicate fields and empty hashes are corrupt data.
-fn build_hash(pairs: Vec<(Vec<u8>, Vec<u8>)>, limits: &HashLimits, from_listpack: bool) -> Result<Value> {
+fn build_hash(
+    pairs: Vec<(Vec<u8>, Vec<u8>)>,
+    limits: &HashLimits,
+    from_listpack: bool,
+) -> Result<Value> {
     if pairs.is_empty() {
         return Err(RdbError("empty hash"));
     }
     let too_long = |(f, v): &(Vec<u8>, Vec<u8>)| {
         f.len() > limits.max_listpack_value || v.len() > limits.max_listpack_value
     };
-    let big = pairs.len() > limits.max_listpack_entries
-        || (!from_listpack && pairs.iter().any(too_long));
+    let big =
+        pairs.len() > limits.max_listpack_entries || (!from_listpack && pairs.iter().any(too_long));
     // Redis refuses duplicate fields when it builds a hash table; into a listpack it copies
     // them unchecked (unless sanitizing payloads). Here the first occurrence wins.
     let mut seen = HashSet::with_capacity(pairs.len());
-    let duplicates = pairs.iter().any(|(field, _)| !seen.insert(field.as_slice()));
+    let duplicates = pairs
+        .iter()
+        .any(|(field, _)| !seen.insert(field.as_slice()));
     if duplicates && big {
         return Err(RdbError("duplicate hash fields"));
     }
@@ -435,7 +442,6 @@ fn build_hash(pairs: Vec<(Vec<u8>, Vec<u8>)>, limits: &HashLimits, from_listpack
     }
     Ok(Value::Hash(Box::new(hash)))
 }
-
 
 #[cfg(test)]
 mod tests {

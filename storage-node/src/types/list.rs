@@ -71,7 +71,12 @@ impl ListValue {
 
     pub fn memory_usage(&self) -> usize {
         let slots = self.items.capacity() * std::mem::size_of::<CompactBytes>();
-        slots + self.items.iter().map(CompactBytes::heap_size).sum::<usize>()
+        slots
+            + self
+                .items
+                .iter()
+                .map(CompactBytes::heap_size)
+                .sum::<usize>()
     }
 
     /// The elements cut into quicklist nodes as Redis cuts a list built by tail pushes with

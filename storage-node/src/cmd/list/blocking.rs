@@ -68,7 +68,13 @@ pub fn brpoplpush(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     blocking_move(ctx, args, End::Right, End::Left, &args[3])
 }
 
-fn blocking_move(ctx: &mut Ctx<'_>, args: &[Bytes], from: End, to: End, timeout: &[u8]) -> CmdResult {
+fn blocking_move(
+    ctx: &mut Ctx<'_>,
+    args: &[Bytes],
+    from: End,
+    to: End,
+    timeout: &[u8],
+) -> CmdResult {
     let timeout = timeout_seconds(timeout)?;
     let (source, destination) = (&args[1], &args[2]);
     match move_element(ctx.db(), source, destination, from, to)? {

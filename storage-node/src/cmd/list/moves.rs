@@ -35,7 +35,13 @@ pub fn rpoplpush(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     move_command(ctx, &args[1], &args[2], End::Right, End::Left)
 }
 
-fn move_command(ctx: &mut Ctx<'_>, source: &Bytes, destination: &Bytes, from: End, to: End) -> CmdResult {
+fn move_command(
+    ctx: &mut Ctx<'_>,
+    source: &Bytes,
+    destination: &Bytes,
+    from: End,
+    to: End,
+) -> CmdResult {
     match move_element(ctx.db(), source, destination, from, to)? {
         Some(element) => {
             ctx.signal_key_ready(destination);

@@ -60,7 +60,8 @@ impl LongDouble {
     /// The nearest `f64` (infinite beyond its range), for uses that need no 80-bit
     /// precision, such as blocking timeouts.
     pub fn to_f64(&self) -> f64 {
-        let magnitude = (self.mantissa as f64) * 2f64.powi(self.exponent.clamp(-20000, 20000) as i32);
+        let magnitude =
+            (self.mantissa as f64) * 2f64.powi(self.exponent.clamp(-20000, 20000) as i32);
         if self.negative {
             -magnitude
         } else {
