@@ -250,3 +250,38 @@ fn a_wrong_type_or_a_string_on_the_key_does_not_wake_the_waiter() {
         transcript
     });
 }
+
+#[test]
+fn a_list_renamed_copied_or_moved_onto_the_key_wakes_the_waiter() {
+    same_on_both(|port| {
+        let mut admin = RawClient::connect(port);
+        let mut transcript = Vec::new();
+        for (setup, command) in [
+            (
+                &["RPUSH", "{k}src", "r"][..],
+                &["RENAME", "{k}src", "{k}q"][..],
+            ),
+            (&["RPUSH", "{k}src", "c"], &["COPY", "{k}src", "{k}q"]),
+        ] {
+            let mut waiter = RawClient::connect(port);
+            send(&mut waiter, &["BLPOP", "{k}q", "0"]);
+            wait_blocked(&mut admin, 1);
+            send(&mut admin, setup);
+            transcript.push(reply(&mut admin));
+            send(&mut admin, command);
+            transcript.push(reply(&mut admin));
+            transcript.push(reply(&mut waiter));
+            wait_blocked(&mut admin, 0);
+            admin.call(&["DEL", "{k}src"]);
+        }
+        // MOVE into another database, where the waiter selected it.
+        let mut waiter = RawClient::connect(port);
+        waiter.call(&["SELECT", "1"]);
+        send(&mut waiter, &["BRPOP", "m", "0"]);
+        wait_blocked(&mut admin, 1);
+        transcript.push(show(&admin.call_raw(&[b"RPUSH", b"m", b"moved"])));
+        transcript.push(show(&admin.call_raw(&[b"MOVE", b"m", b"1"])));
+        transcript.push(reply(&mut waiter));
+        transcript
+    });
+}

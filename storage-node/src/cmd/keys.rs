@@ -104,7 +104,11 @@ fn rename_generic(ctx: &mut Ctx<'_>, args: &[Bytes], only_if_new: bool) -> CmdRe
             .remove(source)
             .ok_or_else(|| CmdError::from(NO_SUCH_KEY))?;
         entry.key = CompactBytes::new(target);
+        let is_list = holds_list(&entry);
         db.insert_entry(entry);
+        if is_list {
+            ctx.signal_key_ready(target);
+        }
         true
     };
     match (only_if_new, done) {
@@ -121,6 +125,12 @@ fn db_index(ctx: &Ctx<'_>, arg: &[u8]) -> Result<usize, CmdError> {
         return Err(DB_OUT_OF_RANGE.into());
     }
     Ok(index as usize)
+}
+
+/// Whether a key arriving with this entry may serve clients blocked on lists (Redis's
+/// `dbAdd` signals every new list key).
+fn holds_list(entry: &Entry) -> bool {
+    matches!(entry.value, crate::types::Value::List(_))
 }
 
 /// `source`'s value and TTL under a new name.
@@ -164,7 +174,11 @@ fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ctx.out.integer(0);
         return Ok(());
     }
+    let is_list = holds_list(&copied);
     destination.insert_entry(copied);
+    if is_list {
+        ctx.keyspace.blocking.signal_ready(target_db, target);
+    }
     ctx.out.integer(1);
     Ok(())
 }
@@ -180,7 +194,11 @@ fn move_(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let moved = source.get_mut(key).is_some() && target.get_mut(key).is_none();
     if moved {
         if let Some(entry) = source.remove(key) {
+            let is_list = holds_list(&entry);
             target.insert_entry(entry);
+            if is_list {
+                ctx.keyspace.blocking.signal_ready(target_db, key);
+            }
         }
     }
     ctx.out.integer(moved as i64);
