@@ -131,13 +131,14 @@ pub fn migrate(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         &args[options.first_key..]
     };
     let now = ctx.now_ms();
+    let encodings = crate::persistence::rdb::Encodings::from_config(&ctx.shared.config());
     let keys: Vec<(Bytes, Vec<u8>, u64)> = {
         let db = ctx.db();
         key_args
             .iter()
             .filter_map(|key| {
                 db.get(key)
-                    .map(|e| (key.clone(), payload::dump(&e.value), e.expire_at_ms))
+                    .map(|e| (key.clone(), payload::dump(&e.value, &encodings), e.expire_at_ms))
             })
             .collect()
     };

@@ -50,3 +50,40 @@ pub fn float(arg: &[u8]) -> Result<f64, CmdError> {
 pub fn text(arg: &Bytes) -> String {
     String::from_utf8_lossy(arg).into_owned()
 }
+
+/// A blocking command's timeout in seconds, with decimals (Redis's
+/// `getTimeoutFromObjectOrReply` with seconds as the unit). None means wait forever (0).
+///
+/// The text is read as a `long double`, multiplied by 1000 and rounded up to milliseconds.
+/// As in Redis, a value whose milliseconds do not fit 64 bits (infinity included) converts
+/// to the most negative integer and so is "negative".
+pub fn timeout_seconds(arg: &[u8]) -> Result<Option<std::time::Duration>, CmdError> {
+    use crate::types::long_double::{self, Parsed};
+    const NOT_A_FLOAT: &str = "ERR timeout is not a float or out of range";
+    const NEGATIVE: &str = "ERR timeout is negative";
+    let seconds = match long_double::parse(arg).ok_or(NOT_A_FLOAT)? {
+        Parsed::Infinite => return Err(NEGATIVE.into()),
+        Parsed::Finite(value) => value.to_f64(),
+    };
+    let millis = (seconds * 1000.0).ceil();
+    // `i64::MAX as f64` rounds up to 2^63, which is already out of range.
+    if !(millis >= i64::MIN as f64 && millis < i64::MAX as f64) || millis < 0.0 {
+        return Err(NEGATIVE.into());
+    }
+    let millis = millis as u64;
+    Ok((millis > 0).then(|| std::time::Duration::from_millis(millis)))
+}
+
+/// An integer argument within `min..=max`, with one error for anything else (Redis's
+/// `getRangeLongFromObjectOrReply` given its own message).
+pub fn int_in_range_or(
+    arg: &[u8],
+    min: i64,
+    max: i64,
+    error: &'static str,
+) -> Result<i64, CmdError> {
+    match numbers::parse_i64(arg) {
+        Some(n) if (min..=max).contains(&n) => Ok(n),
+        _ => Err(error.into()),
+    }
+}

@@ -15,10 +15,14 @@
 //!   `SKIPME no`. The only user is `default`.
 //! - `CLIENT NO-EVICT on|off` → `+OK` (the node never evicts clients; the flag is shown).
 //! - `CLIENT REPLY on|off|skip` → `+OK` for `on`; `off` and `skip` reply nothing.
+//! - `CLIENT UNBLOCK id [TIMEOUT|ERROR]` → 1 if client `id` was blocked (BLPOP, ...) and is
+//!   now released with its timeout reply (TIMEOUT, the default) or the error `-UNBLOCKED
+//!   client unblocked via CLIENT UNBLOCK`; else 0. `ERR CLIENT UNBLOCK reason should be
+//!   TIMEOUT or ERROR`.
 //! - `CLIENT HELP` → the subcommands above.
 //!
 //! Not implemented (they answer `unknown subcommand`): CACHING, GETREDIR, PAUSE, UNPAUSE,
-//! TRACKING, TRACKINGINFO, UNBLOCK. CLIENT SETINFO is Redis 7.2, not 7.0.
+//! TRACKING, TRACKINGINFO. CLIENT SETINFO is Redis 7.2, not 7.0.
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -41,7 +45,6 @@ pub const UNIMPLEMENTED: &[&str] = &[
     "unpause",
     "tracking",
     "trackinginfo",
-    "unblock",
 ];
 
 const HELP: &[&str] = &[
@@ -73,6 +76,8 @@ const HELP: &[&str] = &[
     "    Control the replies sent to the current connection.",
     "SETNAME <name>",
     "    Assign the name <name> to the current connection.",
+    "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+    "    Unblock the specified blocked client.",
     "NO-EVICT (ON|OFF)",
     "    Protect current client connection from eviction.",
 ];
@@ -116,11 +121,34 @@ fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ctx.out.ok();
     } else if is(sub, "reply") {
         reply(ctx, &args[2])?;
+    } else if is(sub, "unblock") {
+        unblock(ctx, args)?;
     } else if is(sub, "help") {
         write_help(&mut ctx.out, "CLIENT", HELP);
     } else {
         return Err(super::unknown_subcommand(args));
     }
+    Ok(())
+}
+
+fn unblock(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if args.len() > 4 {
+        return Err(format!(
+            "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
+            text(&args[1])
+        )
+        .into());
+    }
+    let with_error = match args.get(3) {
+        None => false,
+        Some(reason) if is(reason, "timeout") => false,
+        Some(reason) if is(reason, "error") => true,
+        Some(_) => return Err("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR".into()),
+    };
+    let id = super::args::int(&args[2])?;
+    let released =
+        u64::try_from(id).is_ok_and(|id| super::wakeup::unblock(ctx.keyspace, id, with_error));
+    ctx.out.integer(released as i64);
     Ok(())
 }
 

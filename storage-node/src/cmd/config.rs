@@ -66,23 +66,30 @@ fn has_glob(pattern: &[u8]) -> bool {
 }
 
 fn get(ctx: &mut Ctx<'_>, patterns: &[Bytes]) {
-    // (name as shown, canonical name), first match first, no repeats.
+    // (name as shown, canonical name), first match first, no repeats. An alias and the
+    // name it stands for are separate entries, as in Redis.
     let mut matches: Vec<(String, &'static str)> = Vec::new();
+    let shown_already = |matches: &[(String, &str)], name: &str| {
+        matches
+            .iter()
+            .any(|(shown, _)| shown.eq_ignore_ascii_case(name))
+    };
     for pattern in patterns {
         if !has_glob(pattern) {
             let given = text(pattern);
             if let Some(param) = params::find(&given) {
-                if !matches.iter().any(|(_, name)| *name == param.name) {
+                if !shown_already(&matches, &given) {
                     matches.push((given, param.name));
                 }
             }
             continue;
         }
         for name in params::names() {
-            if !matches.iter().any(|(_, n)| *n == name)
+            if !shown_already(&matches, name)
                 && slotproxy::glob::glob_match(pattern, name.as_bytes(), true)
             {
-                matches.push((name.to_string(), name));
+                let canonical = params::find(name).map_or(name, |p| p.name);
+                matches.push((name.to_string(), canonical));
             }
         }
     }
@@ -107,6 +114,9 @@ fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         .collect();
     // First every name, as Redis checks them all before setting anything.
     let mut seen: Vec<&'static str> = Vec::new();
+    // Duplicates are judged by the name given: an alias and its setting may both appear
+    // (the later wins), as Redis allows.
+    let mut given_names: Vec<String> = Vec::new();
     let mut refusal: Option<String> = None;
     for (given, _) in &pairs {
         let Some(param) = params::find(given) else {
@@ -125,13 +135,16 @@ fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         let reason = match param.access {
             Access::Immutable => Some("can't set immutable config"),
             Access::Protected => Some("can't set protected config"),
-            Access::Mutable if seen.contains(&param.name) => Some("duplicate parameter"),
+            Access::Mutable if given_names.contains(&given.to_ascii_lowercase()) => {
+                Some("duplicate parameter")
+            }
             Access::Mutable => None,
         };
         if let Some(reason) = reason {
             refusal = Some(failed(given, reason));
         }
         seen.push(param.name);
+        given_names.push(given.to_ascii_lowercase());
     }
     if let Some(refusal) = refusal {
         return Err(refusal.into());

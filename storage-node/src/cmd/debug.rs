@@ -65,6 +65,7 @@ fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 fn debug_object(ctx: &mut Ctx<'_>, key: &[u8]) -> CmdResult {
     let now = ctx.now_ms();
+    let encodings = rdb::Encodings::from_config(&ctx.shared.config());
     let Some(entry) = ctx.db().peek(key) else {
         return Err(NO_SUCH_KEY.into());
     };
@@ -73,7 +74,7 @@ fn debug_object(ctx: &mut Ctx<'_>, key: &[u8]) -> CmdResult {
         &entry.value,
         refcount(&entry.value),
         entry.value.encoding_name(),
-        rdb::serialized_len(&entry.value),
+        rdb::serialized_len(&entry.value, &encodings),
         entry.lru & LRU_MASK,
         idle_seconds(entry.lru, now),
     );

@@ -13,8 +13,9 @@
 //! without REPLACE (`BUSYKEY Target key name already exists.`), a bad TTL (`ERR Invalid TTL
 //! value, must be >= 0`), a payload from a newer RDB version or with a wrong checksum (`ERR
 //! DUMP payload version or checksum are wrong`), an unreadable value or an unknown type
-//! (`ERR Bad data format`). Payloads of types this node does not hold yet (lists, hashes, ...)
-//! are also refused with `ERR Bad data format`.
+//! (`ERR Bad data format`). Payloads of types this node does not hold yet (sets, sorted
+//! sets, ...) and the ziplist/zipmap encodings of Redis before 7.0 are also refused with
+//! `ERR Bad data format`.
 
 use bytes::Bytes;
 
@@ -23,6 +24,7 @@ use super::errors::{BUSYKEY, SYNTAX};
 use super::object::lru_for_idle;
 use super::{CmdResult, Ctx, Handler};
 use crate::persistence::payload::{self, PayloadError};
+use crate::persistence::rdb::Encodings;
 
 pub const COMMANDS: &[(&str, Handler)] = &[
     ("dump", dump),
@@ -39,10 +41,11 @@ const VERSION_OR_CHECKSUM: &str = "ERR DUMP payload version or checksum are wron
 const BAD_DATA: &str = "ERR Bad data format";
 
 fn dump(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let encodings = Encodings::from_config(&ctx.shared.config());
     match ctx.db().get(&args[1]) {
         None => ctx.out.null(),
         Some(entry) => {
-            let payload = payload::dump(&entry.value);
+            let payload = payload::dump(&entry.value, &encodings);
             ctx.out.bulk(&payload);
         }
     }
@@ -102,7 +105,8 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if ttl < 0 {
         return Err(INVALID_TTL.into());
     }
-    let mut value = payload::restore(&args[3]).map_err(|e| match e {
+    let encodings = Encodings::from_config(&ctx.shared.config());
+    let mut value = payload::restore(&args[3], &encodings).map_err(|e| match e {
         PayloadError::VersionOrChecksum => VERSION_OR_CHECKSUM,
         PayloadError::BadData(_) => BAD_DATA,
     })?;
@@ -128,6 +132,7 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Ok(());
     }
     let expire_at = if ttl == 0 { 0 } else { expire_at as u64 };
+    let is_list = matches!(value, crate::types::Value::List(_));
     db.insert(key, value, expire_at);
     if let Some(idle) = options.idle_seconds {
         if let Some(entry) = db.get_mut(key) {
@@ -135,6 +140,10 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
     }
     ctx.notify(crate::pubsub::notify::GENERIC, "restore", key);
+    // A restored list may be what a blocked client waits for (Redis's `dbAdd` signals).
+    if is_list {
+        ctx.signal_key_ready(key);
+    }
     ctx.out.ok();
     Ok(())
 }

@@ -185,7 +185,7 @@ fn clients(ctx: &mut Ctx<'_>, out: &mut String) {
     field!(out, "maxclients", ctx.shared.config().maxclients);
     field!(out, "client_recent_max_input_buffer", max_input);
     field!(out, "client_recent_max_output_buffer", 0);
-    field!(out, "blocked_clients", 0);
+    field!(out, "blocked_clients", ctx.keyspace.blocking.count());
     field!(out, "tracking_clients", 0);
     field!(out, "clients_in_timeout_table", 0);
 }

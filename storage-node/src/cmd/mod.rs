@@ -19,8 +19,10 @@ mod debug;
 mod dump;
 mod expire;
 mod function;
+mod hash;
 mod info;
 mod keys;
+mod list;
 mod object;
 mod pubsub;
 mod scan;
@@ -136,8 +138,10 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     dump::COMMANDS,
     expire::COMMANDS,
     function::COMMANDS,
+    hash::COMMANDS,
     info::COMMANDS,
     keys::COMMANDS,
+    list::COMMANDS,
     object::COMMANDS,
     pubsub::COMMANDS,
     scan::COMMANDS,

@@ -40,21 +40,30 @@ fn sort_source(value: &Value) -> Option<(Vec<Vec<u8>>, bool)> {
     match value {
         Value::Set(s) => Some((s.members(), false)),
         Value::ZSet(z) => Some((z.tree.iter().map(|(m, _)| m.to_vec()).collect(), true)),
-        Value::Str(_) => None,
+        Value::List(l) => Some((l.items.iter().map(|e| e.to_vec()).collect(), false)),
+        Value::Str(_) | Value::Hash(_) => None,
     }
 }
 
 /// The value of `field` in a hash value (`pattern->field` lookups); None if the value is
 /// not a hash or lacks the field.
-fn hash_field(value: &Value, _field: &[u8]) -> Option<Vec<u8>> {
+fn hash_field(value: &Value, field: &[u8]) -> Option<Vec<u8>> {
     match value {
-        Value::Str(_) | Value::Set(_) | Value::ZSet(_) => None,
+        Value::Hash(h) => h.get(field).map(<[u8]>::to_vec),
+        Value::Str(_) | Value::Set(_) | Value::ZSet(_) | Value::List(_) => None,
     }
 }
 
 /// Stores SORT's result as a list at `key` (replacing it).
-fn store_list(_ctx: &mut Ctx<'_>, _key: &[u8], _elements: Vec<Vec<u8>>) -> CmdResult {
-    Err("ERR SORT STORE needs the list type, which this node does not have yet".into())
+fn store_list(ctx: &mut Ctx<'_>, key: &[u8], elements: Vec<Vec<u8>>) -> CmdResult {
+    let mut list = crate::types::ListValue::new();
+    list.items
+        .extend(elements.iter().map(|e| crate::types::CompactBytes::new(e)));
+    ctx.db().insert(key, Value::List(Box::new(list)), 0);
+    ctx.notify(crate::pubsub::notify::LIST, "sortstore", key);
+    // A stored list may be what a blocked client waits for.
+    ctx.signal_key_ready(key);
+    Ok(())
 }
 
 /// Redis's `lookupKeyByPattern`: the string (or hash field) a pattern names for `element`.
@@ -175,7 +184,9 @@ fn sort_generic(ctx: &mut Ctx<'_>, args: &[Bytes], read_only: bool) -> CmdResult
     match &options.store {
         Some(destination) => {
             if output.is_empty() {
-                ctx.db().remove(destination);
+                if ctx.db().remove(destination).is_some() {
+                    ctx.notify(crate::pubsub::notify::GENERIC, "del", destination);
+                }
                 ctx.out.integer(0);
                 return Ok(());
             }

@@ -57,6 +57,13 @@ pub struct Config {
     /// Sorted sets stay `listpack` up to this many members, none longer than the value.
     pub zset_max_listpack_entries: usize,
     pub zset_max_listpack_value: usize,
+    /// Hashes with more pairs than this are `hashtable`-encoded.
+    pub hash_max_listpack_entries: usize,
+    /// Hashes with a longer field or value than this are `hashtable`-encoded.
+    pub hash_max_listpack_value: usize,
+    /// Quicklist fill factor: negative for a node size limit, positive for an entry count.
+    /// Only the node layout of DUMP payloads depends on it.
+    pub list_max_listpack_size: i64,
 }
 
 impl Config {
@@ -65,6 +72,14 @@ impl Config {
         crate::types::zset::ZSetLimits {
             max_entries: self.zset_max_listpack_entries,
             max_value: self.zset_max_listpack_value,
+        }
+    }
+
+    /// The hash encoding thresholds.
+    pub fn hash_limits(&self) -> crate::types::HashLimits {
+        crate::types::HashLimits {
+            max_listpack_entries: self.hash_max_listpack_entries,
+            max_listpack_value: self.hash_max_listpack_value,
         }
     }
 }
@@ -100,6 +115,9 @@ impl Default for Config {
             set_max_intset_entries: 512,
             zset_max_listpack_entries: 128,
             zset_max_listpack_value: 64,
+            hash_max_listpack_entries: 512,
+            hash_max_listpack_value: 64,
+            list_max_listpack_size: -2,
         }
     }
 }

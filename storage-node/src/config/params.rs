@@ -177,9 +177,8 @@ pub const PARAMS: &[Param] = &[
         },
         Access::Mutable,
     ),
-    // Redis 7.0 still accepts the names from before listpacks replaced ziplists.
     param(
-        "zset-max-ziplist-entries",
+        "hash-max-listpack-entries",
         Kind::Int {
             min: 0,
             max: i64::MAX,
@@ -187,17 +186,30 @@ pub const PARAMS: &[Param] = &[
         Access::Mutable,
     ),
     param(
-        "zset-max-ziplist-value",
+        "hash-max-listpack-value",
         Kind::Memory {
             min: 0,
             max: i64::MAX,
         },
         Access::Mutable,
     ),
+    param(
+        "list-max-listpack-size",
+        Kind::Int {
+            min: i32::MIN as i64,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+    ),
 ];
 
-/// Old names Redis 7.0 accepts for settings, with the setting each stands for.
-const ALIASES: &[(&str, &str)] = &[
+/// Old names Redis 7.0 still accepts (from before listpacks replaced ziplists), each with
+/// the setting it stands for. CONFIG GET with a pattern lists them beside the real names,
+/// as Redis does.
+pub const ALIASES: &[(&str, &str)] = &[
+    ("hash-max-ziplist-entries", "hash-max-listpack-entries"),
+    ("hash-max-ziplist-value", "hash-max-listpack-value"),
+    ("list-max-ziplist-size", "list-max-listpack-size"),
     ("zset-max-ziplist-entries", "zset-max-listpack-entries"),
     ("zset-max-ziplist-value", "zset-max-listpack-value"),
 ];
@@ -210,13 +222,17 @@ fn canonical(name: &str) -> &str {
         .map_or(name, |(_, target)| target)
 }
 
-/// Names of every setting, as CONFIG GET matches patterns against them.
+/// Names of every setting, as CONFIG GET matches patterns against them (aliases included).
 pub fn names() -> impl Iterator<Item = &'static str> {
-    PARAMS.iter().map(|p| p.name)
+    PARAMS
+        .iter()
+        .map(|p| p.name)
+        .chain(ALIASES.iter().map(|&(alias, _)| alias))
 }
 
-/// A setting by name, ignoring ASCII case.
+/// A setting by name or alias, ignoring ASCII case.
 pub fn find(name: &str) -> Option<&'static Param> {
+    let name = canonical(name);
     PARAMS.iter().find(|p| p.name.eq_ignore_ascii_case(name))
 }
 
@@ -429,6 +445,13 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         "zset-max-listpack-value" => {
             config.zset_max_listpack_value = number(kind, values)? as usize
         }
+        "hash-max-listpack-entries" => {
+            config.hash_max_listpack_entries = number(kind, values)? as usize
+        }
+        "hash-max-listpack-value" => {
+            config.hash_max_listpack_value = number(kind, values)? as usize
+        }
+        "list-max-listpack-size" => config.list_max_listpack_size = number(kind, values)?,
         other => return Err(format!("unknown setting '{other}'")),
     }
     Ok(())
@@ -481,6 +504,9 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
         "set-max-intset-entries" => config.set_max_intset_entries.to_string(),
         "zset-max-listpack-entries" => config.zset_max_listpack_entries.to_string(),
         "zset-max-listpack-value" => config.zset_max_listpack_value.to_string(),
+        "hash-max-listpack-entries" => config.hash_max_listpack_entries.to_string(),
+        "hash-max-listpack-value" => config.hash_max_listpack_value.to_string(),
+        "list-max-listpack-size" => config.list_max_listpack_size.to_string(),
         _ => return None,
     })
 }

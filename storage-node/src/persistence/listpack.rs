@@ -49,6 +49,22 @@ fn push_backlen(out: &mut Vec<u8>, len: usize) {
     out.extend(groups.iter().map(|&g| g as u8));
 }
 
+/// Bytes of an element's encoding byte(s) and data, without its back length: what
+/// `encode_entry` writes before the back length.
+pub fn encoded_entry_len(element: &[u8]) -> usize {
+    match parse_i64(element).filter(|_| element.len() <= 21) {
+        Some(v) if (0..=127).contains(&v) => 1,
+        Some(v) if (-4096..=4095).contains(&v) => 2,
+        Some(v) if (-32768..=32767).contains(&v) => 3,
+        Some(v) if (-8_388_608..=8_388_607).contains(&v) => 4,
+        Some(v) if i32::try_from(v).is_ok() => 5,
+        Some(_) => 9,
+        None if element.len() < 64 => 1 + element.len(),
+        None if element.len() < 4096 => 2 + element.len(),
+        None => 5 + element.len(),
+    }
+}
+
 fn encode_entry(out: &mut Vec<u8>, element: &[u8]) {
     let start = out.len();
     match parse_i64(element).filter(|_| element.len() <= 21) {
@@ -89,6 +105,7 @@ fn encode_entry(out: &mut Vec<u8>, element: &[u8]) {
         }
     }
     let entry_len = out.len() - start;
+    debug_assert_eq!(entry_len, encoded_entry_len(element));
     push_backlen(out, entry_len);
 }
 
@@ -117,7 +134,8 @@ fn take<'a>(data: &'a [u8], pos: &mut usize, n: usize) -> Result<&'a [u8], Listp
     Ok(slice)
 }
 
-fn backlen_size(entry_len: usize) -> usize {
+/// Bytes the back length of an entry of `entry_len` bytes takes.
+pub fn backlen_size(entry_len: usize) -> usize {
     match entry_len {
         0..=127 => 1,
         128..=16382 => 2,

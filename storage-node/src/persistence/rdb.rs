@@ -16,15 +16,55 @@
 
 use std::fmt;
 
-use super::lzf;
+use std::collections::HashSet;
+
 use super::rdb_sets;
-use crate::types::{StringValue, Value};
+use super::{listpack, lzf};
+use crate::types::{CompactBytes, HashLimits, HashValue, ListValue, StringValue, Value};
 
 /// The RDB version Redis 7.0 writes and the newest it reads.
 pub const RDB_VERSION: u16 = 10;
 
 /// Object type bytes.
 pub const TYPE_STRING: u8 = 0;
+/// A list as a plain sequence of strings (older versions; Redis 7.0 still loads it).
+pub const TYPE_LIST: u8 = 1;
+/// A hash as field/value strings (Redis writes it for `hashtable`-encoded hashes).
+pub const TYPE_HASH: u8 = 4;
+/// A hash as one listpack of field, value, field, value ... (`listpack`-encoded hashes).
+pub const TYPE_HASH_LISTPACK: u8 = 16;
+/// A list as quicklist nodes, each a listpack or one plain element (Redis 7.0's lists).
+pub const TYPE_LIST_QUICKLIST_2: u8 = 18;
+
+/// Quicklist node containers.
+const CONTAINER_PLAIN: u64 = 1;
+const CONTAINER_PACKED: u64 = 2;
+
+/// The settings that shape encodings: how lists are cut into nodes, and which hashes are
+/// loaded as `listpack` or `hashtable`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Encodings {
+    pub list_fill: i64,
+    pub hash: HashLimits,
+}
+
+impl Default for Encodings {
+    fn default() -> Self {
+        Encodings {
+            list_fill: -2,
+            hash: HashLimits::default(),
+        }
+    }
+}
+
+impl Encodings {
+    pub fn from_config(config: &crate::config::Config) -> Encodings {
+        Encodings {
+            list_fill: config.list_max_listpack_size,
+            hash: config.hash_limits(),
+        }
+    }
+}
 
 /// Length prefixes.
 const LEN_6BIT: u8 = 0;
@@ -129,22 +169,55 @@ pub fn object_type(value: &Value) -> u8 {
         Value::Str(_) => TYPE_STRING,
         Value::Set(s) => rdb_sets::set_type(s),
         Value::ZSet(z) => rdb_sets::zset_type(z),
+        Value::List(_) => TYPE_LIST_QUICKLIST_2,
+        Value::Hash(h) if h.is_small() => TYPE_HASH_LISTPACK,
+        Value::Hash(_) => TYPE_HASH,
     }
 }
 
 /// Appends the encoding of `value` (without its type byte).
-pub fn save_object(out: &mut Vec<u8>, value: &Value) {
+pub fn save_object(out: &mut Vec<u8>, value: &Value, encodings: &Encodings) {
     match value {
         Value::Str(s) => save_string(out, s.as_slice()),
         Value::Set(s) => rdb_sets::save_set(out, s),
         Value::ZSet(z) => rdb_sets::save_zset(out, z),
+        Value::List(list) => save_list(out, list, encodings.list_fill),
+        Value::Hash(hash) if hash.is_small() => {
+            let blob = listpack::encode(hash.iter().flat_map(|(f, v)| [f, v]));
+            save_string(out, &blob);
+        }
+        Value::Hash(hash) => {
+            save_len(out, hash.len() as u64);
+            for (field, value) in hash.iter() {
+                save_string(out, field);
+                save_string(out, value);
+            }
+        }
+    }
+}
+
+/// A quicklist: node count, then each node's container and its listpack (or element).
+fn save_list(out: &mut Vec<u8>, list: &ListValue, fill: i64) {
+    let nodes = list.quicklist_nodes(fill);
+    save_len(out, nodes.len() as u64);
+    for node in nodes {
+        let items = list.items.range(node.start..node.end);
+        if node.plain {
+            save_len(out, CONTAINER_PLAIN);
+            for item in items {
+                save_string(out, item);
+            }
+        } else {
+            save_len(out, CONTAINER_PACKED);
+            save_string(out, &listpack::encode(items.map(CompactBytes::as_slice)));
+        }
     }
 }
 
 /// The length of `value`'s encoding, as DEBUG OBJECT's `serializedlength`.
-pub fn serialized_len(value: &Value) -> usize {
+pub fn serialized_len(value: &Value, encodings: &Encodings) -> usize {
     let mut out = Vec::new();
-    save_object(&mut out, value);
+    save_object(&mut out, value, encodings);
     out.len()
 }
 
@@ -256,8 +329,9 @@ impl<'a> Reader<'a> {
 /// An upper bound of LZF's output bytes per input byte.
 const MAX_EXPANSION: u64 = 90;
 
-/// Reads the value of an object whose type byte was `type_byte`.
-pub fn load_object(type_byte: u8, reader: &mut Reader<'_>) -> Result<Value> {
+/// Reads the value of an object whose type byte was `type_byte`. Types Redis 7.0 only reads
+/// for compatibility with old files (zipmap, ziplist encodings) are refused.
+pub fn load_object(type_byte: u8, reader: &mut Reader<'_>, encodings: &Encodings) -> Result<Value> {
     match type_byte {
         TYPE_STRING => {
             // Like Redis's `tryObjectEncoding`, the encoding (int/embstr/raw) follows from
@@ -270,9 +344,113 @@ pub fn load_object(type_byte: u8, reader: &mut Reader<'_>) -> Result<Value> {
         | rdb_sets::TYPE_ZSET_2
         | rdb_sets::TYPE_SET_INTSET
         | rdb_sets::TYPE_ZSET_LISTPACK => rdb_sets::load(type_byte, reader),
+        TYPE_LIST => {
+            let len = reader.read_len()?;
+            let mut list = ListValue::new();
+            for _ in 0..len {
+                list.items
+                    .push_back(CompactBytes::new(&reader.read_string()?));
+            }
+            non_empty_list(list)
+        }
+        TYPE_LIST_QUICKLIST_2 => load_quicklist(reader),
+        TYPE_HASH => {
+            let len = reader.read_len()?;
+            let mut pairs = Vec::new();
+            for _ in 0..len {
+                let field = reader.read_string()?;
+                let value = reader.read_string()?;
+                pairs.push((field, value));
+            }
+            build_hash(pairs, &encodings.hash, false)
+        }
+        TYPE_HASH_LISTPACK => {
+            let blob = reader.read_string()?;
+            let elements = listpack::decode(&blob).map_err(|_| RdbError("bad hash listpack"))?;
+            if elements.len() % 2 == 1 {
+                return Err(RdbError("hash listpack with an odd element count"));
+            }
+            let mut elements = elements.into_iter();
+            let mut pairs = Vec::new();
+            while let (Some(field), Some(value)) = (elements.next(), elements.next()) {
+                pairs.push((field, value));
+            }
+            build_hash(pairs, &encodings.hash, true)
+        }
         t if is_object_type(t) => Err(RdbError("value type not supported by this node")),
         _ => Err(RdbError("unknown object type")),
     }
+}
+
+fn non_empty_list(list: ListValue) -> Result<Value> {
+    if list.is_empty() {
+        return Err(RdbError("empty list"));
+    }
+    Ok(Value::List(Box::new(list)))
+}
+
+fn load_quicklist(reader: &mut Reader<'_>) -> Result<Value> {
+    let nodes = reader.read_len()?;
+    let mut list = ListValue::new();
+    for _ in 0..nodes {
+        let container = reader.read_len()?;
+        let blob = reader.read_string()?;
+        match container {
+            CONTAINER_PLAIN => list.items.push_back(CompactBytes::new(&blob)),
+            CONTAINER_PACKED => {
+                let elements =
+                    listpack::decode(&blob).map_err(|_| RdbError("bad quicklist node"))?;
+                // Redis skips empty nodes.
+                list.items
+                    .extend(elements.iter().map(|e| CompactBytes::new(e)));
+            }
+            _ => return Err(RdbError("unknown quicklist container")),
+        }
+    }
+    non_empty_list(list)
+}
+
+/// A hash from loaded pairs, in the encoding Redis would choose: a listpack payload stays a
+/// listpack unless it has too many pairs; a plain hash payload becomes a listpack when it
+/// is within both limits. Duplicate fields and empty hashes are corrupt data.
+fn build_hash(
+    pairs: Vec<(Vec<u8>, Vec<u8>)>,
+    limits: &HashLimits,
+    from_listpack: bool,
+) -> Result<Value> {
+    if pairs.is_empty() {
+        return Err(RdbError("empty hash"));
+    }
+    let too_long = |(f, v): &(Vec<u8>, Vec<u8>)| {
+        f.len() > limits.max_listpack_value || v.len() > limits.max_listpack_value
+    };
+    let big =
+        pairs.len() > limits.max_listpack_entries || (!from_listpack && pairs.iter().any(too_long));
+    // Redis refuses duplicate fields when it builds a hash table; into a listpack it copies
+    // them unchecked (unless sanitizing payloads). Here the first occurrence wins.
+    let mut seen = HashSet::with_capacity(pairs.len());
+    let duplicates = pairs
+        .iter()
+        .any(|(field, _)| !seen.insert(field.as_slice()));
+    if duplicates && big {
+        return Err(RdbError("duplicate hash fields"));
+    }
+    let mut hash = HashValue::new();
+    if big {
+        hash.convert_to_big();
+    }
+    // Inserted without the limits so a listpack payload keeps its encoding whatever its
+    // value lengths, as in Redis.
+    let unlimited = HashLimits {
+        max_listpack_entries: usize::MAX,
+        max_listpack_value: usize::MAX,
+    };
+    for (field, value) in &pairs {
+        if !hash.contains(field) {
+            hash.set(field, value, &unlimited);
+        }
+    }
+    Ok(Value::Hash(Box::new(hash)))
 }
 
 #[cfg(test)]
@@ -383,13 +561,14 @@ mod tests {
     #[test]
     fn objects_check_their_type_byte() {
         let mut reader = Reader::new(b"\x05hello");
+        let e = Encodings::default();
         assert!(matches!(
-            load_object(TYPE_STRING, &mut reader),
+            load_object(TYPE_STRING, &mut reader, &e),
             Ok(Value::Str(_))
         ));
-        assert!(load_object(1, &mut Reader::new(b"\x05hello")).is_err());
-        assert!(load_object(2, &mut Reader::new(b"\x00")).is_err());
-        assert!(load_object(8, &mut Reader::new(b"\x05hello")).is_err());
-        assert!(load_object(20, &mut Reader::new(b"\x05hello")).is_err());
+        assert!(load_object(1, &mut Reader::new(b"\x05hello"), &e).is_err());
+        assert!(load_object(2, &mut Reader::new(b"\x00"), &e).is_err());
+        assert!(load_object(8, &mut Reader::new(b"\x05hello"), &e).is_err());
+        assert!(load_object(20, &mut Reader::new(b"\x05hello"), &e).is_err());
     }
 }

@@ -3,6 +3,8 @@
 //! Every Redis type is a variant here; collections are boxed so that a [`Value`] stays small.
 
 pub mod bytes;
+pub mod hash;
+pub mod list;
 pub mod long_double;
 pub mod set;
 pub mod string;
@@ -10,6 +12,8 @@ pub mod zset;
 
 pub use self::bytes::CompactBytes;
 pub use set::SetValue;
+pub use hash::{HashLimits, HashValue};
+pub use list::ListValue;
 pub use string::StringValue;
 pub use zset::ZSetValue;
 
@@ -19,6 +23,8 @@ pub enum Value {
     Str(StringValue),
     Set(Box<SetValue>),
     ZSet(Box<ZSetValue>),
+    List(Box<ListValue>),
+    Hash(Box<HashValue>),
 }
 
 impl Value {
@@ -28,6 +34,8 @@ impl Value {
             Value::Str(_) => "string",
             Value::Set(_) => "set",
             Value::ZSet(_) => "zset",
+            Value::List(_) => "list",
+            Value::Hash(_) => "hash",
         }
     }
 
@@ -37,13 +45,16 @@ impl Value {
             Value::Str(s) => s.encoding_name(),
             Value::Set(s) => s.encoding_name(),
             Value::ZSet(z) => z.encoding_name(),
+            // Redis 7.0 stores every list as a quicklist, however short.
+            Value::List(_) => "quicklist",
+            Value::Hash(h) => h.encoding_name(),
         }
     }
 
     /// Re-chooses a loaded value's encoding for the node's settings (RESTORE).
     pub fn refit_encoding(&mut self, max_intset_entries: usize, zset_limits: zset::ZSetLimits) {
         match self {
-            Value::Str(_) => {}
+            Value::Str(_) | Value::List(_) | Value::Hash(_) => {}
             Value::Set(s) => s.refit(max_intset_entries),
             Value::ZSet(z) => z.refit(zset_limits),
         }
@@ -55,6 +66,8 @@ impl Value {
             Value::Str(s) => s.heap_size(),
             Value::Set(s) => std::mem::size_of::<SetValue>() + s.heap_size(),
             Value::ZSet(z) => std::mem::size_of::<ZSetValue>() + z.heap_size(),
+            Value::List(l) => std::mem::size_of::<ListValue>() + l.memory_usage(),
+            Value::Hash(h) => std::mem::size_of::<HashValue>() + h.memory_usage(),
         }
     }
 }

@@ -57,6 +57,18 @@ impl LongDouble {
         round(n < 0, u128::from(n.unsigned_abs()), 0, false).unwrap_or(LongDouble::ZERO)
     }
 
+    /// The nearest `f64` (infinite beyond its range), for uses that need no 80-bit
+    /// precision, such as blocking timeouts.
+    pub fn to_f64(&self) -> f64 {
+        let magnitude =
+            (self.mantissa as f64) * 2f64.powi(self.exponent.clamp(-20000, 20000) as i32);
+        if self.negative {
+            -magnitude
+        } else {
+            magnitude
+        }
+    }
+
     pub fn is_zero(&self) -> bool {
         self.mantissa == 0
     }
