@@ -10,7 +10,7 @@ use super::link::{cmd, Links};
 use super::migrate::{move_slot, Settings};
 use super::plan::{self, Move};
 use super::recover::finish_open_slots;
-use super::view::{nodes_of, ClusterView};
+use super::view::{nodes_of, ClusterView, NodeInfo};
 use super::{Job, Operation};
 
 /// MIGRATEs pipelined per write to the source.
@@ -198,6 +198,13 @@ async fn add_node(links: &mut Links, view: &ClusterView, addr: &str) -> Result<(
         agreed &= members
             .iter()
             .all(|(id, _)| seen.iter().any(|n| &n.id == id && !n.is_down()));
+        // It must also have learned who serves every slot, or it refuses the keys MIGRATE
+        // sends it (CLUSTERDOWN) until gossip catches up.
+        let served = |nodes: &[NodeInfo]| nodes.iter().map(|n| n.slots.len()).sum::<usize>();
+        agreed &= served(&seen) == served(&view.nodes);
+        if agreed && cluster_ok(links, &introducer).await {
+            agreed &= cluster_ok(links, addr).await;
+        }
         if agreed {
             return Ok(());
         }
@@ -207,6 +214,16 @@ async fn add_node(links: &mut Links, view: &ClusterView, addr: &str) -> Result<(
             ));
         }
         tokio::time::sleep(POLL).await;
+    }
+}
+
+/// Whether a node says `cluster_state:ok`.
+async fn cluster_ok(links: &mut Links, addr: &str) -> bool {
+    match links.call(addr, cmd(&["CLUSTER", "INFO"])).await {
+        Ok(frame) => frame
+            .as_bytes()
+            .is_some_and(|text| String::from_utf8_lossy(text).contains("cluster_state:ok")),
+        Err(_) => false,
     }
 }
 
