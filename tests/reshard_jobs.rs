@@ -55,3 +55,11 @@ fn admin_errors_and_one_job_at_a_time() {
     let (_proxy, admin) = proxy_with_token(&cluster.seeds());
     scenarios::request_errors(&cluster, admin);
 }
+
+#[test]
+fn tryagain_waits_out_a_slow_migration() {
+    let _serial = serial();
+    let cluster = Cluster::redis(3);
+    let (proxy, _admin) = proxy_with_token(&cluster.seeds());
+    scenarios::multi_key_requests_wait_out_a_slow_migration(&cluster, proxy.port);
+}

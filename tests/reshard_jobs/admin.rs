@@ -91,9 +91,7 @@ pub fn slot_count(port: u16, id: &str) -> usize {
         .skip(8)
         .filter(|w| !w.starts_with('['))
         .map(|w| match w.split_once('-') {
-            Some((a, b)) => {
-                b.parse::<usize>().unwrap_or(0) - a.parse::<usize>().unwrap_or(0) + 1
-            }
+            Some((a, b)) => b.parse::<usize>().unwrap_or(0) - a.parse::<usize>().unwrap_or(0) + 1,
             None => 1,
         })
         .sum()

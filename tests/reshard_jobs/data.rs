@@ -54,7 +54,10 @@ pub fn verify(port: u16, n: usize, expected: &HashMap<usize, String>) -> (usize,
         args.extend(keys.iter().map(|k| k.as_bytes()));
         c.send(&args);
         let (reply, _) = c.read_reply();
-        let items = reply.as_array().unwrap_or_else(|| panic!("MGET: {reply:?}")).to_vec();
+        let items = reply
+            .as_array()
+            .unwrap_or_else(|| panic!("MGET: {reply:?}"))
+            .to_vec();
         for (i, item) in (start..end).zip(items) {
             let want = expected.get(&i).cloned().unwrap_or_else(|| initial(i));
             match item.as_bytes() {
@@ -110,7 +113,11 @@ pub fn run_load(
                     let i = first + rng.gen_range(0..GROUP);
                     seq += 1;
                     let v = format!("t{thread}:{seq}");
-                    bytes.extend(RawClient::encode(&[b"SET", key(i).as_bytes(), v.as_bytes()]));
+                    bytes.extend(RawClient::encode(&[
+                        b"SET",
+                        key(i).as_bytes(),
+                        v.as_bytes(),
+                    ]));
                     batch.push((b's', vec![i], Some(v)));
                 }
                 4..=7 => {
@@ -134,7 +141,9 @@ pub fn run_load(
             if let Frame::Error(e) = &reply {
                 result.errors += 1;
                 if result.first_errors.len() < 5 {
-                    result.first_errors.push(String::from_utf8_lossy(e).into_owned());
+                    result
+                        .first_errors
+                        .push(String::from_utf8_lossy(e).into_owned());
                 }
                 continue;
             }

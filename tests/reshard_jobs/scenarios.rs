@@ -91,7 +91,10 @@ pub fn reshard_under_load(cluster: &Cluster, proxy_port: u16, admin: u16) {
     assert_eq!(errors, 0, "client errors: {first_errors:?}");
     assert_eq!(wrong_reads, 0, "reads that did not match the model");
     assert_eq!((lost, wrong), (0, 0), "lost / wrong keys after the job");
-    assert!(increases >= 2, "progress not visible while running: {observed:?}");
+    assert!(
+        increases >= 2,
+        "progress not visible while running: {observed:?}"
+    );
     assert!(rate >= 5000.0, "load too low: {rate:.0} ops/s");
     assert!(open_slots(&ports(cluster)).is_empty());
     assert_eq!(slot_count(to, &to_id), before + 2000);
@@ -116,7 +119,10 @@ pub fn interrupted_job_is_finished_by_the_next(
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let j = job(admin, &id);
-        assert_ne!(j["state"], "done", "job finished before it could be interrupted");
+        assert_ne!(
+            j["state"], "done",
+            "job finished before it could be interrupted"
+        );
         if j["state"] == "running" && j["slots_done"].as_u64().unwrap_or(0) > 0 {
             break;
         }
@@ -141,7 +147,11 @@ pub fn interrupted_job_is_finished_by_the_next(
         !done["recovered"].as_array().map_or(true, Vec::is_empty),
         "nothing recovered: {done}"
     );
-    assert!(open_slots(&ports(cluster)).is_empty(), "{:?}", open_slots(&ports(cluster)));
+    assert!(
+        open_slots(&ports(cluster)).is_empty(),
+        "{:?}",
+        open_slots(&ports(cluster))
+    );
     let (lost, wrong) = data::verify(proxy.port, KEYS, &HashMap::new());
     assert_eq!((lost, wrong), (0, 0));
     assert_cluster_check_clean(from);
@@ -153,19 +163,29 @@ fn leave_slot_half_moved(cluster: &Cluster) {
     let (src, dst) = (&cluster.nodes[1], &cluster.nodes[2]);
     let (src_id, dst_id) = (node_id(src.port), node_id(dst.port));
     let nodes = cluster_nodes(src.port);
-    let line = nodes.lines().find(|l| l.contains("myself")).expect("myself");
+    let line = nodes
+        .lines()
+        .find(|l| l.contains("myself"))
+        .expect("myself");
     let first = line.split_whitespace().nth(8).expect("a slot range");
     let slot = first.split('-').next().expect("slot").to_string();
     let mut s = RawClient::connect(src.port);
     let mut d = RawClient::connect(dst.port);
-    assert!(!d.call(&["CLUSTER", "SETSLOT", &slot, "IMPORTING", &src_id]).is_error());
-    assert!(!s.call(&["CLUSTER", "SETSLOT", &slot, "MIGRATING", &dst_id]).is_error());
+    assert!(!d
+        .call(&["CLUSTER", "SETSLOT", &slot, "IMPORTING", &src_id])
+        .is_error());
+    assert!(!s
+        .call(&["CLUSTER", "SETSLOT", &slot, "MIGRATING", &dst_id])
+        .is_error());
     let keys = s.call(&["CLUSTER", "GETKEYSINSLOT", &slot, "1000"]);
     let keys: Vec<String> = keys
         .as_array()
         .unwrap_or(&[])
         .iter()
-        .filter_map(|k| k.as_bytes().map(|b| String::from_utf8_lossy(b).into_owned()))
+        .filter_map(|k| {
+            k.as_bytes()
+                .map(|b| String::from_utf8_lossy(b).into_owned())
+        })
         .collect();
     let half = &keys[..keys.len() / 2];
     if !half.is_empty() {
@@ -214,7 +234,11 @@ pub fn add_drain_remove_a_node(cluster: &Cluster, proxy_port: u16, admin: u16) {
 
     run_job(admin, "DELETE", &format!("/v1/nodes/{id}"), "");
     for node in &cluster.nodes {
-        assert!(!cluster_nodes(node.port).contains(&id), "{} still knows {id}", node.port);
+        assert!(
+            !cluster_nodes(node.port).contains(&id),
+            "{} still knows {id}",
+            node.port
+        );
     }
     cluster.wait_until_consistent();
     assert_cluster_check_clean(seed);
@@ -232,17 +256,59 @@ pub fn request_errors(cluster: &Cluster, admin: u16) {
 
     let bad_bodies = [
         ("/v1/reshard", "{not json".to_string(), "JSON"),
-        ("/v1/reshard", r#"{"to": "x", "count": 1}"#.to_string(), "from"),
-        ("/v1/reshard", format!(r#"{{"from": "127.0.0.1:{a}", "to": "127.0.0.1:{b}"}}"#), "slots"),
-        ("/v1/reshard", format!(r#"{{"from": "127.0.0.1:{a}", "to": "127.0.0.1:{b}", "slots": [20000]}}"#), "slots[0]"),
-        ("/v1/reshard", format!(r#"{{"from": "127.0.0.1:{a}", "to": "127.0.0.1:{b}", "slots": ["9-3"]}}"#), "slots[0]"),
-        ("/v1/reshard", format!(r#"{{"from": "127.0.0.1:{a}", "to": "127.0.0.1:{b}", "count": 0}}"#), "count"),
-        ("/v1/reshard", format!(r#"{{"from": "127.0.0.1:{a}", "to": "127.0.0.1:{b}", "count": 99999}}"#), "count"),
-        ("/v1/reshard", format!(r#"{{"from": "127.0.0.1:{a}", "to": "127.0.0.1:{b}", "count": 1, "slots": [1]}}"#), "slots, count"),
-        ("/v1/reshard", format!(r#"{{"from": "127.0.0.1:{a}", "to": "127.0.0.1:{a}", "count": 1}}"#), "to"),
+        (
+            "/v1/reshard",
+            r#"{"to": "x", "count": 1}"#.to_string(),
+            "from",
+        ),
+        (
+            "/v1/reshard",
+            format!(r#"{{"from": "127.0.0.1:{a}", "to": "127.0.0.1:{b}"}}"#),
+            "slots",
+        ),
+        (
+            "/v1/reshard",
+            format!(r#"{{"from": "127.0.0.1:{a}", "to": "127.0.0.1:{b}", "slots": [20000]}}"#),
+            "slots[0]",
+        ),
+        (
+            "/v1/reshard",
+            format!(r#"{{"from": "127.0.0.1:{a}", "to": "127.0.0.1:{b}", "slots": ["9-3"]}}"#),
+            "slots[0]",
+        ),
+        (
+            "/v1/reshard",
+            format!(r#"{{"from": "127.0.0.1:{a}", "to": "127.0.0.1:{b}", "count": 0}}"#),
+            "count",
+        ),
+        (
+            "/v1/reshard",
+            format!(r#"{{"from": "127.0.0.1:{a}", "to": "127.0.0.1:{b}", "count": 99999}}"#),
+            "count",
+        ),
+        (
+            "/v1/reshard",
+            format!(
+                r#"{{"from": "127.0.0.1:{a}", "to": "127.0.0.1:{b}", "count": 1, "slots": [1]}}"#
+            ),
+            "slots, count",
+        ),
+        (
+            "/v1/reshard",
+            format!(r#"{{"from": "127.0.0.1:{a}", "to": "127.0.0.1:{a}", "count": 1}}"#),
+            "to",
+        ),
         ("/v1/rebalance", r#"{"by": "bytes"}"#.to_string(), "by"),
-        ("/v1/rebalance", r#"{"threshold": "lots"}"#.to_string(), "threshold"),
-        ("/v1/rebalance", r#"{"colour": "red"}"#.to_string(), "colour"),
+        (
+            "/v1/rebalance",
+            r#"{"threshold": "lots"}"#.to_string(),
+            "threshold",
+        ),
+        (
+            "/v1/rebalance",
+            r#"{"colour": "red"}"#.to_string(),
+            "colour",
+        ),
         ("/v1/nodes", r#"{"addr": "nowhere"}"#.to_string(), "addr"),
         ("/v1/nodes", r#"{}"#.to_string(), "addr"),
     ];
@@ -250,13 +316,19 @@ pub fn request_errors(cluster: &Cluster, admin: u16) {
         let (status, value) = call(admin, "POST", path, body);
         let message = value["error"].as_str().unwrap_or_default().to_string();
         assert_eq!(status, 400, "{path} {body}: {value}");
-        assert!(message.contains(field), "{path} {body}: '{message}' does not name {field}");
+        assert!(
+            message.contains(field),
+            "{path} {body}: '{message}' does not name {field}"
+        );
     }
 
     let unknown = format!(r#"{{"from": "127.0.0.1:1", "to": "127.0.0.1:{b}", "count": 1}}"#);
     let (status, value) = call(admin, "POST", "/v1/reshard", &unknown);
     assert_eq!(status, 404, "{value}");
-    assert_eq!(call(admin, "POST", "/v1/nodes/0123456789abcdef/drain", "").0, 404);
+    assert_eq!(
+        call(admin, "POST", "/v1/nodes/0123456789abcdef/drain", "").0,
+        404
+    );
     assert_eq!(call(admin, "DELETE", "/v1/nodes/127.0.0.1:1", "").0, 404);
     assert_eq!(get(admin, "/v1/jobs/none").status, 404);
 
@@ -277,4 +349,75 @@ pub fn request_errors(cluster: &Cluster, admin: u16) {
         let n = slot_count(a, &node_id(node.port));
         assert!((5400..=5500).contains(&n), "{n}");
     }
+}
+
+/// A slot held half migrated for 400 ms (longer than the old 5-retry TRYAGAIN limit):
+/// an MGET of its keys and a transaction on it wait it out and answer normally.
+pub fn multi_key_requests_wait_out_a_slow_migration(cluster: &Cluster, proxy_port: u16) {
+    use slotproxy::resp::Frame;
+    use test_harness::RawClient;
+    let mut client = RawClient::connect(proxy_port);
+    for k in ["{slow}a", "{slow}b"] {
+        assert_eq!(
+            client.call(&["SET", k, &format!("v-{k}")]),
+            Frame::Simple("OK".into())
+        );
+    }
+    let slot = slotproxy::cluster::key_slot(b"{slow}a");
+    let src = cluster.node_for_slot(slot);
+    let dst = (src + 1) % cluster.nodes.len();
+    let (src, dst) = (&cluster.nodes[src], &cluster.nodes[dst]);
+    let (src_id, dst_id) = (node_id(src.port), node_id(dst.port));
+    let s = slot.to_string();
+    let mut on_src = RawClient::connect(src.port);
+    let mut on_dst = RawClient::connect(dst.port);
+    assert!(!on_dst
+        .call(&["CLUSTER", "SETSLOT", &s, "IMPORTING", &src_id])
+        .is_error());
+    assert!(!on_src
+        .call(&["CLUSTER", "SETSLOT", &s, "MIGRATING", &dst_id])
+        .is_error());
+    let dst_port = dst.port.to_string();
+    let migrate = |c: &mut RawClient, key: &str| {
+        let reply = c.call(&["MIGRATE", "127.0.0.1", &dst_port, key, "0", "5000"]);
+        assert_eq!(reply, Frame::Simple("OK".into()));
+    };
+    migrate(&mut on_src, "{slow}a");
+    let started = std::time::Instant::now();
+    let mget = std::thread::spawn(move || {
+        let mut c = RawClient::connect(proxy_port);
+        c.call(&["MGET", "{slow}a", "{slow}b"])
+    });
+    let tx = std::thread::spawn(move || {
+        let mut c = RawClient::connect(proxy_port);
+        assert_eq!(c.call(&["MULTI"]), Frame::Simple("OK".into()));
+        c.call(&["SET", "{slow}c", "v-c"]);
+        c.call(&["GET", "{slow}a"]);
+        c.call(&["EXEC"])
+    });
+    // The migration stays split for a while: that is the scenario.
+    std::thread::sleep(Duration::from_millis(400));
+    migrate(&mut on_src, "{slow}b");
+    let node = ["CLUSTER", "SETSLOT", &s, "NODE", &dst_id];
+    assert!(!on_dst.call(&node).is_error());
+    for n in &cluster.nodes {
+        if n.port != dst.port {
+            assert!(!RawClient::connect(n.port).call(&node).is_error());
+        }
+    }
+    let mget = mget.join().expect("mget thread");
+    let tx = tx.join().expect("tx thread");
+    println!(
+        "slow migration: MGET {mget:?}, EXEC {tx:?} after {:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        mget,
+        Frame::Array(vec![Frame::bulk("v-{slow}a"), Frame::bulk("v-{slow}b")])
+    );
+    assert_eq!(
+        tx,
+        Frame::Array(vec![Frame::Simple("OK".into()), Frame::bulk("v-{slow}a")])
+    );
+    assert_eq!(client.call(&["GET", "{slow}c"]), Frame::bulk("v-c"));
 }
