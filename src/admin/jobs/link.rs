@@ -164,16 +164,35 @@ impl Links {
         checked(addr, &command, frame)
     }
 
-    /// The same command on several nodes at once; the first failure is returned after all
-    /// have answered.
-    pub async fn ok_on_all(&mut self, addrs: &[String], command: Command) -> Result<(), String> {
+    /// Pipelines commands to one node; any error reply is a failure.
+    pub async fn pipeline_ok(&mut self, addr: &str, commands: &[Command]) -> Result<(), String> {
+        let replies = self.pipeline(addr, commands).await?;
+        for (command, reply) in commands.iter().zip(replies) {
+            checked(addr, command, reply)?;
+        }
+        Ok(())
+    }
+
+    /// The same pipelined commands on several nodes at once; the first failure is returned
+    /// after all have answered.
+    pub async fn ok_on_all(
+        &mut self,
+        addrs: &[String],
+        commands: &[Command],
+    ) -> Result<(), String> {
         let mut tasks = tokio::task::JoinSet::new();
         for addr in addrs {
             let mut link = self.take(addr).await?;
-            let command = command.clone();
+            let commands = commands.to_vec();
             tasks.spawn(async move {
-                match link.call(command.clone()).await {
-                    Ok(frame) => (checked(&link.addr, &command, frame).map(|_| ()), Some(link)),
+                match link.pipeline(&commands).await {
+                    Ok(replies) => {
+                        let answer = commands
+                            .iter()
+                            .zip(replies)
+                            .try_for_each(|(c, r)| checked(&link.addr, c, r).map(|_| ()));
+                        (answer, Some(link))
+                    }
                     // A link that failed in transport is not reused.
                     Err(e) => (Err(e), None),
                 }

@@ -1,6 +1,7 @@
 //! Moving one slot, with the cluster protocol only (what `redis-cli --cluster reshard` does
 //! in `clusterManagerMoveSlot` / `clusterManagerMigrateKeysInSlot`):
 //!
+//! For each slot (a job moves slots in small groups, see [`move_slots`]):
 //! 1. `CLUSTER SETSLOT <slot> IMPORTING <source-id>` on the target;
 //! 2. `CLUSTER SETSLOT <slot> MIGRATING <target-id>` on the source;
 //! 3. `CLUSTER GETKEYSINSLOT <slot> <n>` and `MIGRATE host port "" 0 <timeout> KEYS k1..kn`
@@ -10,7 +11,8 @@
 //!
 //! Faster than redis-cli at the same batch size because of pipelining, not because of
 //! fewer safety steps: the source gets `depth` MIGRATEs of `batch` keys plus the next
-//! GETKEYSINSLOT in one write, the MIGRATING step travels with the first GETKEYSINSLOT, and
+//! GETKEYSINSLOT in one write; the SETSLOT steps of a group of slots go in one write per
+//! node, so a node saves its cluster config once per group rather than once per slot; and
 //! the final SETSLOT NODE goes to the other masters in parallel.
 //!
 //! A key that already exists on the target (`BUSYKEY`) is handled like redis-cli does: the
@@ -83,48 +85,52 @@ fn migrate_command(
     Ok(command)
 }
 
-/// Moves one slot from `source` to `target`; `others` are the addresses of the remaining
-/// masters that must learn the new owner.
-pub async fn move_slot(
+/// Moves a group of slots from `source` to `target`; `others` are the addresses of the
+/// remaining masters that must learn the new owner. The SETSLOT steps of the group travel
+/// in one write per node (and nodes save their cluster config once per write, not once per
+/// slot); the keys move slot after slot.
+pub async fn move_slots(
     links: &mut Links,
-    slot: u16,
+    slots: &[u16],
     source: &NodeInfo,
     target: &NodeInfo,
     others: &[String],
     settings: &Settings,
     job: &Job,
 ) -> Result<(), String> {
-    let s = slot.to_string();
-    links
-        .ok(
-            &target.addr,
-            cmd(&["CLUSTER", "SETSLOT", &s, "IMPORTING", &source.id]),
+    let setslot =
+        |slot: u16, how: &str, id: &str| cmd(&["CLUSTER", "SETSLOT", &slot.to_string(), how, id]);
+    let importing: Vec<Command> = slots
+        .iter()
+        .map(|&s| setslot(s, "IMPORTING", &source.id))
+        .collect();
+    links.pipeline_ok(&target.addr, &importing).await?;
+    let migrating: Vec<Command> = slots
+        .iter()
+        .map(|&s| setslot(s, "MIGRATING", &target.id))
+        .collect();
+    links.pipeline_ok(&source.addr, &migrating).await?;
+    for &slot in slots {
+        job.update(|p| p.current_slot = Some(slot));
+        let first = links
+            .call(&source.addr, getkeys(slot, settings.batch * settings.depth))
+            .await?;
+        migrate_keys(
+            links,
+            slot,
+            source,
+            target,
+            settings,
+            key_list(&first)?,
+            job,
         )
         .await?;
-    let migrating = cmd(&["CLUSTER", "SETSLOT", &s, "MIGRATING", &target.id]);
-    let replies = links
-        .pipeline(
-            &source.addr,
-            &[
-                migrating.clone(),
-                getkeys(slot, settings.batch * settings.depth),
-            ],
-        )
-        .await?;
-    let [set, first] = <[Frame; 2]>::try_from(replies)
-        .map_err(|_| format!("{}: wrong number of replies", source.addr))?;
-    super::link::checked(&source.addr, &migrating, set)?;
-    migrate_keys(
-        links,
-        slot,
-        source,
-        target,
-        settings,
-        key_list(&first)?,
-        job,
-    )
-    .await?;
-    assign_slot(links, slot, target, others).await
+    }
+    let node: Vec<Command> = slots
+        .iter()
+        .map(|&s| setslot(s, "NODE", &target.id))
+        .collect();
+    assign(links, &node, target, others).await
 }
 
 /// `SETSLOT <slot> NODE <target>`: on the target first, then everywhere else at once.
@@ -135,13 +141,23 @@ pub async fn assign_slot(
     others: &[String],
 ) -> Result<(), String> {
     let command = cmd(&["CLUSTER", "SETSLOT", &slot.to_string(), "NODE", &target.id]);
-    links.ok(&target.addr, command.clone()).await?;
+    assign(links, &[command], target, others).await
+}
+
+async fn assign(
+    links: &mut Links,
+    commands: &[Command],
+    target: &NodeInfo,
+    others: &[String],
+) -> Result<(), String> {
+    // The target first: it claims the slot (bumping its epoch) before the source lets go.
+    links.pipeline_ok(&target.addr, commands).await?;
     let rest: Vec<String> = others
         .iter()
         .filter(|a| **a != target.addr)
         .cloned()
         .collect();
-    links.ok_on_all(&rest, command).await
+    links.ok_on_all(&rest, commands).await
 }
 
 /// Moves every key the source still has in `slot` to the target. `keys` is the first batch

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use crate::proxy::Proxy;
 
 use super::link::{cmd, Links};
-use super::migrate::{move_slot, Settings};
+use super::migrate::{move_slots, Settings};
 use super::plan::{self, Move};
 use super::recover::finish_open_slots;
 use super::view::{nodes_of, ClusterView, NodeInfo};
@@ -15,6 +15,9 @@ use super::{Job, Operation};
 
 /// MIGRATEs pipelined per write to the source.
 const MIGRATE_DEPTH: usize = 4;
+/// Slots opened, migrated and assigned together (consecutive moves between the same two
+/// nodes). Small, so few slots are open at once and progress stays fine-grained.
+const GROUP: usize = 8;
 /// How long a new node may take to be known by every node (and to know them).
 const MEET_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long the other nodes may take to drop a forgotten node.
@@ -90,7 +93,7 @@ pub async fn run(proxy: &Proxy, job: &Job) -> Result<(), String> {
     execute(proxy, &mut links, &view, &moves, &settings, job).await
 }
 
-/// Moves the planned slots one after the other.
+/// Moves the planned slots, in groups of consecutive moves between the same two nodes.
 async fn execute(
     proxy: &Proxy,
     links: &mut Links,
@@ -101,17 +104,27 @@ async fn execute(
 ) -> Result<(), String> {
     job.update(|p| p.slots_total = moves.len() as u64);
     let others = view.master_addrs_except(&[]);
-    for (n, m) in moves.iter().enumerate() {
-        let (Some(source), Some(target)) = (view.by_id(&m.from), view.by_id(&m.to)) else {
-            return Err(format!("slot {}: node left the cluster", m.slot));
+    let mut rest = moves;
+    let mut groups = 0usize;
+    while let Some(first) = rest.first() {
+        let len = rest
+            .iter()
+            .take(GROUP)
+            .take_while(|m| m.from == first.from && m.to == first.to)
+            .count();
+        let (group, tail) = rest.split_at(len);
+        rest = tail;
+        let (Some(source), Some(target)) = (view.by_id(&first.from), view.by_id(&first.to)) else {
+            return Err(format!("slot {}: node left the cluster", first.slot));
         };
-        job.update(|p| p.current_slot = Some(m.slot));
-        move_slot(links, m.slot, source, target, &others, settings, job)
+        let slots: Vec<u16> = group.iter().map(|m| m.slot).collect();
+        move_slots(links, &slots, source, target, &others, settings, job)
             .await
-            .map_err(|e| format!("moving slot {}: {e}", m.slot))?;
-        job.update(|p| p.slots_done += 1);
+            .map_err(|e| format!("moving slots {slots:?}: {e}"))?;
+        job.update(|p| p.slots_done += slots.len() as u64);
+        groups += 1;
         // Let the proxy learn the new owners now and then (MOVED teaches it anyway).
-        if n % 64 == 63 {
+        if groups % 8 == 0 {
             proxy.request_refresh();
         }
     }
@@ -243,7 +256,7 @@ async fn forget(links: &mut Links, view: &ClusterView, id: &str) -> Result<(), S
         .map(|n| n.addr.clone())
         .collect();
     links
-        .ok_on_all(&others, cmd(&["CLUSTER", "FORGET", id]))
+        .ok_on_all(&others, &[cmd(&["CLUSTER", "FORGET", id])])
         .await?;
     // The node may already be gone; what matters is that the others forgot it.
     if let Err(e) = links.ok(&node.addr, cmd(&["CLUSTER", "RESET"])).await {
