@@ -80,18 +80,32 @@ pub struct LoadResult {
     pub written: HashMap<usize, String>,
 }
 
+/// One load thread's settings.
+#[derive(Clone, Copy)]
+pub struct Load {
+    pub port: u16,
+    /// Keys in the data set.
+    pub keys: usize,
+    pub thread: usize,
+    pub threads: usize,
+    /// Most ops per second.
+    pub rate: u64,
+    pub max_ops: u64,
+    pub max_time: Duration,
+}
+
 /// One thread of mixed GET / SET / MGET on its own groups, pipelines of 10, at most
 /// `rate` ops/s, until `stop` (or `max_ops` or `max_time`).
-pub fn run_load(
-    port: u16,
-    n: usize,
-    thread: usize,
-    threads: usize,
-    rate: u64,
-    stop: Arc<AtomicBool>,
-    max_ops: u64,
-    max_time: Duration,
-) -> LoadResult {
+pub fn run_load(load: Load, stop: Arc<AtomicBool>) -> LoadResult {
+    let Load {
+        port,
+        keys: n,
+        thread,
+        threads,
+        rate,
+        max_ops,
+        max_time,
+    } = load;
     let mut c = RawClient::connect(port);
     let mut rng = rand::thread_rng();
     let mut result = LoadResult::default();

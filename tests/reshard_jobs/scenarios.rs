@@ -29,16 +29,16 @@ pub fn reshard_under_load(cluster: &Cluster, proxy_port: u16, admin: u16) {
         .map(|t| {
             let stop = stop.clone();
             std::thread::spawn(move || {
-                data::run_load(
-                    proxy_port,
-                    KEYS,
-                    t,
-                    THREADS,
-                    4_000,
-                    stop,
-                    5_000_000,
-                    Duration::from_secs(600),
-                )
+                let load = data::Load {
+                    port: proxy_port,
+                    keys: KEYS,
+                    thread: t,
+                    threads: THREADS,
+                    rate: 4_000,
+                    max_ops: 5_000_000,
+                    max_time: Duration::from_secs(600),
+                };
+                data::run_load(load, stop)
             })
         })
         .collect();
@@ -144,7 +144,7 @@ pub fn interrupted_job_is_finished_by_the_next(
     let done = run_job(admin, "POST", "/v1/reshard", &body);
     println!("recovering job: {done}");
     assert!(
-        !done["recovered"].as_array().map_or(true, Vec::is_empty),
+        !done["recovered"].as_array().is_none_or(Vec::is_empty),
         "nothing recovered: {done}"
     );
     assert!(

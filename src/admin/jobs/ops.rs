@@ -124,7 +124,7 @@ async fn execute(
         job.update(|p| p.slots_done += slots.len() as u64);
         groups += 1;
         // Let the proxy learn the new owners now and then (MOVED teaches it anyway).
-        if groups % 8 == 0 {
+        if groups.is_multiple_of(8) {
             proxy.request_refresh();
         }
     }

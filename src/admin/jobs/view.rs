@@ -143,17 +143,17 @@ impl ClusterView {
         let Some(mut nodes) = base else {
             return Err(last_error);
         };
-        for i in 0..nodes.len() {
-            if !nodes[i].is_master() || nodes[i].is_down() {
+        for node in &mut nodes {
+            if !node.is_master() || node.is_down() {
                 continue;
             }
-            let addr = nodes[i].addr.clone();
+            let addr = node.addr.clone();
             // The view stays usable when one master cannot be asked; its open slots are
             // then unknown until the next job.
             if let Ok(own) = nodes_of(links, &addr).await {
                 if let Some(me) = own.into_iter().find(|n| n.is_myself()) {
-                    nodes[i].migrating = me.migrating;
-                    nodes[i].importing = me.importing;
+                    node.migrating = me.migrating;
+                    node.importing = me.importing;
                 }
             }
         }
