@@ -87,6 +87,13 @@ pub fn reshard_under_load(cluster: &Cluster, proxy_port: u16, admin: u16) {
         last["keys_moved"],
         &observed[..observed.len().min(8)]
     );
+    let info = test_harness::RawClient::connect(proxy_port).call(&["INFO", "stats"]);
+    let info = String::from_utf8_lossy(info.as_bytes().unwrap_or(b"")).into_owned();
+    let redirects: Vec<&str> = info
+        .lines()
+        .filter(|l| l.starts_with("redirects_"))
+        .collect();
+    println!("proxy redirects followed during the test: {redirects:?}");
     let first_errors: Vec<&String> = results.iter().flat_map(|r| &r.first_errors).collect();
     assert_eq!(errors, 0, "client errors: {first_errors:?}");
     assert_eq!(wrong_reads, 0, "reads that did not match the model");

@@ -19,10 +19,11 @@
 
 use std::collections::BTreeMap;
 
-use super::link::{cmd, Links};
+use super::link::{cmd, error_text, Links};
 use super::migrate::{assign_slot, migrate_keys, Settings};
 use super::view::{ClusterView, NodeInfo};
 use super::Job;
+use crate::resp::Frame;
 
 #[derive(Default, Debug)]
 struct Open {
@@ -44,6 +45,15 @@ async fn reachable<'v>(
     }
     let answer = links.call(&node.addr, cmd(&["PING"])).await.ok()?;
     (!answer.is_error()).then_some(node)
+}
+
+/// An error reply is a failure unless it says the step was already done.
+fn refused_unless_done(reply: &Frame, done: &str, addr: &str) -> Result<(), String> {
+    let text = error_text(reply);
+    if reply.is_error() && !text.contains(done) {
+        return Err(format!("{addr} answered '{text}'"));
+    }
+    Ok(())
 }
 
 /// Finishes or rolls back every open slot in `view`. Returns whether anything was done
@@ -82,22 +92,26 @@ pub async fn finish_open_slots(
         let action = match (source, target) {
             (source, Some(target)) => {
                 if let Some(source) = source {
-                    let source_owns = view.owner(slot).is_some_and(|o| o.id == source.id);
-                    if state.importing.is_none() && source_owns {
-                        links
-                            .ok(
+                    // Re-open what is not open. A node may already be past that step (the
+                    // target already owns the slot, the source already gave it up): its
+                    // refusal then says so, and the move goes on.
+                    if state.importing.is_none() {
+                        let reply = links
+                            .call(
                                 &target.addr,
                                 cmd(&["CLUSTER", "SETSLOT", &s, "IMPORTING", &source.id]),
                             )
                             .await?;
+                        refused_unless_done(&reply, "already the owner", &target.addr)?;
                     }
-                    if state.migrating.is_none() && source_owns {
-                        links
-                            .ok(
+                    if state.migrating.is_none() {
+                        let reply = links
+                            .call(
                                 &source.addr,
                                 cmd(&["CLUSTER", "SETSLOT", &s, "MIGRATING", &target.id]),
                             )
                             .await?;
+                        refused_unless_done(&reply, "not the owner", &source.addr)?;
                     }
                     let keys = links
                         .ok(
