@@ -10,7 +10,8 @@
 //! deny_commands: [KEYS, FLUSHALL, FLUSHDB]
 //! users: [{ name: default, password: secret }]
 //! workers: 0   # worker threads; 0 = one per core
-//! admin: { listen: 127.0.0.1:9121, token: change-me }
+//! admin: { listen: 127.0.0.1:9121, token: change-me, migrate_batch: 100,
+//!          migrate_timeout_ms: 10000 }
 //! ```
 //!
 //! Unknown fields are errors, and every error names the field and its line. `listen`, `seeds`
@@ -59,6 +60,10 @@ pub struct Admin {
     pub listen: String,
     /// Bearer token for calls that change the cluster; none: such calls are refused.
     pub token: Option<String>,
+    /// Keys per MIGRATE when a job moves a slot (a request may override it with `batch`).
+    pub migrate_batch: usize,
+    /// MIGRATE's timeout (the source waiting for the target), in milliseconds.
+    pub migrate_timeout_ms: u64,
 }
 
 impl Default for Admin {
@@ -66,6 +71,8 @@ impl Default for Admin {
         Admin {
             listen: "127.0.0.1:9121".into(),
             token: None,
+            migrate_batch: 100,
+            migrate_timeout_ms: 10000,
         }
     }
 }
@@ -177,6 +184,9 @@ impl ProxyConfig {
     fn validate(&self) -> Result<(), String> {
         if self.backend.connections_per_node == 0 {
             return Err("backend.connections_per_node: must be at least 1".into());
+        }
+        if self.admin.migrate_batch == 0 {
+            return Err("admin.migrate_batch: must be at least 1".into());
         }
         if self.limits.dedicated_connections == 0 {
             return Err("limits.dedicated_connections: must be at least 1".into());

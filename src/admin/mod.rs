@@ -8,6 +8,7 @@
 //! 4xx status for the caller's mistakes and 5xx for the proxy's.
 
 pub mod http;
+pub mod jobs;
 pub mod routes;
 
 use std::net::SocketAddr;

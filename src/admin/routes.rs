@@ -47,6 +47,9 @@ pub async fn route(proxy: &Arc<Proxy>, request: AdminRequest) -> HttpResponse {
     }
     let path = request.path.trim_end_matches('/').to_string();
     let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
+    if let Some(response) = super::jobs::routes::route(proxy, &request, &segments).await {
+        return response;
+    }
     match (&request.method, segments.as_slice()) {
         (&Method::GET, ["health"]) => json(StatusCode::OK, &serde_json::json!({ "status": "ok" })),
         (&Method::GET, ["ready"]) => ready(proxy),

@@ -49,6 +49,11 @@ impl Topology {
         self.masters.get(index as usize)
     }
 
+    /// Whether any slot has a master.
+    pub fn serves_any(&self) -> bool {
+        self.slots.iter().any(|&owner| owner != UNASSIGNED)
+    }
+
     /// The masters' addresses, sorted, so every caller sees them in the same order (SCAN
     /// cursors index into it; the pub/sub home is the first).
     pub fn master_addrs(&self) -> Vec<String> {
@@ -201,8 +206,10 @@ pub async fn fetch(
     for addr in candidates {
         match ask(pool, addr, &["CLUSTER", "SHARDS"], timeout).await {
             Some(frame) if !frame.is_error() => {
+                // A node that serves no slot (fresh, or reset after being forgotten) does
+                // not speak for the cluster: ask the next one.
                 if let Some(t) = Topology::from_cluster_shards(&frame, addr) {
-                    if !t.masters.is_empty() {
+                    if t.serves_any() {
                         return Ok(t);
                     }
                 }
@@ -216,7 +223,7 @@ pub async fn fetch(
         match ask(pool, addr, &["CLUSTER", "SLOTS"], timeout).await {
             Some(frame) if !frame.is_error() => {
                 if let Some(t) = Topology::from_cluster_slots(&frame, addr) {
-                    if !t.masters.is_empty() {
+                    if t.serves_any() {
                         return Ok(t);
                     }
                 }

@@ -3,6 +3,13 @@
 //! The fast path is synchronous: the request is queued on a shared connection and the
 //! session keeps a [`Pending`] that resolves to the raw reply bytes. Only a reply that is a
 //! redirect (MOVED, ASK, TRYAGAIN, CLUSTERDOWN) or a failure turns into an async retry loop.
+//!
+//! MOVED, ASK, CLUSTERDOWN and retry-safe connection failures are followed at most
+//! [`MAX_REDIRECTS`] times. TRYAGAIN is different: it means "a multi-key request met a slot
+//! whose keys are split between the source and the target of a migration", which lasts as
+//! long as that one slot's keys take to move. It is retried with a short backoff on a time
+//! budget (three quarters of `timeouts.operation_ms`, so the reply still beats the client's
+//! operation timeout) instead of a count, and each wait starts a fresh count of redirects.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -60,6 +67,7 @@ enum Redirect {
     Moved(u16, String),
     Ask(u16, String),
     TryAgain,
+    ClusterDown,
 }
 
 fn redirect_of(reply: &[u8]) -> Option<Redirect> {
@@ -79,7 +87,8 @@ fn redirect_of(reply: &[u8]) -> Option<Redirect> {
                 Redirect::Ask(slot, addr)
             })
         }
-        "TRYAGAIN" | "CLUSTERDOWN" => Some(Redirect::TryAgain),
+        "TRYAGAIN" => Some(Redirect::TryAgain),
+        "CLUSTERDOWN" => Some(Redirect::ClusterDown),
         _ => None,
     }
 }
@@ -187,7 +196,11 @@ fn received(result: Result<ReplyResult, oneshot::error::RecvError>, addr: &str) 
     })
 }
 
-/// Handles redirects and failures after the first reply, up to [`MAX_REDIRECTS`].
+/// First and longest wait after TRYAGAIN.
+const TRYAGAIN_FIRST_WAIT: Duration = Duration::from_millis(2);
+const TRYAGAIN_MAX_WAIT: Duration = Duration::from_millis(50);
+
+/// Handles redirects and failures after the first reply (see the module doc for the bounds).
 async fn follow(
     proxy: Arc<Proxy>,
     slot: Option<u16>,
@@ -197,7 +210,11 @@ async fn follow(
     mut addr: String,
     mut reply: ReplyResult,
 ) -> Bytes {
-    for attempt in 0..=MAX_REDIRECTS {
+    let budget = Duration::from_millis(proxy.config.load().timeouts.operation_ms.max(4)) * 3 / 4;
+    let deadline = tokio::time::Instant::now() + budget;
+    let mut tryagain_wait = TRYAGAIN_FIRST_WAIT;
+    let mut attempt = 0;
+    loop {
         let bytes = match reply {
             Ok(bytes) => bytes,
             Err(e) => {
@@ -206,6 +223,7 @@ async fn follow(
                     return error_reply(&e.to_reply());
                 }
                 tokio::time::sleep(Duration::from_millis(20 << attempt.min(4))).await;
+                attempt += 1;
                 addr = match slot
                     .map(|s| proxy.master_addr(s))
                     .unwrap_or_else(|| proxy.any_master())
@@ -221,29 +239,55 @@ async fn follow(
         let Some(redirect) = redirect_of(&bytes) else {
             return bytes;
         };
-        if attempt == MAX_REDIRECTS {
-            return error_reply(&format!(
-                "ERR slotproxy: too many redirects ({MAX_REDIRECTS}); last reply: {}",
-                String::from_utf8_lossy(&bytes[1..bytes.len().saturating_sub(2)])
-            ));
+        let give_up = match redirect {
+            Redirect::TryAgain => tokio::time::Instant::now() + tryagain_wait > deadline,
+            _ => attempt == MAX_REDIRECTS,
+        };
+        if give_up {
+            let last = String::from_utf8_lossy(&bytes[1..bytes.len().saturating_sub(2)]);
+            return error_reply(&match redirect {
+                Redirect::TryAgain => format!(
+                    "ERR slotproxy: slot still migrating after {} ms; last reply: {last}",
+                    budget.as_millis()
+                ),
+                _ => format!(
+                    "ERR slotproxy: too many redirects ({MAX_REDIRECTS}); last reply: {last}"
+                ),
+            });
         }
         let asking = match redirect {
             Redirect::Moved(moved_slot, target) => {
                 Stats::inc(&proxy.stats.redirects_moved);
                 proxy.apply_moved(moved_slot, &target);
                 addr = target;
+                attempt += 1;
                 false
             }
             Redirect::Ask(_, target) => {
                 Stats::inc(&proxy.stats.redirects_ask);
                 addr = target;
+                attempt += 1;
                 true
             }
             Redirect::TryAgain => {
                 Stats::inc(&proxy.stats.redirects_tryagain);
-                // The slot is moving or the cluster is settling: back off, then ask the
-                // slot's current master.
+                // The slot's keys are moving: wait a little, then ask the slot's master
+                // again (it answers ASK once all the request's keys have moved).
+                tokio::time::sleep(tryagain_wait).await;
+                tryagain_wait = (tryagain_wait * 2).min(TRYAGAIN_MAX_WAIT);
+                attempt = 0;
+                if let Some(s) = slot {
+                    if let Ok(a) = proxy.master_addr(s) {
+                        addr = a;
+                    }
+                }
+                false
+            }
+            Redirect::ClusterDown => {
+                Stats::inc(&proxy.stats.redirects_tryagain);
+                // The cluster is settling (a failover, a slot without owner): back off.
                 tokio::time::sleep(Duration::from_millis(10 << attempt.min(5))).await;
+                attempt += 1;
                 if let Some(s) = slot {
                     if let Ok(a) = proxy.master_addr(s) {
                         addr = a;
@@ -255,7 +299,6 @@ async fn follow(
         let rx = proxy.send_to(&addr, request.clone(), proto, lane, asking);
         reply = received(rx.await, &addr);
     }
-    error_reply("ERR slotproxy: too many redirects")
 }
 
 impl Pending {
@@ -308,6 +351,10 @@ mod tests {
         assert_eq!(
             redirect_of(b"-TRYAGAIN Multiple keys request during rehashing of slot\r\n"),
             Some(Redirect::TryAgain)
+        );
+        assert_eq!(
+            redirect_of(b"-CLUSTERDOWN Hash slot not served\r\n"),
+            Some(Redirect::ClusterDown)
         );
         assert_eq!(redirect_of(b"-ERR x\r\n"), None);
         assert_eq!(redirect_of(b"+MOVED\r\n"), None);

@@ -39,6 +39,8 @@ pub struct Proxy {
     pub dedicated: Arc<Semaphore>,
     pub clients: clients::ClientRegistry,
     pub stats: stats::Stats,
+    /// Resharding jobs started through the admin API.
+    pub jobs: crate::admin::jobs::Jobs,
     pub started: Instant,
     /// A 40-hex id, presented as the node id of the one-node cluster clients see.
     pub id: String,
@@ -63,6 +65,7 @@ impl Proxy {
             pools,
             clients: clients::ClientRegistry::default(),
             stats: stats::Stats::default(),
+            jobs: crate::admin::jobs::Jobs::default(),
             started: Instant::now(),
             id: clients::random_hex_id(),
             listen_addr,

@@ -150,29 +150,93 @@ impl Transaction {
         }
         let mut state = std::mem::take(self);
         let watched = state.watch.is_some();
-        // Without WATCH a transaction that met a slot migration can be sent again: EXECABORT
-        // guarantees none of it ran.
-        for attempt in 0..3 {
-            let conn = match state.watch.take() {
-                Some(conn) => conn,
-                None => match open(proxy, state.slot, proto).await {
+        // A transaction that met a slot migration did not run (EXECABORT), so it can be
+        // sent again: to the ASK target with ASKING (which holds for the whole MULTI), or
+        // to the slot's master after a MOVED refresh or a TRYAGAIN wait. Bounded by time,
+        // like TRYAGAIN for single requests.
+        let budget =
+            Duration::from_millis(proxy.config.load().timeouts.operation_ms.max(4)) * 3 / 4;
+        let deadline = tokio::time::Instant::now() + budget;
+        let mut ask_target: Option<String> = None;
+        let mut wait = Duration::from_millis(2);
+        loop {
+            let conn = match (state.watch.take(), ask_target.take()) {
+                (Some(conn), _) => conn,
+                (None, Some(addr)) => match open_addr(proxy, &addr, proto).await {
+                    Ok(conn) => conn,
+                    Err(e) => return e,
+                },
+                (None, None) => match open(proxy, state.slot, proto).await {
                     Ok(conn) => conn,
                     Err(e) => return e,
                 },
             };
-            match run(conn, &state.queued).await {
-                Ok((reply, moved)) if moved && !watched && attempt < 2 => {
-                    let _ = reply;
-                    proxy.request_refresh();
-                    tokio::time::sleep(Duration::from_millis(50)).await;
+            let asking = conn_is_ask(&conn, proxy, state.slot);
+            let (reply, redirect) = match run(conn, &state.queued, asking).await {
+                Ok(done) => done,
+                Err(e) => return e,
+            };
+            let Some(redirect) = redirect else {
+                return reply;
+            };
+            if watched {
+                // The watched keys are moving to another node: answer as if one of them
+                // had changed (a null EXEC), which WATCH users already retry.
+                return if proto == Proto::Resp3 {
+                    Bytes::from_static(b"_\r\n")
+                } else {
+                    Bytes::from_static(b"*-1\r\n")
+                };
+            }
+            if tokio::time::Instant::now() + wait > deadline {
+                return error_reply("ERR slotproxy: transaction kept meeting a slot migration");
+            }
+            match redirect {
+                TxRedirect::Ask(addr) => ask_target = Some(addr),
+                TxRedirect::Moved => {
                     let _ = proxy.refresh_topology().await;
                 }
-                Ok((reply, _)) => return reply,
-                Err(e) => return e,
+                TxRedirect::TryAgain => {
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(Duration::from_millis(50));
+                }
             }
         }
-        error_reply("ERR slotproxy: transaction kept meeting a slot migration")
     }
+}
+
+/// Why a transaction did not run.
+enum TxRedirect {
+    Ask(String),
+    Moved,
+    TryAgain,
+}
+
+fn tx_redirect(reply: &[u8]) -> Option<TxRedirect> {
+    let text = std::str::from_utf8(reply.strip_prefix(b"-")?)
+        .ok()?
+        .trim_end();
+    let mut words = text.split(' ');
+    match words.next()? {
+        "ASK" => Some(TxRedirect::Ask(words.nth(1)?.to_string())),
+        "MOVED" => Some(TxRedirect::Moved),
+        "TRYAGAIN" => Some(TxRedirect::TryAgain),
+        _ => None,
+    }
+}
+
+/// Whether `conn` goes to an ASK target rather than the slot's master (it then needs
+/// ASKING before MULTI).
+fn conn_is_ask(conn: &Dedicated, proxy: &Proxy, slot: Option<u16>) -> bool {
+    slot.and_then(|s| proxy.master_addr(s).ok())
+        .is_some_and(|owner| owner != conn.addr)
+}
+
+async fn open_addr(proxy: &Arc<Proxy>, addr: &str, proto: Proto) -> Result<Dedicated, Bytes> {
+    let timeout = Duration::from_millis(proxy.config.load().timeouts.connect_ms);
+    Dedicated::open(addr, proto, &proxy.dedicated, timeout)
+        .await
+        .map_err(|e| error_reply(&e.to_reply()))
 }
 
 async fn open(proxy: &Arc<Proxy>, slot: Option<u16>, proto: Proto) -> Result<Dedicated, Bytes> {
@@ -187,10 +251,17 @@ async fn open(proxy: &Arc<Proxy>, slot: Option<u16>, proto: Proto) -> Result<Ded
         .map_err(|e| error_reply(&e.to_reply()))
 }
 
-/// Sends MULTI, the queue and EXEC in one write; returns EXEC's reply and whether a queued
-/// command was redirected (so the transaction was not executed).
-async fn run(mut conn: Dedicated, queued: &[Vec<Bytes>]) -> Result<(Bytes, bool), Bytes> {
+/// Sends (ASKING,) MULTI, the queue and EXEC in one write; returns EXEC's reply and, when
+/// a queued command or EXEC met a slot migration, what to do (the transaction did not run).
+async fn run(
+    mut conn: Dedicated,
+    queued: &[Vec<Bytes>],
+    asking: bool,
+) -> Result<(Bytes, Option<TxRedirect>), Bytes> {
     let mut batch = BytesMut::new();
+    if asking {
+        encode_request(&mut batch, &["ASKING"]);
+    }
     encode_request(&mut batch, &["MULTI"]);
     for args in queued {
         encode_request(&mut batch, args);
@@ -199,19 +270,22 @@ async fn run(mut conn: Dedicated, queued: &[Vec<Bytes>]) -> Result<(Bytes, bool)
     conn.send(&batch)
         .await
         .map_err(|e| error_reply(&e.to_reply()))?;
-    let mut moved = false;
-    for _ in 0..queued.len() + 1 {
+    let mut redirect = None;
+    for _ in 0..queued.len() + 1 + usize::from(asking) {
         let reply = conn
             .read_reply()
             .await
             .map_err(|e| error_reply(&e.to_reply()))?;
-        if reply.starts_with(b"-MOVED") || reply.starts_with(b"-ASK") {
-            moved = true;
+        if redirect.is_none() {
+            redirect = tx_redirect(&reply);
         }
     }
     let exec = conn
         .read_reply()
         .await
         .map_err(|e| error_reply(&e.to_reply()))?;
-    Ok((exec, moved))
+    if redirect.is_none() {
+        redirect = tx_redirect(&exec);
+    }
+    Ok((exec, redirect))
 }
