@@ -222,15 +222,21 @@ async fn follow(
                 if !e.retry_safe() || attempt == MAX_REDIRECTS {
                     return error_reply(&e.to_reply());
                 }
-                tokio::time::sleep(Duration::from_millis(20 << attempt.min(4))).await;
-                attempt += 1;
-                addr = match slot
+                // The request never left: retry only where the slot map already points
+                // elsewhere (the refresher learned of a failover). Otherwise the node is
+                // simply down and its slots fail fast while the others keep working.
+                let next = match slot
                     .map(|s| proxy.master_addr(s))
                     .unwrap_or_else(|| proxy.any_master())
                 {
                     Ok(a) => a,
                     Err(e) => return error_reply(&e.to_reply()),
                 };
+                if next == addr {
+                    return error_reply(&e.to_reply());
+                }
+                attempt += 1;
+                addr = next;
                 let rx = proxy.send_to(&addr, request.clone(), proto, lane, false);
                 reply = received(rx.await, &addr);
                 continue;

@@ -137,8 +137,13 @@ pub fn migrate(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         key_args
             .iter()
             .filter_map(|key| {
-                db.get(key)
-                    .map(|e| (key.clone(), payload::dump(&e.value, &encodings), e.expire_at_ms))
+                db.get(key).map(|e| {
+                    (
+                        key.clone(),
+                        payload::dump(&e.value, &encodings),
+                        e.expire_at_ms,
+                    )
+                })
             })
             .collect()
     };

@@ -11,9 +11,9 @@ pub mod string;
 pub mod zset;
 
 pub use self::bytes::CompactBytes;
-pub use set::SetValue;
 pub use hash::{HashLimits, HashValue};
 pub use list::ListValue;
+pub use set::SetValue;
 pub use string::StringValue;
 pub use zset::ZSetValue;
 
