@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use test_harness::http::{get, request};
-use test_harness::process::free_port;
 use test_harness::{Cluster, ServerProcess};
 
 use super::admin::*;
@@ -208,22 +207,8 @@ fn leave_slot_half_moved(cluster: &Cluster) {
 pub fn add_drain_remove_a_node(cluster: &Cluster, proxy_port: u16, admin: u16) {
     const KEYS: usize = 20_000;
     data::load(proxy_port, KEYS);
-    let port = free_port();
-    let dir = std::env::temp_dir().join(format!("slotproxy-cluster-{port}"));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("node dir");
-    let extra = ServerProcess::redis_server_on(
-        port,
-        &dir,
-        &[
-            "--cluster-enabled",
-            "yes",
-            "--cluster-config-file",
-            "nodes.conf",
-            "--cluster-node-timeout",
-            "2000",
-        ],
-    );
+    let extra = cluster.spare_node();
+    let port = extra.port;
     let id = node_id(extra.port);
     let seed = cluster.nodes[0].port;
     let body = format!(r#"{{"addr": "127.0.0.1:{port}", "rebalance": true}}"#);

@@ -66,6 +66,8 @@ pub fn start_storage_node(port: u16) -> ServerProcess {
 /// A running cluster of masters.
 pub struct Cluster {
     pub nodes: Vec<ServerProcess>,
+    /// Storage-nodes rather than redis-servers (what [`spare_node`](Self::spare_node) starts).
+    pub storage: bool,
 }
 
 impl Cluster {
@@ -79,7 +81,19 @@ impl Cluster {
                 ServerProcess::redis_server_on(port, &fresh_node_dir(port), CLUSTER_FLAGS)
             })
             .collect();
-        Self::create(nodes)
+        Self::create(nodes, false)
+    }
+
+    /// A new cluster-mode node of the same kind on a free port, not yet part of the cluster
+    /// (for add-node tests).
+    pub fn spare_node(&self) -> ServerProcess {
+        let port = free_port();
+        let dir = fresh_node_dir(port);
+        if self.storage {
+            start_storage_node(port)
+        } else {
+            ServerProcess::redis_server_on(port, &dir, CLUSTER_FLAGS)
+        }
     }
 
     /// The same as [`redis`](Self::redis), with storage-nodes instead of redis-servers.
@@ -91,11 +105,11 @@ impl Cluster {
                 start_storage_node(port)
             })
             .collect();
-        Self::create(nodes)
+        Self::create(nodes, true)
     }
 
     /// Joins fresh nodes with `redis-cli --cluster create` and waits until they agree.
-    fn create(nodes: Vec<ServerProcess>) -> Cluster {
+    fn create(nodes: Vec<ServerProcess>, storage: bool) -> Cluster {
         let addrs: Vec<String> = nodes
             .iter()
             .map(|n| format!("127.0.0.1:{}", n.port))
@@ -113,7 +127,7 @@ impl Cluster {
             String::from_utf8_lossy(&output.stdout),
             String::from_utf8_lossy(&output.stderr)
         );
-        let cluster = Cluster { nodes };
+        let cluster = Cluster { nodes, storage };
         cluster.wait_until_consistent();
         cluster
     }
