@@ -10,7 +10,8 @@
 //! deny_commands: [KEYS, FLUSHALL, FLUSHDB]
 //! users: [{ name: default, password: secret }]
 //! workers: 0   # worker threads; 0 = one per core
-//! admin: { listen: 127.0.0.1:9121, token: change-me }
+//! admin: { listen: 127.0.0.1:9121, token: change-me, poll_interval_ms: 5000,
+//!          top_slots: 20, slot_keys_every: 6 }
 //! ```
 //!
 //! Unknown fields are errors, and every error names the field and its line. `listen`, `seeds`
@@ -59,6 +60,12 @@ pub struct Admin {
     pub listen: String,
     /// Bearer token for calls that change the cluster; none: such calls are refused.
     pub token: Option<String>,
+    /// How often the metrics poll every node's INFO (and CLUSTER INFO).
+    pub poll_interval_ms: u64,
+    /// How many slots `/metrics` lists by keys and by operations.
+    pub top_slots: usize,
+    /// Count keys per slot (CLUSTER COUNTKEYSINSLOT for every slot) every this many polls.
+    pub slot_keys_every: u64,
 }
 
 impl Default for Admin {
@@ -66,6 +73,9 @@ impl Default for Admin {
         Admin {
             listen: "127.0.0.1:9121".into(),
             token: None,
+            poll_interval_ms: 5000,
+            top_slots: 20,
+            slot_keys_every: 6,
         }
     }
 }

@@ -8,6 +8,7 @@
 //! 4xx status for the caller's mistakes and 5xx for the proxy's.
 
 pub mod http;
+pub mod metrics;
 pub mod routes;
 
 use std::net::SocketAddr;

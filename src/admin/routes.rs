@@ -13,7 +13,8 @@ use std::sync::Arc;
 
 use hyper::{Method, StatusCode};
 
-use super::http::{error, json, AdminRequest, HttpResponse};
+use super::http::{error, json, text, AdminRequest, HttpResponse};
+use super::metrics::CONTENT_TYPE;
 use crate::proxy::Proxy;
 
 /// Whether the request carries the configured bearer token.
@@ -48,6 +49,7 @@ pub async fn route(proxy: &Arc<Proxy>, request: AdminRequest) -> HttpResponse {
     let path = request.path.trim_end_matches('/').to_string();
     let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     match (&request.method, segments.as_slice()) {
+        (&Method::GET, ["metrics"]) => text(proxy.metrics.render(proxy), CONTENT_TYPE),
         (&Method::GET, ["health"]) => json(StatusCode::OK, &serde_json::json!({ "status": "ok" })),
         (&Method::GET, ["ready"]) => ready(proxy),
         (&Method::GET, ["v1", "cluster"]) => cluster(proxy),
