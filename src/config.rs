@@ -225,6 +225,14 @@ mod tests {
     }
 
     #[test]
+    fn the_example_configuration_parses() {
+        let config = ProxyConfig::parse(include_str!("../deploy/slotproxy.example.yaml"))
+            .expect("deploy/slotproxy.example.yaml");
+        assert_eq!(config.admin.poll_interval_ms, 5000);
+        assert_eq!(config.admin.top_slots, 20);
+    }
+
+    #[test]
     fn errors_name_the_field_and_line() {
         let err = ProxyConfig::parse("listen: a:1\nlimits:\n  max_clientz: 5\n").unwrap_err();
         assert!(

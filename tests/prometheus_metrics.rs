@@ -467,6 +467,17 @@ fn check_everything(prometheus: u16, admin: u16) {
         missing.is_empty(),
         "referenced but not exported: {missing:?}\nexported: {exported:?}"
     );
+
+    // The same node poll feeds /v1/cluster.
+    let topology: Value =
+        serde_json::from_str(&get(admin, "/v1/cluster").body).expect("/v1/cluster is JSON");
+    for node in topology["nodes"].as_array().expect("nodes") {
+        assert_eq!(node["health"], "ok", "{node}");
+        assert!(
+            node["keys"].is_u64() && node["used_memory_bytes"].as_u64() > Some(0),
+            "{node}"
+        );
+    }
 }
 
 #[test]
