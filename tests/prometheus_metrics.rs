@@ -480,6 +480,80 @@ fn check_everything(prometheus: u16, admin: u16) {
     }
 }
 
+/// The value of the sample `name{labels}` exactly as `/metrics` prints it.
+fn sample_value(admin: u16, series: &str) -> Option<f64> {
+    get(admin, "/metrics")
+        .body
+        .lines()
+        .find_map(|l| l.strip_prefix(series)?.trim().parse().ok())
+}
+
+#[test]
+fn a_dead_master_is_reported_down_and_its_peers_up() {
+    let mut cluster = Cluster::redis(3);
+    let dir = temp_dir("metrics-dead-master");
+    let config = dir.join("slotproxy.yaml");
+    std::fs::write(&config, "admin:\n  poll_interval_ms: 200\n").expect("write proxy config");
+    let proxy = start_proxy(
+        &cluster.seeds(),
+        &["--config", &config.display().to_string()],
+    );
+    dead_master_is_reported_down(&mut cluster, &proxy);
+}
+
+/// Kills the last node of `cluster` and waits for `slotproxy_backend_up` to say so, while
+/// the survivors stay up (through the cluster marking it failed and the slot map dropping
+/// it: the poll still finds it in CLUSTER NODES).
+pub fn dead_master_is_reported_down(cluster: &mut Cluster, proxy: &ServerProcess) {
+    let admin = proxy.admin_port().expect("admin port announced");
+    let up =
+        |node: &ServerProcess| format!("slotproxy_backend_up{{node=\"127.0.0.1:{}\"}}", node.port);
+    let series: Vec<String> = cluster.nodes.iter().map(up).collect();
+    wait_until("every master up", Duration::from_secs(30), || {
+        series
+            .iter()
+            .all(|s| sample_value(admin, s) == Some(1.0))
+            .then_some(())
+    });
+    let (victim, survivors) = series.split_last().expect("nodes");
+    cluster.nodes.last_mut().expect("node").kill();
+    wait_until(
+        "the dead master reported down",
+        Duration::from_secs(10),
+        || (sample_value(admin, victim) == Some(0.0)).then_some(()),
+    );
+    wait_until(
+        "the cluster to mark the node failed",
+        Duration::from_secs(30),
+        || {
+            let mut c = RawClient::connect(cluster.nodes[0].port);
+            let nodes = c.call(&["CLUSTER", "NODES"]);
+            let text = String::from_utf8_lossy(nodes.as_bytes().unwrap_or(b"")).into_owned();
+            text.lines()
+                .any(|l| l.contains("master,fail "))
+                .then_some(())
+        },
+    );
+    let victim_addr = format!("127.0.0.1:{}", cluster.nodes[cluster.nodes.len() - 1].port);
+    wait_until(
+        "the slot map to drop the failed master",
+        Duration::from_secs(30),
+        || (!get(admin, "/v1/cluster").contains(&victim_addr)).then_some(()),
+    );
+    // The slot map leaves the failed master out; the poll still reports it, as down.
+    wait_until(
+        "down after the failure flag, peers up",
+        Duration::from_secs(10),
+        || {
+            (sample_value(admin, victim) == Some(0.0)
+                && survivors
+                    .iter()
+                    .all(|s| sample_value(admin, s) == Some(1.0)))
+            .then_some(())
+        },
+    );
+}
+
 #[test]
 fn alert_conditions_are_split_into_measured_sides() {
     assert_eq!(

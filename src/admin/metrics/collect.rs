@@ -180,7 +180,7 @@ fn backends(proxy: &Proxy, out: &mut Vec<MetricFamily>) {
     let timeouts = proxy.metrics.timeouts();
     let mut up = Family::gauge(
         "slotproxy_backend_up",
-        "1 if the master answered the last poll, else 0.",
+        "1 if the master answered the last poll, else 0 (masters the cluster knows, failed ones included).",
     );
     let mut connections = Family::gauge(
         "slotproxy_backend_connections",
@@ -208,8 +208,10 @@ fn backends(proxy: &Proxy, out: &mut Vec<MetricFamily>) {
     );
     for (addr, totals) in &nodes {
         let node = [("node", addr.as_str())];
-        let is_up = snapshot.up.iter().any(|(a, ok)| a == addr && *ok);
-        up.add(&node, if is_up { 1.0 } else { 0.0 });
+        // Only nodes the cluster still knows: a removed node must not look "down".
+        if let Some((_, ok)) = snapshot.up.iter().find(|(a, _)| a == addr) {
+            up.add(&node, if *ok { 1.0 } else { 0.0 });
+        }
         let count = |map: &BTreeMap<String, usize>| map.get(addr).copied().unwrap_or(0) as f64;
         connections.add(&[("node", addr), ("kind", "shared")], count(&shared));
         connections.add(

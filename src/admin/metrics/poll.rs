@@ -4,8 +4,11 @@
 //! pipelined per node). Scrapes read the last [`ClusterSnapshot`]; polling on every scrape
 //! would make a scrape as slow as the slowest node.
 //!
-//! Replicas are found in their master's `INFO replication` (`slaveN:ip=..,port=..`), since the
-//! slot map only names masters.
+//! The slot map only names the masters that serve slots, so masters also answer
+//! `CLUSTER NODES`: that finds failed masters (reported down rather than silently dropped)
+//! and replicas; replicas are also read from `INFO replication` (`slaveN:ip=..,port=..`).
+//! A node the cluster forgot (`CLUSTER FORGET`, a drained node removed) leaves the metrics
+//! with the next poll, so removing a node does not leave a "down" node behind.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -32,6 +35,8 @@ pub struct NodeSample {
     pub epoch: Option<u64>,
     /// Replicas announced in INFO replication.
     pub replicas: Vec<String>,
+    /// Nodes this node's `CLUSTER NODES` lists: `(addr, is_master)` (masters only).
+    pub known: Vec<(String, bool)>,
 }
 
 /// The last poll.
@@ -115,7 +120,23 @@ pub fn parse_info(addr: &str, info: &str) -> NodeSample {
         repl_offset: number(info, "master_repl_offset"),
         epoch: None,
         replicas,
+        known: Vec::new(),
     }
+}
+
+/// `(addr, is_master)` of every node with an address in a `CLUSTER NODES` reply.
+pub fn parse_cluster_nodes(text: &str) -> Vec<(String, bool)> {
+    text.lines()
+        .filter_map(|line| {
+            let mut fields = line.split(' ');
+            let addr = fields.nth(1)?.split(['@', ',']).next()?;
+            let flags = fields.next()?;
+            if addr.starts_with(':') || flags.contains("noaddr") || flags.contains("handshake") {
+                return None;
+            }
+            Some((addr.to_string(), flags.split(',').any(|f| f == "master")))
+        })
+        .collect()
 }
 
 fn text(frame: &Frame) -> Option<String> {
@@ -127,7 +148,7 @@ fn text(frame: &Frame) -> Option<String> {
 async fn sample(proxy: Arc<Proxy>, addr: String, master: bool, timeout: Duration) -> NodeSample {
     let pool = proxy.pool(proxy.control_lane());
     let commands: &[&[&str]] = if master {
-        &[&["INFO"], &["CLUSTER", "INFO"]]
+        &[&["INFO"], &["CLUSTER", "INFO"], &["CLUSTER", "NODES"]]
     } else {
         &[&["INFO"]]
     };
@@ -146,6 +167,9 @@ async fn sample(proxy: Arc<Proxy>, addr: String, master: bool, timeout: Duration
     let mut sample = parse_info(&addr, &info);
     if let Some(cluster) = frames.get(1).and_then(text) {
         sample.epoch = field(&cluster, "cluster_current_epoch").and_then(|v| v.parse().ok());
+    }
+    if let Some(nodes) = frames.get(2).and_then(text) {
+        sample.known = parse_cluster_nodes(&nodes);
     }
     sample
 }
@@ -192,12 +216,22 @@ async fn poll(proxy: &Arc<Proxy>, timeout: Duration, count_slots: bool) -> Clust
             answered.insert(sample.addr.clone(), sample);
         }
     }
-    let replicas: Vec<String> = answered
-        .values()
-        .flat_map(|s| s.replicas.iter().cloned())
-        .filter(|r| !masters.contains(r))
-        .collect();
-    for addr in replicas {
+    // Masters the cluster knows but the slot map does not (failed, or without slots).
+    let mut all_masters = masters.clone();
+    let mut replicas: Vec<String> = Vec::new();
+    for sample in answered.values() {
+        for (addr, is_master) in &sample.known {
+            if *is_master && !all_masters.contains(addr) {
+                all_masters.push(addr.clone());
+                tasks.spawn(self::sample(proxy.clone(), addr.clone(), true, timeout));
+            }
+        }
+        replicas.extend(sample.replicas.iter().cloned());
+        replicas.extend(sample.known.iter().filter(|k| !k.1).map(|k| k.0.clone()));
+    }
+    replicas.sort();
+    replicas.dedup();
+    for addr in replicas.into_iter().filter(|r| !all_masters.contains(r)) {
         tasks.spawn(sample(proxy.clone(), addr, false, timeout));
     }
     while let Some(done) = tasks.join_next().await {
@@ -207,7 +241,8 @@ async fn poll(proxy: &Arc<Proxy>, timeout: Duration, count_slots: bool) -> Clust
     }
     // A node that did not answer has no role.
     answered.retain(|_, s| !s.role.is_empty());
-    let up = masters
+    all_masters.sort();
+    let up = all_masters
         .iter()
         .map(|a| (a.clone(), answered.contains_key(a)))
         .collect();
@@ -260,5 +295,21 @@ mod tests {
         assert_eq!(s.repl_offset, 99);
         assert_eq!(s.keys, 125);
         assert_eq!(s.replicas, vec!["127.0.0.1:7004".to_string()]);
+    }
+
+    #[test]
+    fn reads_cluster_nodes() {
+        let text = "a1 127.0.0.1:7000@17000 myself,master - 0 0 1 connected 0-5460\n\
+            b2 127.0.0.1:7001@17001,host1 master,fail - 0 0 2 connected\n\
+            c3 127.0.0.1:7004@17004 slave a1 0 0 1 connected\n\
+            d4 :0@0 master,noaddr - 0 0 0 disconnected\n";
+        assert_eq!(
+            parse_cluster_nodes(text),
+            vec![
+                ("127.0.0.1:7000".to_string(), true),
+                ("127.0.0.1:7001".to_string(), true),
+                ("127.0.0.1:7004".to_string(), false),
+            ]
+        );
     }
 }
