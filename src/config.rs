@@ -11,7 +11,8 @@
 //! users: [{ name: default, password: secret }]
 //! workers: 0   # worker threads; 0 = one per core
 //! admin: { listen: 127.0.0.1:9121, token: change-me, migrate_batch: 100,
-//!          migrate_timeout_ms: 10000 }
+//!          migrate_timeout_ms: 10000, poll_interval_ms: 5000, top_slots: 20,
+//!          slot_keys_every: 6 }
 //! ```
 //!
 //! Unknown fields are errors, and every error names the field and its line. `listen`, `seeds`
@@ -64,6 +65,12 @@ pub struct Admin {
     pub migrate_batch: usize,
     /// MIGRATE's timeout (the source waiting for the target), in milliseconds.
     pub migrate_timeout_ms: u64,
+    /// How often the metrics poll every node's INFO (and CLUSTER INFO).
+    pub poll_interval_ms: u64,
+    /// How many slots `/metrics` lists by keys and by operations.
+    pub top_slots: usize,
+    /// Count keys per slot (CLUSTER COUNTKEYSINSLOT for every slot) every this many polls.
+    pub slot_keys_every: u64,
 }
 
 impl Default for Admin {
@@ -73,6 +80,9 @@ impl Default for Admin {
             token: None,
             migrate_batch: 100,
             migrate_timeout_ms: 10000,
+            poll_interval_ms: 5000,
+            top_slots: 20,
+            slot_keys_every: 6,
         }
     }
 }
@@ -222,6 +232,14 @@ mod tests {
         assert!(ProxyConfig::parse("deny_commands: [keys]")
             .unwrap()
             .denies(b"KEYS"));
+    }
+
+    #[test]
+    fn the_example_configuration_parses() {
+        let config = ProxyConfig::parse(include_str!("../deploy/slotproxy.example.yaml"))
+            .expect("deploy/slotproxy.example.yaml");
+        assert_eq!(config.admin.poll_interval_ms, 5000);
+        assert_eq!(config.admin.top_slots, 20);
     }
 
     #[test]

@@ -9,6 +9,7 @@
 
 pub mod http;
 pub mod jobs;
+pub mod metrics;
 pub mod routes;
 
 use std::net::SocketAddr;

@@ -13,7 +13,8 @@ use std::sync::Arc;
 
 use hyper::{Method, StatusCode};
 
-use super::http::{error, json, AdminRequest, HttpResponse};
+use super::http::{error, json, text, AdminRequest, HttpResponse};
+use super::metrics::CONTENT_TYPE;
 use crate::proxy::Proxy;
 
 /// Whether the request carries the configured bearer token.
@@ -51,6 +52,7 @@ pub async fn route(proxy: &Arc<Proxy>, request: AdminRequest) -> HttpResponse {
         return response;
     }
     match (&request.method, segments.as_slice()) {
+        (&Method::GET, ["metrics"]) => text(proxy.metrics.render(proxy), CONTENT_TYPE),
         (&Method::GET, ["health"]) => json(StatusCode::OK, &serde_json::json!({ "status": "ok" })),
         (&Method::GET, ["ready"]) => ready(proxy),
         (&Method::GET, ["v1", "cluster"]) => cluster(proxy),
@@ -86,6 +88,8 @@ fn ready(proxy: &Proxy) -> HttpResponse {
 fn cluster(proxy: &Proxy) -> HttpResponse {
     let topology = proxy.topology.load();
     let ranges = topology.ranges();
+    // Health, keys and memory come from the metrics' last node poll (admin.poll_interval_ms).
+    let polled = proxy.metrics.snapshot();
     let nodes: Vec<serde_json::Value> = topology
         .masters
         .iter()
@@ -101,12 +105,22 @@ fn cluster(proxy: &Proxy) -> HttpResponse {
                 .filter(|(_, _, owner)| *owner == i)
                 .map(|(start, end, _)| u32::from(end - start) + 1)
                 .sum();
+            let sample = polled.nodes.iter().find(|n| n.addr == node.addr);
+            let health = match polled.up.iter().find(|(addr, _)| *addr == node.addr) {
+                Some((_, true)) => "ok",
+                Some((_, false)) => "unreachable",
+                None => "unknown",
+            };
             serde_json::json!({
                 "id": node.id,
                 "addr": node.addr,
                 "role": "master",
                 "slots": slots,
                 "slot_count": slot_count,
+                "health": health,
+                "keys": sample.map(|s| s.keys),
+                "used_memory_bytes": sample.map(|s| s.used_memory),
+                "replicas": sample.map(|s| s.replicas.clone()).unwrap_or_default(),
             })
         })
         .collect();

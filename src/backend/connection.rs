@@ -3,10 +3,13 @@
 //! Requests from many clients are queued on a channel; a writer task sends everything that is
 //! queued in one write, and a reader task matches replies to requests in FIFO order and passes
 //! them on as raw bytes. The connection is opened lazily by the writer, so sending never waits.
+//!
+//! Each connection keeps its own [`ConnStats`] (requests in flight, failures, latency), each
+//! counter written by one task only, which the metrics sum per node at scrape time.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -15,6 +18,7 @@ use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
 
 use super::error::BackendError;
+use crate::admin::metrics::histogram::{bump, HistogramSnapshot, LatencyHistogram};
 use crate::resp::{Proto, ReplyScanner};
 
 /// The reply to one request, or why there is none.
@@ -32,7 +36,65 @@ pub struct Outgoing {
 enum Waiter {
     /// The reply to an ASKING prefix, dropped.
     Discard,
-    Reply(oneshot::Sender<ReplyResult>),
+    /// A reply to pass on, and when its batch started to be written.
+    Reply(oneshot::Sender<ReplyResult>, Instant),
+}
+
+/// One connection's request counters. `sent` and `failed_unsent` are written by the writer
+/// task only, `answered`, `failed_sent` and `latency` by the reader task only.
+#[derive(Debug, Default)]
+pub struct ConnStats {
+    sent: AtomicU64,
+    answered: AtomicU64,
+    /// Requests written whose reply never came (connection lost, protocol error).
+    failed_sent: AtomicU64,
+    /// Requests queued but never written (connect failed, connection gone).
+    failed_unsent: AtomicU64,
+    /// Time from the start of the write batch to the reply.
+    latency: LatencyHistogram,
+    /// Both tasks ended: the counters no longer change.
+    finished: AtomicBool,
+}
+
+/// Counters of one or more connections to a node, summed.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct ConnTotals {
+    pub requests: u64,
+    pub in_flight: u64,
+    pub errors: u64,
+    pub latency: HistogramSnapshot,
+}
+
+impl ConnTotals {
+    pub fn merge(&mut self, other: &ConnTotals) {
+        self.requests += other.requests;
+        self.in_flight += other.in_flight;
+        self.errors += other.errors;
+        self.latency.merge(&other.latency);
+    }
+}
+
+impl ConnStats {
+    pub fn is_finished(&self) -> bool {
+        self.finished.load(Ordering::Acquire)
+    }
+
+    /// The counters now (`in_flight` is 0 once the connection is finished).
+    pub fn totals(&self) -> ConnTotals {
+        // Replies before requests, so a reply racing the scrape cannot make in-flight
+        // negative.
+        let answered = self.answered.load(Ordering::Relaxed);
+        let failed_sent = self.failed_sent.load(Ordering::Relaxed);
+        let sent = self.sent.load(Ordering::Relaxed);
+        let mut latency = HistogramSnapshot::default();
+        self.latency.add_to(&mut latency);
+        ConnTotals {
+            requests: sent,
+            in_flight: sent.saturating_sub(answered + failed_sent),
+            errors: failed_sent + self.failed_unsent.load(Ordering::Relaxed),
+            latency,
+        }
+    }
 }
 
 /// Handle to a multiplexed connection.
@@ -40,6 +102,7 @@ pub struct BackendConn {
     pub addr: String,
     tx: mpsc::UnboundedSender<Outgoing>,
     alive: Arc<AtomicBool>,
+    pub stats: Arc<ConnStats>,
 }
 
 impl BackendConn {
@@ -48,8 +111,21 @@ impl BackendConn {
     pub fn open(addr: String, proto: Proto, connect_timeout: Duration) -> BackendConn {
         let (tx, rx) = mpsc::unbounded_channel();
         let alive = Arc::new(AtomicBool::new(true));
-        tokio::spawn(run(addr.clone(), proto, connect_timeout, rx, alive.clone()));
-        BackendConn { addr, tx, alive }
+        let stats = Arc::new(ConnStats::default());
+        tokio::spawn(run(
+            addr.clone(),
+            proto,
+            connect_timeout,
+            rx,
+            alive.clone(),
+            stats.clone(),
+        ));
+        BackendConn {
+            addr,
+            tx,
+            alive,
+            stats,
+        }
     }
 
     pub fn is_alive(&self) -> bool {
@@ -106,6 +182,7 @@ async fn run(
     connect_timeout: Duration,
     mut rx: mpsc::UnboundedReceiver<Outgoing>,
     alive: Arc<AtomicBool>,
+    stats: Arc<ConnStats>,
 ) {
     let stream = match connect(&addr, proto, connect_timeout).await {
         Ok(stream) => stream,
@@ -113,11 +190,13 @@ async fn run(
             alive.store(false, Ordering::Relaxed);
             rx.close();
             while let Ok(outgoing) = rx.try_recv() {
+                bump(&stats.failed_unsent, 1);
                 let _ = outgoing.reply.send(Err(BackendError::Connect {
                     addr: addr.clone(),
                     reason: reason.clone(),
                 }));
             }
+            stats.finished.store(true, Ordering::Release);
             return;
         }
     };
@@ -128,16 +207,19 @@ async fn run(
         read_half,
         waiters_rx,
         alive.clone(),
+        stats.clone(),
     ));
-    write_requests(&mut rx, write_half, waiters_tx).await;
+    write_requests(&mut rx, write_half, waiters_tx, &stats).await;
     alive.store(false, Ordering::Relaxed);
     rx.close();
     while let Ok(outgoing) = rx.try_recv() {
+        bump(&stats.failed_unsent, 1);
         let _ = outgoing
             .reply
             .send(Err(BackendError::ConnectionLost { addr: addr.clone() }));
     }
     let _ = reader.await;
+    stats.finished.store(true, Ordering::Release);
 }
 
 /// Most bytes gathered into one write.
@@ -147,9 +229,12 @@ async fn write_requests(
     rx: &mut mpsc::UnboundedReceiver<Outgoing>,
     mut socket: OwnedWriteHalf,
     waiters: mpsc::UnboundedSender<Waiter>,
+    stats: &ConnStats,
 ) {
     let mut batch = BytesMut::with_capacity(16 * 1024);
     while let Some(first) = rx.recv().await {
+        // One clock read per batch: every request in it leaves with the same write.
+        let started = Instant::now();
         let mut next = Some(first);
         while let Some(outgoing) = next.take() {
             if outgoing.asking {
@@ -160,9 +245,13 @@ async fn write_requests(
             }
             batch.extend_from_slice(&outgoing.bytes);
             // The waiter is queued before the bytes leave, so the reader always finds it.
-            if waiters.send(Waiter::Reply(outgoing.reply)).is_err() {
+            if waiters
+                .send(Waiter::Reply(outgoing.reply, started))
+                .is_err()
+            {
                 return;
             }
+            bump(&stats.sent, 1);
             if batch.len() < MAX_BATCH {
                 next = rx.try_recv().ok();
             }
@@ -179,6 +268,7 @@ async fn read_replies(
     mut socket: OwnedReadHalf,
     mut waiters: mpsc::UnboundedReceiver<Waiter>,
     alive: Arc<AtomicBool>,
+    stats: Arc<ConnStats>,
 ) {
     let mut buf = BytesMut::with_capacity(16 * 1024);
     let mut scanner = ReplyScanner::default();
@@ -190,12 +280,18 @@ async fn read_replies(
             Ok(0) | Err(_) => break BackendError::ConnectionLost { addr: addr.clone() },
             Ok(_) => {}
         }
+        // One clock read per read: the replies in it arrived together.
+        let arrived = Instant::now();
         loop {
             match scanner.scan(&buf) {
                 Ok(Some(len)) => {
                     let reply = buf.split_to(len).freeze();
                     match waiters.recv().await {
-                        Some(Waiter::Reply(tx)) => {
+                        Some(Waiter::Reply(tx, started)) => {
+                            stats
+                                .latency
+                                .record(arrived.saturating_duration_since(started));
+                            bump(&stats.answered, 1);
                             let _ = tx.send(Ok(reply));
                         }
                         Some(Waiter::Discard) => {}
@@ -217,7 +313,8 @@ async fn read_replies(
     drop(socket);
     waiters.close();
     while let Ok(waiter) = waiters.try_recv() {
-        if let Waiter::Reply(tx) = waiter {
+        if let Waiter::Reply(tx, _) = waiter {
+            bump(&stats.failed_sent, 1);
             let _ = tx.send(Err(failure.clone()));
         }
     }

@@ -3,8 +3,10 @@
 //! These need a connection whose state (queued transaction, watched keys, subscriptions, a
 //! blocked pop) belongs to one client, so they cannot share the multiplexed connections.
 //! Their number is bounded by a semaphore; the permit is returned when the client is done.
+//! [`DedicatedLimit`] also counts the open ones per node, for the metrics.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -15,13 +17,68 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use super::error::BackendError;
 use crate::resp::{Proto, ReplyScanner};
 
+/// The bound on dedicated connections, and how many are open per node.
+#[derive(Debug)]
+pub struct DedicatedLimit {
+    permits: Arc<Semaphore>,
+    open: Mutex<HashMap<String, usize>>,
+}
+
+impl DedicatedLimit {
+    pub fn new(max: usize) -> Arc<DedicatedLimit> {
+        Arc::new(DedicatedLimit {
+            permits: Arc::new(Semaphore::new(max)),
+            open: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Open dedicated connections per node address.
+    pub fn open_per_node(&self) -> HashMap<String, usize> {
+        self.open.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    fn acquire(self: &Arc<Self>, addr: &str) -> Option<Permit> {
+        let permit = self.permits.clone().try_acquire_owned().ok()?;
+        *self
+            .open
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(addr.to_string())
+            .or_default() += 1;
+        Some(Permit {
+            limit: self.clone(),
+            addr: addr.to_string(),
+            _permit: permit,
+        })
+    }
+}
+
+/// A dedicated connection's place under the limit; released (and uncounted) on drop.
+struct Permit {
+    limit: Arc<DedicatedLimit>,
+    addr: String,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        let mut open = self.limit.open.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = open.get_mut(&self.addr) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                open.remove(&self.addr);
+            }
+        }
+    }
+}
+
 /// A client's own connection to one node.
 pub struct Dedicated {
     pub addr: String,
     stream: TcpStream,
     buf: BytesMut,
     scanner: ReplyScanner,
-    _permit: OwnedSemaphorePermit,
+    _permit: Permit,
 }
 
 impl Dedicated {
@@ -29,16 +86,13 @@ impl Dedicated {
     pub async fn open(
         addr: &str,
         proto: Proto,
-        permits: &Arc<Semaphore>,
+        permits: &Arc<DedicatedLimit>,
         timeout: Duration,
     ) -> Result<Dedicated, BackendError> {
-        let permit = permits
-            .clone()
-            .try_acquire_owned()
-            .map_err(|_| BackendError::Connect {
-                addr: addr.to_string(),
-                reason: "too many dedicated connections (limits.dedicated_connections)".into(),
-            })?;
+        let permit = permits.acquire(addr).ok_or_else(|| BackendError::Connect {
+            addr: addr.to_string(),
+            reason: "too many dedicated connections (limits.dedicated_connections)".into(),
+        })?;
         let connect_error = |reason: String| BackendError::Connect {
             addr: addr.to_string(),
             reason,
@@ -125,7 +179,7 @@ impl Dedicated {
 pub struct DedicatedWriter {
     pub addr: String,
     write: tokio::net::tcp::OwnedWriteHalf,
-    _permit: OwnedSemaphorePermit,
+    _permit: Permit,
 }
 
 impl DedicatedWriter {

@@ -2,10 +2,10 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use super::connection::BackendConn;
+use super::connection::{BackendConn, ConnStats, ConnTotals};
 use super::error::BackendError;
 use crate::resp::Proto;
 
@@ -33,6 +33,16 @@ pub struct Pool {
     connect_timeout: Duration,
     nodes: RwLock<HashMap<(String, Proto), Vec<Slot>>>,
     next: AtomicUsize,
+    /// Counters of replaced connections, so per-node totals stay monotonic.
+    retired: Mutex<Retired>,
+}
+
+/// Replaced connections whose tasks may still be finishing, and the final counts of those
+/// that have finished, per node; plus requests refused while a node was in backoff.
+#[derive(Default)]
+struct Retired {
+    finishing: Vec<(String, Arc<ConnStats>)>,
+    totals: HashMap<String, ConnTotals>,
 }
 
 impl Pool {
@@ -42,6 +52,7 @@ impl Pool {
             connect_timeout,
             nodes: RwLock::new(HashMap::new()),
             next: AtomicUsize::new(0),
+            retired: Mutex::new(Retired::default()),
         }
     }
 
@@ -89,6 +100,8 @@ impl Pool {
         }
         let died_young = slot.opened.elapsed() < Duration::from_secs(1);
         if died_young && slot.opened.elapsed() < slot.backoff {
+            let mut retired = self.retired.lock().unwrap_or_else(|p| p.into_inner());
+            retired.totals.entry(addr.to_string()).or_default().errors += 1;
             return Err(BackendError::Connect {
                 addr: addr.to_string(),
                 reason: "node unreachable, retrying with backoff".into(),
@@ -99,13 +112,56 @@ impl Pool {
         } else {
             Duration::ZERO
         };
-        slot.conn = Arc::new(BackendConn::open(
+        let fresh = Arc::new(BackendConn::open(
             addr.to_string(),
             proto,
             self.connect_timeout,
         ));
+        let old = std::mem::replace(&mut slot.conn, fresh);
+        self.retired
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .finishing
+            .push((addr.to_string(), old.stats.clone()));
         slot.opened = Instant::now();
         Ok(slot.conn.clone())
+    }
+
+    /// Request counters per node address: current connections plus every connection this
+    /// pool has replaced (monotonic), and requests refused during a node's backoff.
+    pub fn node_totals(&self) -> HashMap<String, ConnTotals> {
+        // Locks in the order `get` takes them (nodes, then retired), and both at once, so a
+        // connection being replaced is counted exactly once: a counter must never dip.
+        let nodes = self.nodes.read().unwrap_or_else(|p| p.into_inner());
+        let mut totals = {
+            let mut retired = self.retired.lock().unwrap_or_else(|p| p.into_inner());
+            let Retired { finishing, totals } = &mut *retired;
+            finishing.retain(|(addr, stats)| {
+                if stats.is_finished() {
+                    totals
+                        .entry(addr.clone())
+                        .or_default()
+                        .merge(&stats.totals());
+                    false
+                } else {
+                    true
+                }
+            });
+            let mut all = totals.clone();
+            for (addr, stats) in finishing.iter() {
+                all.entry(addr.clone()).or_default().merge(&stats.totals());
+            }
+            all
+        };
+        for ((addr, _), slots) in nodes.iter() {
+            for slot in slots {
+                totals
+                    .entry(addr.clone())
+                    .or_default()
+                    .merge(&slot.conn.stats.totals());
+            }
+        }
+        totals
     }
 
     /// Live connections per node address, for metrics and leak checks.

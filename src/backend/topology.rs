@@ -184,15 +184,37 @@ async fn ask(
     args: &[&str],
     timeout: std::time::Duration,
 ) -> Option<Frame> {
+    call_many(pool, addr, &[args], timeout).await?.pop()
+}
+
+/// Sends several commands to one node in one pipeline (RESP2, lane 0 of `pool`) and parses
+/// the replies, in order. `None` if the node does not answer them all within `timeout`.
+pub async fn call_many(
+    pool: &Pool,
+    addr: &str,
+    commands: &[&[&str]],
+    timeout: std::time::Duration,
+) -> Option<Vec<Frame>> {
     let conn = pool.get(addr, Proto::Resp2, 0).ok()?;
-    let mut request = BytesMut::new();
-    encode_request(&mut request, args);
-    let reply: Bytes = tokio::time::timeout(timeout, conn.send(request.freeze(), false))
-        .await
-        .ok()?
-        .ok()?
-        .ok()?;
-    parse_frame(&reply).ok()?.map(|(frame, _)| frame)
+    let receivers: Vec<_> = commands
+        .iter()
+        .map(|args| {
+            let mut request = BytesMut::new();
+            encode_request(&mut request, args);
+            conn.send(request.freeze(), false)
+        })
+        .collect();
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut frames = Vec::with_capacity(receivers.len());
+    for rx in receivers {
+        let reply: Bytes = tokio::time::timeout_at(deadline, rx)
+            .await
+            .ok()?
+            .ok()?
+            .ok()?;
+        frames.push(parse_frame(&reply).ok()?.map(|(frame, _)| frame)?);
+    }
+    Some(frames)
 }
 
 /// Learns the topology from the first of `candidates` that answers: CLUSTER SHARDS, or

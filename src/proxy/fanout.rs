@@ -78,6 +78,11 @@ pub fn common_slot(args: &[Bytes]) -> Option<u16> {
 pub fn split_keys(proxy: &Arc<Proxy>, args: Vec<Bytes>, proto: Proto, lane: Lane) -> Pending {
     let stride = key_stride(&args[0]);
     let groups = group_by_slot(&args);
+    let stats = proxy.metrics.worker(lane.worker);
+    stats.fanout(groups.len());
+    for (slot, _) in &groups {
+        stats.slot_op(*slot);
+    }
     let children: Vec<Pending> = groups
         .iter()
         .map(|(slot, members)| {
@@ -147,6 +152,7 @@ pub fn all_masters(proxy: &Arc<Proxy>, args: Vec<Bytes>, proto: Proto, lane: Lan
         let refs: Vec<&[u8]> = args.iter().map(|a| &a[..]).collect();
         encode(&refs)
     };
+    proxy.metrics.worker(lane.worker).fanout(addrs.len());
     let children: Vec<Pending> = addrs
         .into_iter()
         .map(|addr| send_to_node(proxy, addr, request.clone(), proto, lane))

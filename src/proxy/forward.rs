@@ -166,6 +166,14 @@ impl Pending {
     pub async fn reply(mut self) -> Bytes {
         std::future::poll_fn(|cx| self.poll_reply(cx)).await
     }
+
+    /// The node a request waits on, while it is on its first attempt (for timeout metrics).
+    pub fn addr(&self) -> Option<&str> {
+        match self {
+            Pending::Backend(waiting) => Some(&waiting.addr),
+            _ => None,
+        }
+    }
 }
 
 /// Sends a request to one node by address now; the returned [`Pending`] follows redirects.

@@ -24,8 +24,10 @@ use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 use tokio::net::TcpListener;
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::Notify;
 
+use crate::admin::metrics::Metrics;
+use crate::backend::dedicated::DedicatedLimit;
 use crate::backend::{topology, Lane, Pool, Topology};
 use crate::config::ProxyConfig;
 
@@ -36,11 +38,13 @@ pub struct Proxy {
     /// One pool of shared backend connections per worker thread, plus one (the last) for
     /// the control thread (topology refresh, INFO aggregation).
     pools: Vec<Pool>,
-    pub dedicated: Arc<Semaphore>,
+    pub dedicated: Arc<DedicatedLimit>,
     pub clients: clients::ClientRegistry,
     pub stats: stats::Stats,
     /// Resharding jobs started through the admin API.
     pub jobs: crate::admin::jobs::Jobs,
+    /// Prometheus metrics (`GET /metrics`); per-worker counters indexed like `pools`.
+    pub metrics: Metrics,
     pub started: Instant,
     /// A 40-hex id, presented as the node id of the one-node cluster clients see.
     pub id: String,
@@ -50,7 +54,7 @@ pub struct Proxy {
 
 impl Proxy {
     pub fn new(config: ProxyConfig, listen_addr: SocketAddr, workers: usize) -> Proxy {
-        let pools = (0..=workers)
+        let pools: Vec<Pool> = (0..=workers)
             .map(|_| {
                 Pool::new(
                     config.backend.connections_per_node,
@@ -59,13 +63,14 @@ impl Proxy {
             })
             .collect();
         Proxy {
-            dedicated: Arc::new(Semaphore::new(config.limits.dedicated_connections)),
+            dedicated: DedicatedLimit::new(config.limits.dedicated_connections),
             config: ArcSwap::from_pointee(config),
             topology: ArcSwap::from_pointee(Topology::default()),
             pools,
             clients: clients::ClientRegistry::default(),
             stats: stats::Stats::default(),
             jobs: crate::admin::jobs::Jobs::default(),
+            metrics: Metrics::new(workers + 1),
             started: Instant::now(),
             id: clients::random_hex_id(),
             listen_addr,
@@ -76,6 +81,11 @@ impl Proxy {
     /// The pool of a lane's worker.
     pub fn pool(&self, lane: Lane) -> &Pool {
         &self.pools[lane.worker.min(self.pools.len() - 1)]
+    }
+
+    /// Every pool (workers', then the control thread's).
+    pub fn pools(&self) -> &[Pool] {
+        &self.pools
     }
 
     /// The lane of the control thread.
@@ -173,6 +183,7 @@ pub async fn run(
         tracing::warn!("initial topology not available yet: {e}");
     }
     tokio::spawn(proxy.clone().refresher());
+    tokio::spawn(crate::admin::metrics::poll::run(proxy.clone()));
     tokio::spawn(session::accept_loop(proxy.clone(), listener, senders));
     ready(addr);
     Ok(proxy)

@@ -5,11 +5,16 @@
 //! session writes replies from the front as they complete, gathering all that are ready into
 //! one write. Stateful commands (transactions, blocking commands, subscriptions) first let
 //! the FIFO drain, then run inline.
+//!
+//! Metrics: each FIFO entry carries a [`Timing`] (the command's table id and the dispatch
+//! instant, one clock read per decoded batch); when its reply is taken from the FIFO, the
+//! worker's counters record the call, an error reply, and the latency (one clock read per
+//! batch of ready replies).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -26,6 +31,8 @@ use super::router::{self, Route};
 use super::stats::Stats;
 use super::transaction::Transaction;
 use super::Proxy;
+use crate::admin::metrics::workers::unknown_command;
+use crate::admin::metrics::{Timing, WorkerStats};
 use crate::backend::dedicated::Dedicated;
 use crate::resp::{encode_request, Limits, Proto, RequestDecoder};
 
@@ -185,7 +192,9 @@ impl ClientIo {
 struct Session {
     proxy: Arc<Proxy>,
     client: ClientState,
-    pending: VecDeque<Pending>,
+    pending: VecDeque<(Pending, Timing)>,
+    /// The command table id of the request `step` last looked at.
+    command: usize,
     tx: Transaction,
     pubsub: PubSub,
     blocking_conn: Option<Dedicated>,
@@ -193,11 +202,18 @@ struct Session {
 }
 
 /// Moves every reply at the front of the FIFO that is already complete into `output`.
-fn drain_ready(pending: &mut VecDeque<Pending>, output: &mut BytesMut) {
+fn drain_ready(
+    pending: &mut VecDeque<(Pending, Timing)>,
+    output: &mut BytesMut,
+    stats: &WorkerStats,
+) {
     let mut cx = Context::from_waker(Waker::noop());
-    while let Some(front) = pending.front_mut() {
+    let mut now = None;
+    while let Some((front, timing)) = pending.front_mut() {
         match front.poll_reply(&mut cx) {
             Poll::Ready(bytes) => {
+                let now = *now.get_or_insert_with(Instant::now);
+                stats.record(*timing, &bytes, now);
                 output.extend_from_slice(&bytes);
                 pending.pop_front();
             }
@@ -245,6 +261,7 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
             lane: proxy.assign_lane(worker),
         },
         pending: VecDeque::new(),
+        command: unknown_command(),
         tx: Transaction::default(),
         pubsub: PubSub::default(),
         blocking_conn: None,
@@ -255,11 +272,12 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
     let output_limit = config.limits.client_output_buffer_bytes;
     let mut front_deadline = tokio::time::Instant::now() + operation_timeout;
     let mut front_len = 0;
+    let stats = proxy.metrics.worker(worker);
     loop {
         if !session.dispatch_queued(&mut io).await {
             break;
         }
-        drain_ready(&mut session.pending, &mut io.output);
+        drain_ready(&mut session.pending, &mut io.output, stats);
         if io.output.len() > output_limit {
             tracing::info!(
                 "closing client {}: output buffer limit reached",
@@ -289,11 +307,13 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
         tokio::select! {
             _ = handle.kill.notified() => break,
             bytes = std::future::poll_fn(|cx| match session.pending.front_mut() {
-                Some(front) => front.poll_reply(cx),
+                Some((front, _)) => front.poll_reply(cx),
                 None => Poll::Pending,
             }), if !session.pending.is_empty() => {
+                if let Some((_, timing)) = session.pending.pop_front() {
+                    stats.record(timing, &bytes, Instant::now());
+                }
                 io.output.extend_from_slice(&bytes);
-                session.pending.pop_front();
             }
             event = session.pubsub.next_event(), if session.pubsub.is_active() => match event {
                 Some(Event::Frame(id, frame)) => {
@@ -306,11 +326,15 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
             alive = io.read_more(), if can_read => if !alive { break },
             _ = tokio::time::sleep_until(front_deadline), if !session.pending.is_empty() => {
                 Stats::inc(&proxy.stats.backend_timeouts);
-                session.pending.pop_front();
-                io.output.extend_from_slice(&error_reply(&format!(
+                let reply = error_reply(&format!(
                     "ERR slotproxy: backend did not answer within {} ms",
                     operation_timeout.as_millis()
-                )));
+                ));
+                if let Some((front, timing)) = session.pending.pop_front() {
+                    proxy.metrics.timeout(front.addr());
+                    stats.record(timing, &reply, Instant::now());
+                }
+                io.output.extend_from_slice(&reply);
             }
             _ = idle(idle_timeout), if session.pending.is_empty() && !session.pubsub.is_active() => break,
         }
@@ -342,25 +366,38 @@ enum Step {
 impl Session {
     /// Dispatches decoded requests until one must wait. False when the client is gone.
     async fn dispatch_queued(&mut self, io: &mut ClientIo) -> bool {
+        let proxy = self.proxy.clone();
+        let stats = proxy.metrics.worker(self.client.lane.worker);
+        // Requests decoded together share one dispatch instant.
+        let mut start = None;
         while !self.closing && self.pending.len() < MAX_PENDING {
             let Some(args) = io.requests.pop_front() else {
                 break;
             };
             Stats::inc(&self.proxy.stats.commands);
-            match self.step(&args) {
-                Step::Queue(pending) => self.pending.push_back(pending),
+            let step = self.step(&args);
+            let timing = Timing {
+                command: self.command,
+                start: *start.get_or_insert_with(Instant::now),
+            };
+            match step {
+                Step::Queue(pending) => self.pending.push_back((pending, timing)),
                 Step::Inline(route) => {
                     if !self.pending.is_empty() {
                         io.requests.push_front(args);
                         break;
                     }
-                    drain_ready(&mut self.pending, &mut io.output);
+                    drain_ready(&mut self.pending, &mut io.output, stats);
                     if !io.flush().await {
                         return false;
                     }
+                    let mark = io.output.len();
                     if !self.inline(route, args, io).await {
                         return false;
                     }
+                    let now = Instant::now();
+                    stats.record(timing, io.output.get(mark..).unwrap_or(&[]), now);
+                    start = None;
                 }
             }
         }
@@ -381,15 +418,18 @@ impl Session {
                 b"exec" | b"discard" | b"multi" | b"watch" | b"quit" | b"reset"
             )
         {
+            self.command = router::lookup(args).map_or_else(|_| unknown_command(), |s| s.id);
             return Self::ready(self.tx.queue(args.to_vec()));
         }
         let spec = match router::lookup(args) {
             Ok(spec) => spec,
             Err(e) => {
+                self.command = unknown_command();
                 Stats::inc(&self.proxy.stats.errors);
                 return Self::ready(error_reply(&e));
             }
         };
+        self.command = spec.id;
         if !self.client.authenticated
             && !matches!(&name[..], b"auth" | b"hello" | b"quit" | b"reset")
         {
@@ -424,6 +464,9 @@ impl Session {
         }
         let proto = self.client.proto;
         let lane = self.client.lane;
+        if let Route::Slot(slot) | Route::Blocking(Some(slot)) = route {
+            self.proxy.metrics.worker(lane.worker).slot_op(slot);
+        }
         match route {
             Route::Local => match local::handle(&self.proxy, &mut self.client, spec, args) {
                 LocalReply::Now(bytes) => Self::ready(bytes),
@@ -453,6 +496,7 @@ impl Session {
             },
             Route::SplitKeys => match fanout::common_slot(args) {
                 Some(slot) => {
+                    self.proxy.metrics.worker(lane.worker).slot_op(slot);
                     Step::Queue(forward(&self.proxy, Some(slot), encode(args), proto, lane))
                 }
                 None => Step::Queue(fanout::split_keys(&self.proxy, args.to_vec(), proto, lane)),

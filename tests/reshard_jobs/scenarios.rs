@@ -71,6 +71,26 @@ pub fn reshard_under_load(cluster: &Cluster, proxy_port: u16, admin: u16) {
     let elapsed = started.elapsed().as_secs_f64();
     assert_eq!(last["state"], "done", "{last}");
     assert_eq!(last["slots_done"], 2000, "{last}");
+    // The same progress is in /metrics.
+    let metrics = test_harness::http::get(admin, "/metrics").body;
+    let value = |name: &str| -> f64 {
+        metrics
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(-1.0)
+    };
+    assert!(
+        value("slotproxy_reshard_slots_done_total") >= 2000.0,
+        "{metrics}"
+    );
+    assert!(value("slotproxy_reshard_keys_moved_total") > 0.0);
+    assert_eq!(value("slotproxy_reshard_slots_pending"), 0.0);
+    assert!(
+        metrics.contains("slotproxy_reshard_job_state{state=\"completed\"} 1"),
+        "{metrics}"
+    );
     let ops: u64 = results.iter().map(|r| r.ops).sum();
     let errors: u64 = results.iter().map(|r| r.errors).sum();
     let wrong_reads: u64 = results.iter().map(|r| r.wrong).sum();

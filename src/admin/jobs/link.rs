@@ -10,8 +10,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::backend::dedicated::DedicatedLimit;
 use bytes::BytesMut;
-use tokio::sync::Semaphore;
 
 use crate::backend::dedicated::Dedicated;
 use crate::resp::{encode_request, parse_frame, Frame, Proto};
@@ -42,7 +42,7 @@ pub struct Link {
 impl Link {
     pub async fn open(
         addr: &str,
-        permits: &Arc<Semaphore>,
+        permits: &Arc<DedicatedLimit>,
         connect_timeout: Duration,
         timeout: Duration,
     ) -> Result<Link, String> {
@@ -111,13 +111,17 @@ pub fn checked(addr: &str, command: &Command, frame: Frame) -> Result<Frame, Str
 /// reopened next time, so one broken connection does not poison the job.
 pub struct Links {
     links: HashMap<String, Link>,
-    permits: Arc<Semaphore>,
+    permits: Arc<DedicatedLimit>,
     connect_timeout: Duration,
     timeout: Duration,
 }
 
 impl Links {
-    pub fn new(permits: Arc<Semaphore>, connect_timeout: Duration, timeout: Duration) -> Links {
+    pub fn new(
+        permits: Arc<DedicatedLimit>,
+        connect_timeout: Duration,
+        timeout: Duration,
+    ) -> Links {
         Links {
             links: HashMap::new(),
             permits,

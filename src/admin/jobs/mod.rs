@@ -23,11 +23,10 @@ pub mod recover;
 pub mod routes;
 pub mod view;
 
+use crate::admin::metrics::reshard::ReshardMetrics;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
-
-use tokio::sync::Semaphore;
 
 /// Jobs kept for `GET /v1/jobs` (the oldest finished ones are dropped).
 const KEPT_JOBS: usize = 100;
@@ -120,6 +119,7 @@ pub struct Job {
     pub options: Options,
     pub created_at: f64,
     progress: Mutex<Progress>,
+    metrics: ReshardMetrics,
 }
 
 fn now() -> f64 {
@@ -128,9 +128,35 @@ fn now() -> f64 {
         .map_or(0.0, |d| d.as_secs_f64())
 }
 
+/// The `state` label of `slotproxy_reshard_job_state` for a job state.
+fn metric_state(state: JobState) -> &'static str {
+    match state {
+        JobState::Queued => "queued",
+        JobState::Running => "running",
+        JobState::Done => "completed",
+        JobState::Failed => "failed",
+    }
+}
+
 /// Where the job's progress meets the proxy's metrics (`slotproxy_reshard_*`: slots pending
-/// and done, keys moved, job state). Called after every change of a job's progress.
-pub fn report_progress(_job_id: &str, _kind: &'static str, _progress: &Progress) {}
+/// and done, keys moved, job state). Called after every change of a job's progress, with
+/// the progress before and after it.
+fn report_progress(metrics: &ReshardMetrics, before: &Progress, after: &Progress) {
+    if before.state != after.state {
+        metrics.transition(Some(metric_state(before.state)), metric_state(after.state));
+    }
+    metrics
+        .slots_done
+        .inc_by(after.slots_done.saturating_sub(before.slots_done));
+    metrics
+        .keys_moved
+        .inc_by(after.keys_moved.saturating_sub(before.keys_moved));
+    let pending = match after.state {
+        JobState::Running => after.slots_total.saturating_sub(after.slots_done),
+        _ => 0,
+    };
+    metrics.slots_pending.set(pending as i64);
+}
 
 impl Job {
     /// A copy of the progress.
@@ -144,8 +170,9 @@ impl Job {
     /// Changes the progress and reports it.
     pub fn update(&self, change: impl FnOnce(&mut Progress)) {
         let mut progress = self.progress.lock().unwrap_or_else(|p| p.into_inner());
+        let before = progress.clone();
         change(&mut progress);
-        report_progress(&self.id, self.operation.kind(), &progress);
+        report_progress(&self.metrics, &before, &progress);
     }
 
     pub fn is_active(&self) -> bool {
@@ -197,7 +224,7 @@ pub struct Jobs {
     next: AtomicU64,
     /// Job ids start with the proxy's start time, so ids stay unique across restarts.
     prefix: u64,
-    pub permits: Arc<Semaphore>,
+    pub permits: Arc<crate::backend::dedicated::DedicatedLimit>,
 }
 
 impl Default for Jobs {
@@ -206,7 +233,7 @@ impl Default for Jobs {
             jobs: Mutex::new(Vec::new()),
             next: AtomicU64::new(1),
             prefix: now() as u64,
-            permits: Arc::new(Semaphore::new(JOB_CONNECTIONS)),
+            permits: crate::backend::dedicated::DedicatedLimit::new(JOB_CONNECTIONS),
         }
     }
 }
@@ -220,7 +247,12 @@ impl Jobs {
 
     /// Registers a new queued job, unless one is active (then that one is returned as the
     /// error: one job at a time).
-    pub fn create(&self, operation: Operation, options: Options) -> Result<Arc<Job>, Arc<Job>> {
+    pub fn create(
+        &self,
+        operation: Operation,
+        options: Options,
+        metrics: ReshardMetrics,
+    ) -> Result<Arc<Job>, Arc<Job>> {
         let mut jobs = self.jobs.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(active) = jobs.iter().find(|j| j.is_active()) {
             return Err(active.clone());
@@ -243,7 +275,9 @@ impl Jobs {
                 error: None,
                 note: None,
             }),
+            metrics,
         });
+        job.metrics.transition(None, metric_state(JobState::Queued));
         jobs.push(job.clone());
         if jobs.len() > KEPT_JOBS {
             if let Some(oldest) = jobs.iter().position(|j| !j.is_active()) {

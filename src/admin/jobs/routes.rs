@@ -289,13 +289,18 @@ async fn start(
     planner: impl FnOnce(&ClusterView, &Body) -> Result<Operation, Refusal>,
 ) -> HttpResponse {
     match check(proxy, request, planner).await {
-        Ok((operation, options)) => match proxy.jobs.create(operation, options) {
-            Ok(job) => {
-                super::spawn(proxy.clone(), job.clone());
-                json(StatusCode::ACCEPTED, &job.to_json())
+        Ok((operation, options)) => {
+            match proxy
+                .jobs
+                .create(operation, options, proxy.metrics.reshard().clone())
+            {
+                Ok(job) => {
+                    super::spawn(proxy.clone(), job.clone());
+                    json(StatusCode::ACCEPTED, &job.to_json())
+                }
+                Err(active) => busy(&active.id),
             }
-            Err(active) => busy(&active.id),
-        },
+        }
         Err((status, message)) => error(status, message),
     }
 }

@@ -44,6 +44,9 @@ pub struct CommandSpec {
     /// The value `COMMAND DOCS` answers with.
     pub docs: Option<Frame>,
     pub subcommands: Vec<CommandSpec>,
+    /// Dense index among all commands and subcommands (`0..CommandTable::spec_count()`), in
+    /// [`CommandTable::all_specs`] order, so per-command arrays (metrics) need no name lookup.
+    pub id: usize,
 }
 
 impl CommandSpec {
@@ -118,6 +121,15 @@ impl CommandTable {
             .filter_map(|entry| spec_from_info(entry, &docs))
             .collect();
         commands.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut next_id = 0;
+        for command in &mut commands {
+            command.id = next_id;
+            next_id += 1;
+            for sub in &mut command.subcommands {
+                sub.id = next_id;
+                next_id += 1;
+            }
+        }
         let by_name = commands
             .iter()
             .enumerate()
@@ -129,6 +141,18 @@ impl CommandTable {
     /// All top-level commands, sorted by name.
     pub fn commands(&self) -> &[CommandSpec] {
         &self.commands
+    }
+
+    /// How many commands and subcommands there are (ids are `0..spec_count()`).
+    pub fn spec_count(&self) -> usize {
+        self.commands.iter().map(|c| 1 + c.subcommands.len()).sum()
+    }
+
+    /// Every command and subcommand, in id order.
+    pub fn all_specs(&self) -> impl Iterator<Item = &CommandSpec> {
+        self.commands
+            .iter()
+            .flat_map(|c| std::iter::once(c).chain(c.subcommands.iter()))
     }
 
     /// A top-level command by name, case-insensitively.
@@ -225,6 +249,7 @@ fn spec_from_info(entry: Frame, docs: &HashMap<String, Frame>) -> Option<Command
         docs: doc,
         subcommands,
         name,
+        id: 0,
     })
 }
 

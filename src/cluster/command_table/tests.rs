@@ -82,3 +82,17 @@ fn specs_that_do_not_fit_fall_back_like_redis() {
     // No rule of its own: no keys at all.
     assert_eq!(indexes(&["pfmerge", "a"]), Err(KeysError::InvalidArguments));
 }
+
+#[test]
+fn ids_are_dense_and_follow_all_specs() {
+    let table = CommandTable::get();
+    let ids: Vec<usize> = table.all_specs().map(|s| s.id).collect();
+    assert_eq!(ids, (0..table.spec_count()).collect::<Vec<_>>());
+    let get = table.command(b"get").unwrap();
+    assert_eq!(table.all_specs().nth(get.id).unwrap().name, "get");
+    let config_get = table.by_full_name(b"config|get").unwrap();
+    assert_eq!(
+        table.all_specs().nth(config_get.id).unwrap().name,
+        "config|get"
+    );
+}

@@ -35,17 +35,50 @@ pub fn request(port: u16, method: &str, path: &str, token: Option<&str>, body: &
     stream.write_all(body.as_bytes()).expect("send body");
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).expect("read answer");
-    let text = String::from_utf8_lossy(&raw).into_owned();
-    let status = text
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or(raw.len());
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let body = raw.get(split + 4..).unwrap_or(&[]);
+    let status = head
         .split_whitespace()
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    HttpReply { status, body }
+    let chunked = head.lines().any(|l| {
+        let l = l.to_ascii_lowercase();
+        l.starts_with("transfer-encoding:") && l.contains("chunked")
+    });
+    let body = if chunked {
+        dechunk(body)
+    } else {
+        body.to_vec()
+    };
+    HttpReply {
+        status,
+        body: String::from_utf8_lossy(&body).into_owned(),
+    }
+}
+
+/// Decodes a `Transfer-Encoding: chunked` body (servers such as Prometheus send large
+/// answers that way).
+fn dechunk(mut rest: &[u8]) -> Vec<u8> {
+    let mut body = Vec::new();
+    while let Some(eol) = rest.windows(2).position(|w| w == b"\r\n") {
+        let size_line = String::from_utf8_lossy(&rest[..eol]).into_owned();
+        let size = usize::from_str_radix(size_line.split(';').next().unwrap_or("").trim(), 16)
+            .unwrap_or(0);
+        let after = &rest[eol + 2..];
+        if size == 0 || after.len() < size {
+            break;
+        }
+        body.extend_from_slice(&after[..size]);
+        rest = after[size..]
+            .strip_prefix(b"\r\n")
+            .unwrap_or(&after[size..]);
+    }
+    body
 }
 
 pub fn get(port: u16, path: &str) -> HttpReply {

@@ -71,7 +71,8 @@ impl ServerProcess {
         std::fs::read_to_string(&self.log_path).unwrap_or_default()
     }
 
-    /// Spawns `program args...` and waits until a line of its output contains `ready_line`.
+    /// Spawns `program args...` and waits until a line of its output (stdout or stderr; some
+    /// servers, e.g. Prometheus, log on stderr) contains `ready_line`.
     pub fn spawn(
         name: &str,
         program: &PathBuf,
@@ -95,9 +96,15 @@ impl ServerProcess {
         let ready_line = ready_line.to_string();
         let log = File::create(&log_path).expect("create log file");
         let mut log_err = log.try_clone().expect("clone log file");
+        let (ready_err_tx, ready_line_err) = (ready_tx.clone(), ready_line.clone());
         std::thread::spawn(move || {
+            let mut signalled = false;
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 let _ = writeln!(log_err, "{line}");
+                if !signalled && line.contains(&ready_line_err) {
+                    signalled = true;
+                    let _ = ready_err_tx.send(());
+                }
             }
         });
         std::thread::spawn(move || {
