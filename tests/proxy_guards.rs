@@ -158,3 +158,39 @@ fn config_errors_name_field_and_line() {
         "{stderr}"
     );
 }
+
+#[test]
+fn backend_operation_timeout_answers_and_keeps_order() {
+    let cluster = Cluster::redis(3);
+    let dir = std::env::temp_dir().join(format!("slotproxy-optimeout-{}", free_port()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("slotproxy.yaml");
+    let port = free_port();
+    write_config(
+        &path,
+        port,
+        &cluster.seeds(),
+        "timeouts:\n  operation_ms: 50\n",
+    );
+    let _proxy = start_with_config(&path, port);
+    let mut c = RawClient::connect(port);
+    assert_eq!(c.call(&["SET", "{slow}k", "v"]), Frame::Simple("OK".into()));
+    // A script that keeps its node busy far longer than 50 ms, on the same slot's node.
+    let busy = "local x = 0 for i = 1, 300000000 do x = x + i end return 1";
+    let reply = c.call(&["EVAL", busy, "1", "{slow}k"]);
+    assert_eq!(
+        reply,
+        Frame::Error("ERR slotproxy: backend did not answer within 50 ms".into())
+    );
+    // The late reply is dropped; the next request on the same connection gets its own.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        match c.call(&["GET", "{slow}k"]) {
+            Frame::Bulk(v) if &v[..] == b"v" => break,
+            other => {
+                assert!(Instant::now() < deadline, "no recovery: {other:?}");
+                assert!(other.is_error(), "unexpected reply {other:?}");
+            }
+        }
+    }
+}

@@ -270,9 +270,19 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
     let operation_timeout = Duration::from_millis(config.timeouts.operation_ms.max(1));
     let idle_timeout = config.timeouts.idle_secs;
     let output_limit = config.limits.client_output_buffer_bytes;
-    let mut front_deadline = tokio::time::Instant::now() + operation_timeout;
-    let mut front_len = 0;
     let stats = proxy.metrics.worker(worker);
+    // One ticker per session checks the operation and idle timeouts, and one kill
+    // notification lives for the whole session: creating a timer or a waiter on every loop
+    // turn (that is, for every reply) costs more than the rest of the loop.
+    let check_every =
+        (operation_timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(1));
+    let mut ticker = tokio::time::interval(check_every);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let idle_limit = (idle_timeout > 0).then(|| Duration::from_secs(idle_timeout));
+    let mut front_since = Instant::now();
+    let mut last_activity = Instant::now();
+    let kill = handle.kill.notified();
+    tokio::pin!(kill);
     loop {
         if !session.dispatch_queued(&mut io).await {
             break;
@@ -298,21 +308,19 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
         if session.closing && session.pending.is_empty() {
             break;
         }
-        // The operation timeout applies to the reply at the front of the FIFO.
-        if session.pending.len() != front_len || session.pending.is_empty() {
-            front_deadline = tokio::time::Instant::now() + operation_timeout;
-        }
-        front_len = session.pending.len();
         let can_read = !session.closing && io.requests.is_empty() && io.protocol_error.is_none();
         tokio::select! {
-            _ = handle.kill.notified() => break,
+            _ = &mut kill => break,
             bytes = std::future::poll_fn(|cx| match session.pending.front_mut() {
                 Some((front, _)) => front.poll_reply(cx),
                 None => Poll::Pending,
             }), if !session.pending.is_empty() => {
+                let now = Instant::now();
                 if let Some((_, timing)) = session.pending.pop_front() {
-                    stats.record(timing, &bytes, Instant::now());
+                    stats.record(timing, &bytes, now);
                 }
+                // The operation timeout runs from when a reply reaches the front.
+                front_since = now;
                 io.output.extend_from_slice(&bytes);
             }
             event = session.pubsub.next_event(), if session.pubsub.is_active() => match event {
@@ -323,8 +331,23 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
                 Some(Event::Closed(id)) => session.pubsub.closed(id),
                 None => {}
             },
-            alive = io.read_more(), if can_read => if !alive { break },
-            _ = tokio::time::sleep_until(front_deadline), if !session.pending.is_empty() => {
+            alive = io.read_more(), if can_read => {
+                if !alive {
+                    break;
+                }
+                last_activity = Instant::now();
+                if session.pending.is_empty() {
+                    front_since = last_activity;
+                }
+            }
+            _ = ticker.tick(), if !session.pending.is_empty() || idle_limit.is_some() => {
+                let idle = session.pending.is_empty() && !session.pubsub.is_active();
+                if idle && idle_limit.is_some_and(|limit| last_activity.elapsed() >= limit) {
+                    break;
+                }
+                if session.pending.is_empty() || front_since.elapsed() < operation_timeout {
+                    continue;
+                }
                 Stats::inc(&proxy.stats.backend_timeouts);
                 let reply = error_reply(&format!(
                     "ERR slotproxy: backend did not answer within {} ms",
@@ -334,18 +357,10 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
                     proxy.metrics.timeout(front.addr());
                     stats.record(timing, &reply, Instant::now());
                 }
+                front_since = Instant::now();
                 io.output.extend_from_slice(&reply);
             }
-            _ = idle(idle_timeout), if session.pending.is_empty() && !session.pubsub.is_active() => break,
         }
-    }
-}
-
-async fn idle(seconds: u64) {
-    if seconds == 0 {
-        std::future::pending::<()>().await
-    } else {
-        tokio::time::sleep(Duration::from_secs(seconds)).await
     }
 }
 
