@@ -32,6 +32,11 @@ struct Args {
     local: Option<usize>,
 }
 
+// jemalloc: glibc's per-thread arenas grow and trim their heaps on every batch of
+// requests (mprotect calls), which costs the worker threads real time under load.
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn load(args: &Args) -> anyhow::Result<ProxyConfig> {
     let mut config = match &args.config {
         Some(path) => ProxyConfig::load(path)?,

@@ -257,15 +257,17 @@ impl Db {
     /// Stores a whole entry, replacing any previous one. Returns the previous entry.
     pub fn insert_entry(&mut self, mut entry: Entry) -> Option<Entry> {
         entry.lru = lru_clock(self.now_ms);
-        self.expire_if_needed(&entry.key);
+        // The slot and hash are computed once for the expiry check and the insertion.
+        let slot = key_slot(&entry.key);
+        let hash = self.hash(&entry.key);
+        self.expire_at(slot as usize, hash, &entry.key);
         self.dirty += 1;
         // The key is needed after the entry moved into the table only when someone listens.
         let observed_key = (!self.watched.is_empty() || self.log_events & notify::NEW != 0)
             .then(|| entry.key.clone());
-        let hash = self.hash(&entry.key);
         let hasher = self.hasher;
         let volatile = entry.has_expiry();
-        let table = self.table_mut(key_slot(&entry.key));
+        let table = self.table_mut(slot);
         let old = match table.entry(
             hash,
             |e| e.key.as_slice() == entry.key.as_slice(),

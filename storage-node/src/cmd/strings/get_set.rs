@@ -155,7 +155,13 @@ fn store(
             None => out.null(),
         }
     }
-    let old_expiry = db.get_mut(key).map(|entry| entry.expire_at_ms);
+    // A plain SET needs nothing of the old value: skip the look-up (insert replaces it).
+    let needs_old = options.nx || options.xx || options.keep_ttl;
+    let old_expiry = if needs_old {
+        db.get_mut(key).map(|entry| entry.expire_at_ms)
+    } else {
+        None
+    };
     let found = old_expiry.is_some();
     if (options.nx && found) || (options.xx && !found) {
         return Ok(false);
