@@ -31,7 +31,9 @@ struct Slot {
 pub struct Pool {
     per_node: usize,
     connect_timeout: Duration,
-    nodes: RwLock<HashMap<(String, Proto), Vec<Slot>>>,
+    /// Per node address, the connections of each protocol (RESP2, RESP3). Keyed by the
+    /// address alone so the per-request look-up borrows a `&str` and allocates nothing.
+    nodes: RwLock<HashMap<String, [Vec<Slot>; 2]>>,
     next: AtomicUsize,
     /// Counters of replaced connections, so per-node totals stay monotonic.
     retired: Mutex<Retired>,
@@ -43,6 +45,13 @@ pub struct Pool {
 struct Retired {
     finishing: Vec<(String, Arc<ConnStats>)>,
     totals: HashMap<String, ConnTotals>,
+}
+
+fn proto_index(proto: Proto) -> usize {
+    match proto {
+        Proto::Resp2 => 0,
+        Proto::Resp3 => 1,
+    }
 }
 
 impl Pool {
@@ -70,19 +79,17 @@ impl Pool {
         lane: usize,
     ) -> Result<Arc<BackendConn>, BackendError> {
         let index = lane % self.per_node;
+        let protocol = proto_index(proto);
         {
             let nodes = self.nodes.read().unwrap_or_else(|p| p.into_inner());
-            if let Some(slot) = nodes
-                .get(&(addr.to_string(), proto))
-                .and_then(|slots| slots.get(index))
-            {
+            if let Some(slot) = nodes.get(addr).and_then(|slots| slots[protocol].get(index)) {
                 if slot.conn.is_alive() {
                     return Ok(slot.conn.clone());
                 }
             }
         }
         let mut nodes = self.nodes.write().unwrap_or_else(|p| p.into_inner());
-        let slots = nodes.entry((addr.to_string(), proto)).or_default();
+        let slots = &mut nodes.entry(addr.to_string()).or_default()[protocol];
         while slots.len() <= index {
             slots.push(Slot {
                 conn: Arc::new(BackendConn::open(
@@ -153,8 +160,8 @@ impl Pool {
             }
             all
         };
-        for ((addr, _), slots) in nodes.iter() {
-            for slot in slots {
+        for (addr, by_proto) in nodes.iter() {
+            for slot in by_proto.iter().flatten() {
                 totals
                     .entry(addr.clone())
                     .or_default()
@@ -168,9 +175,12 @@ impl Pool {
     pub fn connection_counts(&self) -> HashMap<String, usize> {
         let nodes = self.nodes.read().unwrap_or_else(|p| p.into_inner());
         let mut counts = HashMap::new();
-        for ((addr, _), slots) in nodes.iter() {
-            *counts.entry(addr.clone()).or_insert(0) +=
-                slots.iter().filter(|s| s.conn.is_alive()).count();
+        for (addr, by_proto) in nodes.iter() {
+            *counts.entry(addr.clone()).or_insert(0) += by_proto
+                .iter()
+                .flatten()
+                .filter(|s| s.conn.is_alive())
+                .count();
         }
         counts
     }

@@ -94,10 +94,17 @@ pub fn split_keys(proxy: &Arc<Proxy>, args: Vec<Bytes>, proto: Proto, lane: Lane
             forward(proxy, Some(*slot), encode(&child), proto, lane)
         })
         .collect();
-    Pending::Future(Box::pin(merge_split(args, groups, children, proto)))
+    Pending::Future(Box::pin(merge_split(
+        proxy.clone(),
+        args,
+        groups,
+        children,
+        proto,
+    )))
 }
 
 async fn merge_split(
+    proxy: Arc<Proxy>,
     args: Vec<Bytes>,
     groups: Vec<(u16, Vec<usize>)>,
     children: Vec<Pending>,
@@ -105,7 +112,7 @@ async fn merge_split(
 ) -> Bytes {
     let mut replies = Vec::with_capacity(children.len());
     for child in children {
-        replies.push(child.reply().await);
+        replies.push(child.reply(&proxy).await);
     }
     if let Some(error) = replies.iter().find(|r| r.first() == Some(&b'-')) {
         return error.clone();
@@ -157,13 +164,25 @@ pub fn all_masters(proxy: &Arc<Proxy>, args: Vec<Bytes>, proto: Proto, lane: Lan
         .into_iter()
         .map(|addr| send_to_node(proxy, addr, request.clone(), proto, lane))
         .collect();
-    Pending::Future(Box::pin(merge_all(name, args, children, proto)))
+    Pending::Future(Box::pin(merge_all(
+        proxy.clone(),
+        name,
+        args,
+        children,
+        proto,
+    )))
 }
 
-async fn merge_all(name: String, args: Vec<Bytes>, children: Vec<Pending>, proto: Proto) -> Bytes {
+async fn merge_all(
+    proxy: Arc<Proxy>,
+    name: String,
+    args: Vec<Bytes>,
+    children: Vec<Pending>,
+    proto: Proto,
+) -> Bytes {
     let mut replies = Vec::with_capacity(children.len());
     for child in children {
-        replies.push(child.reply().await);
+        replies.push(child.reply(&proxy).await);
     }
     if let Some(error) = replies.iter().find(|r| r.first() == Some(&b'-')) {
         return error.clone();
@@ -257,7 +276,7 @@ async fn scan(
         child.extend(args[2..].iter().map(|a| a.to_vec()));
         let refs: Vec<&[u8]> = child.iter().map(|a| &a[..]).collect();
         let reply = send_to_node(&proxy, addrs[node].clone(), encode(&refs), proto, lane)
-            .reply()
+            .reply(&proxy)
             .await;
         if reply.first() == Some(&b'-') {
             return reply;

@@ -22,7 +22,7 @@ use tokio::sync::oneshot;
 
 use super::stats::Stats;
 use super::Proxy;
-use crate::backend::{BackendError, Lane, ReplyResult};
+use crate::backend::{BackendConn, BackendError, Lane, Node, ReplyResult, Topology};
 use crate::resp::Proto;
 
 /// Redirects followed for one request before giving up.
@@ -38,14 +38,17 @@ pub enum Pending {
 }
 
 /// A request sent on a shared connection, with what is needed to resend it.
+///
+/// It holds no `Arc<Proxy>` and no address string: cloning those on every request would
+/// bounce one shared reference count between the worker threads' cores. The connection
+/// (owned by this worker) names the node; the proxy is passed in when a redirect needs it.
 pub struct Waiting {
     rx: oneshot::Receiver<ReplyResult>,
-    proxy: Arc<Proxy>,
     slot: Option<u16>,
     request: Bytes,
     proto: Proto,
     lane: Lane,
-    addr: String,
+    conn: Arc<BackendConn>,
 }
 
 /// An error reply as bytes.
@@ -105,12 +108,9 @@ impl Proxy {
 
     /// Some master, rotating, for keyless commands.
     pub fn any_master(&self) -> Result<String, BackendError> {
-        let topology = self.topology.load();
-        if topology.masters.is_empty() {
-            return Err(BackendError::NoNode { slot: 0 });
-        }
-        let i = Stats::get(&self.stats.commands) as usize % topology.masters.len();
-        Ok(topology.masters[i].addr.clone())
+        any_master_node(&self.topology.load())
+            .map(|n| n.addr.clone())
+            .ok_or(BackendError::NoNode { slot: 0 })
     }
 
     fn send_to(
@@ -132,6 +132,57 @@ impl Proxy {
     }
 }
 
+/// Some master for a keyless command, rotating per worker thread (a shared counter would
+/// be written by every worker on every such request).
+fn any_master_node(topology: &Topology) -> Option<&Node> {
+    thread_local! {
+        static NEXT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+    if topology.masters.is_empty() {
+        return None;
+    }
+    let i = NEXT.with(|next| {
+        let i = next.get();
+        next.set(i.wrapping_add(1));
+        i
+    });
+    topology.masters.get(i % topology.masters.len())
+}
+
+/// Queues `request` on the lane's connection to `addr`. A connection that cannot be had
+/// (node in backoff) goes straight to the retry logic.
+fn send_on(
+    proxy: &Arc<Proxy>,
+    addr: &str,
+    slot: Option<u16>,
+    request: Bytes,
+    proto: Proto,
+    lane: Lane,
+) -> Pending {
+    match proxy.pool(lane).get(addr, proto, lane.conn) {
+        Ok(conn) => {
+            let rx = conn.send(request.clone(), false);
+            Pending::Backend(Waiting {
+                rx,
+                slot,
+                request,
+                proto,
+                lane,
+                conn,
+            })
+        }
+        Err(e) => Pending::Future(Box::pin(follow(
+            proxy.clone(),
+            slot,
+            request,
+            proto,
+            lane,
+            addr.to_string(),
+            Err(e),
+        ))),
+    }
+}
+
 /// Sends a request to a slot's master (or any master for `None`) on the client's lane and
 /// returns what the session waits on. The request leaves now, so requests keep their order.
 pub fn forward(
@@ -141,36 +192,32 @@ pub fn forward(
     proto: Proto,
     lane: Lane,
 ) -> Pending {
-    let addr = match slot {
-        Some(slot) => proxy.master_addr(slot),
-        None => proxy.any_master(),
+    let topology = proxy.topology.load();
+    let node = match slot {
+        Some(slot) => topology.master_for(slot),
+        None => any_master_node(&topology),
     };
-    let addr = match addr {
-        Ok(addr) => addr,
-        Err(e) => return Pending::Ready(error_reply(&e.to_reply())),
-    };
-    let rx = proxy.send_to(&addr, request.clone(), proto, lane, false);
-    Pending::Backend(Waiting {
-        rx,
-        proxy: proxy.clone(),
-        slot,
-        request,
-        proto,
-        lane,
-        addr,
-    })
+    match node {
+        Some(node) => send_on(proxy, &node.addr, slot, request, proto, lane),
+        None => Pending::Ready(error_reply(
+            &BackendError::NoNode {
+                slot: slot.unwrap_or(0),
+            }
+            .to_reply(),
+        )),
+    }
 }
 
 impl Pending {
     /// Waits for the final reply.
-    pub async fn reply(mut self) -> Bytes {
-        std::future::poll_fn(|cx| self.poll_reply(cx)).await
+    pub async fn reply(mut self, proxy: &Arc<Proxy>) -> Bytes {
+        std::future::poll_fn(|cx| self.poll_reply(cx, proxy)).await
     }
 
     /// The node a request waits on, while it is on its first attempt (for timeout metrics).
     pub fn addr(&self) -> Option<&str> {
         match self {
-            Pending::Backend(waiting) => Some(&waiting.addr),
+            Pending::Backend(waiting) => Some(&waiting.conn.addr),
             _ => None,
         }
     }
@@ -184,16 +231,7 @@ pub fn send_to_node(
     proto: Proto,
     lane: Lane,
 ) -> Pending {
-    let rx = proxy.send_to(&addr, request.clone(), proto, lane, false);
-    Pending::Backend(Waiting {
-        rx,
-        proxy: proxy.clone(),
-        slot: None,
-        request,
-        proto,
-        lane,
-        addr,
-    })
+    send_on(proxy, &addr, None, request, proto, lane)
 }
 
 fn received(result: Result<ReplyResult, oneshot::error::RecvError>, addr: &str) -> ReplyResult {
@@ -317,7 +355,7 @@ async fn follow(
 
 impl Pending {
     /// Polls for the final reply bytes.
-    pub fn poll_reply(&mut self, cx: &mut Context<'_>) -> Poll<Bytes> {
+    pub fn poll_reply(&mut self, cx: &mut Context<'_>, proxy: &Arc<Proxy>) -> Poll<Bytes> {
         loop {
             match self {
                 Pending::Ready(bytes) => return Poll::Ready(std::mem::take(bytes)),
@@ -325,18 +363,18 @@ impl Pending {
                 Pending::Backend(waiting) => {
                     let result = match Pin::new(&mut waiting.rx).poll(cx) {
                         Poll::Pending => return Poll::Pending,
-                        Poll::Ready(result) => received(result, &waiting.addr),
+                        Poll::Ready(result) => received(result, &waiting.conn.addr),
                     };
                     match result {
                         Ok(bytes) if redirect_of(&bytes).is_none() => return Poll::Ready(bytes),
                         other => {
                             let future = follow(
-                                waiting.proxy.clone(),
+                                proxy.clone(),
                                 waiting.slot,
                                 waiting.request.clone(),
                                 waiting.proto,
                                 waiting.lane,
-                                waiting.addr.clone(),
+                                waiting.conn.addr.clone(),
                                 other,
                             );
                             *self = Pending::Future(Box::pin(future));

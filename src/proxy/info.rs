@@ -45,7 +45,7 @@ async fn keyspace(proxy: &Arc<Proxy>) -> String {
             Proto::Resp2,
             proxy.control_lane(),
         )
-        .reply()
+        .reply(proxy)
         .await;
         let Ok(Some((frame, _))) = parse_frame(&reply) else {
             continue;
@@ -108,7 +108,7 @@ pub async fn info(proxy: Arc<Proxy>, args: Vec<Bytes>, proto: Proto) -> Bytes {
             "stats" => text.push_str(&format!(
                 "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_error_replies:{}\r\nredirects_moved:{}\r\nredirects_ask:{}\r\nredirects_tryagain:{}\r\ntopology_refreshes:{}\r\n",
                 Stats::get(&stats.connections_accepted),
-                Stats::get(&stats.commands),
+                proxy.metrics.total_commands(),
                 Stats::get(&stats.connections_rejected),
                 Stats::get(&stats.bytes_in),
                 Stats::get(&stats.bytes_out),

@@ -206,11 +206,12 @@ fn drain_ready(
     pending: &mut VecDeque<(Pending, Timing)>,
     output: &mut BytesMut,
     stats: &WorkerStats,
+    proxy: &Arc<Proxy>,
 ) {
     let mut cx = Context::from_waker(Waker::noop());
     let mut now = None;
     while let Some((front, timing)) = pending.front_mut() {
-        match front.poll_reply(&mut cx) {
+        match front.poll_reply(&mut cx, proxy) {
             Poll::Ready(bytes) => {
                 let now = *now.get_or_insert_with(Instant::now);
                 stats.record(*timing, &bytes, now);
@@ -284,10 +285,10 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
     let kill = handle.kill.notified();
     tokio::pin!(kill);
     loop {
-        if !session.dispatch_queued(&mut io).await {
+        if !session.dispatch_queued(&mut io, &proxy).await {
             break;
         }
-        drain_ready(&mut session.pending, &mut io.output, stats);
+        drain_ready(&mut session.pending, &mut io.output, stats, &proxy);
         if io.output.len() > output_limit {
             tracing::info!(
                 "closing client {}: output buffer limit reached",
@@ -312,7 +313,7 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
         tokio::select! {
             _ = &mut kill => break,
             bytes = std::future::poll_fn(|cx| match session.pending.front_mut() {
-                Some((front, _)) => front.poll_reply(cx),
+                Some((front, _)) => front.poll_reply(cx, &proxy),
                 None => Poll::Pending,
             }), if !session.pending.is_empty() => {
                 let now = Instant::now();
@@ -380,16 +381,18 @@ enum Step {
 
 impl Session {
     /// Dispatches decoded requests until one must wait. False when the client is gone.
-    async fn dispatch_queued(&mut self, io: &mut ClientIo) -> bool {
-        let proxy = self.proxy.clone();
+    /// `proxy` is the serve loop's own handle: cloning `self.proxy` here, once per batch,
+    /// would write the shared reference count from every worker.
+    async fn dispatch_queued(&mut self, io: &mut ClientIo, proxy: &Arc<Proxy>) -> bool {
         let stats = proxy.metrics.worker(self.client.lane.worker);
+        // The client was active: one clock read per batch, not per request.
+        self.client.handle.touch();
         // Requests decoded together share one dispatch instant.
         let mut start = None;
         while !self.closing && self.pending.len() < MAX_PENDING {
             let Some(args) = io.requests.pop_front() else {
                 break;
             };
-            Stats::inc(&self.proxy.stats.commands);
             let step = self.step(&args);
             let timing = Timing {
                 command: self.command,
@@ -402,7 +405,7 @@ impl Session {
                         io.requests.push_front(args);
                         break;
                     }
-                    drain_ready(&mut self.pending, &mut io.output, stats);
+                    drain_ready(&mut self.pending, &mut io.output, stats, proxy);
                     if !io.flush().await {
                         return false;
                     }
@@ -424,12 +427,21 @@ impl Session {
     }
 
     fn step(&mut self, args: &[Bytes]) -> Step {
-        let name = args[0].to_ascii_lowercase();
-        *lock(&self.client.handle.last_command) = String::from_utf8_lossy(&name).into_owned();
-        self.client.handle.touch();
+        // The name in lower case, on the stack (no allocation per request); a name longer
+        // than any command reads as empty and is refused by the look-up below.
+        let mut lower = [0u8; 32];
+        let name: &[u8] = match lower.get_mut(..args[0].len()) {
+            Some(buf) => {
+                for (dst, src) in buf.iter_mut().zip(args[0].iter()) {
+                    *dst = src.to_ascii_lowercase();
+                }
+                buf
+            }
+            None => b"",
+        };
         if self.tx.in_multi
             && !matches!(
-                &name[..],
+                name,
                 b"exec" | b"discard" | b"multi" | b"watch" | b"quit" | b"reset"
             )
         {
@@ -445,9 +457,8 @@ impl Session {
             }
         };
         self.command = spec.id;
-        if !self.client.authenticated
-            && !matches!(&name[..], b"auth" | b"hello" | b"quit" | b"reset")
-        {
+        *lock(&self.client.handle.last_command) = spec.name.as_str();
+        if !self.client.authenticated && !matches!(name, b"auth" | b"hello" | b"quit" | b"reset") {
             return Self::ready(error_reply("NOAUTH Authentication required."));
         }
         if self.proxy.config.load().denies(&name) {
@@ -461,7 +472,7 @@ impl Session {
             && self.pubsub.subscribed()
             && !matches!(route, Route::PubSub)
         {
-            if &name[..] == b"ping" {
+            if name == b"ping" {
                 let message = args.get(1).cloned().unwrap_or_default();
                 let mut buf = BytesMut::new();
                 let mut out = crate::resp::ReplyBuf::new(&mut buf, Proto::Resp2);
@@ -470,7 +481,7 @@ impl Session {
                 out.bulk(&message);
                 return Self::ready(buf.freeze());
             }
-            if !matches!(&name[..], b"quit" | b"reset") {
+            if !matches!(name, b"quit" | b"reset") {
                 return Self::ready(error_reply(&format!(
                     "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
                     spec.name
@@ -519,7 +530,7 @@ impl Session {
             Route::AllMasters => {
                 Step::Queue(fanout::all_masters(&self.proxy, args.to_vec(), proto, lane))
             }
-            Route::Transaction => match &name[..] {
+            Route::Transaction => match name {
                 b"multi" => Self::ready(self.tx.multi()),
                 b"discard" => Self::ready(self.tx.discard()),
                 b"unwatch" => Self::ready(self.tx.unwatch()),

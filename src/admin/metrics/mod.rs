@@ -132,6 +132,15 @@ impl Metrics {
         self.snapshot.store(Arc::new(snapshot));
     }
 
+    /// Commands answered since start, all workers together (INFO's
+    /// `total_commands_processed`; counted per worker so no counter is shared).
+    pub fn total_commands(&self) -> u64 {
+        workers::command_totals(self.workers())
+            .iter()
+            .map(|t| t.calls)
+            .sum()
+    }
+
     pub(crate) fn workers(&self) -> &[WorkerStats] {
         &self.workers
     }
