@@ -461,10 +461,10 @@ impl Session {
         if !self.client.authenticated && !matches!(name, b"auth" | b"hello" | b"quit" | b"reset") {
             return Self::ready(error_reply("NOAUTH Authentication required."));
         }
-        if self.proxy.config.load().denies(&name) {
+        if self.proxy.config.load().denies(name) {
             return Self::ready(error_reply(&format!(
                 "ERR slotproxy: command '{}' is denied by configuration",
-                String::from_utf8_lossy(&name)
+                String::from_utf8_lossy(name)
             )));
         }
         let route = router::route(spec, args);
