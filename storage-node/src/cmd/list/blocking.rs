@@ -20,7 +20,9 @@
 
 use bytes::Bytes;
 
-use super::moves::{move_element, parse_multi_pop, pop_first_non_empty, MultiPop, PopReply};
+use super::moves::{
+    announce_move, move_element, parse_multi_pop, pop_first_non_empty, MultiPop, PopReply,
+};
 use super::End;
 use crate::cmd::args::timeout_seconds;
 use crate::cmd::{CmdResult, Ctx};
@@ -78,9 +80,10 @@ fn blocking_move(
     let timeout = timeout_seconds(timeout)?;
     let (source, destination) = (&args[1], &args[2]);
     match move_element(ctx.db(), source, destination, from, to)? {
-        Some(element) => {
+        Some((element, source_deleted)) => {
             ctx.signal_key_ready(destination);
             ctx.out.bulk(&element);
+            announce_move(ctx, source, destination, (from, to), source_deleted);
         }
         None => wait_or_answer(ctx, vec![source.clone()], timeout, TimeoutReply::NullBulk),
     }

@@ -21,6 +21,7 @@ use super::args::is;
 use super::errors::{CmdError, SYNTAX, WRONGTYPE};
 use super::{Ctx, Handler};
 use crate::keyspace::Db;
+use crate::pubsub::notify;
 use crate::types::{CompactBytes, ListValue, Value};
 
 pub const COMMANDS: &[(&str, Handler)] = &[
@@ -111,12 +112,38 @@ fn check_list(db: &mut Db, key: &[u8]) -> Result<(), CmdError> {
     write_list(db, key).map(|_| ())
 }
 
-/// Deletes `key` if its list became empty.
-fn remove_if_empty(db: &mut Db, key: &[u8]) {
+/// Deletes `key` if its list became empty. True if it did.
+fn remove_if_empty(db: &mut Db, key: &[u8]) -> bool {
     if let Ok(Some(list)) = write_list(db, key) {
         if list.is_empty() {
             db.remove(key);
+            return true;
         }
+    }
+    false
+}
+
+/// The keyspace event of a push at `end`.
+fn push_event(end: End) -> &'static str {
+    match end {
+        End::Left => "lpush",
+        End::Right => "rpush",
+    }
+}
+
+/// The keyspace event of a pop at `end`.
+fn pop_event(end: End) -> &'static str {
+    match end {
+        End::Left => "lpop",
+        End::Right => "rpop",
+    }
+}
+
+/// Announces a list change (`event`), then `del` if it emptied the list, in Redis's order.
+fn notify_change(ctx: &mut Ctx<'_>, event: &str, key: &[u8], deleted: bool) {
+    ctx.notify(notify::LIST, event, key);
+    if deleted {
+        ctx.notify(notify::GENERIC, "del", key);
     }
 }
 
@@ -154,8 +181,8 @@ fn push_all<'e>(
 }
 
 /// Pops up to `count` elements from one end of `key`'s list, deleting the key if it
-/// empties. The list must exist.
-fn pop_many(db: &mut Db, key: &[u8], end: End, count: usize) -> Vec<CompactBytes> {
+/// empties (then the flag is true). The list must exist.
+fn pop_many(db: &mut Db, key: &[u8], end: End, count: usize) -> (Vec<CompactBytes>, bool) {
     let mut popped = Vec::new();
     if let Ok(Some(list)) = write_list(db, key) {
         let count = count.min(list.len());
@@ -167,8 +194,8 @@ fn pop_many(db: &mut Db, key: &[u8], end: End, count: usize) -> Vec<CompactBytes
         }
     }
     db.dirty += popped.len() as u64;
-    remove_if_empty(db, key);
-    popped
+    let deleted = remove_if_empty(db, key);
+    (popped, deleted)
 }
 
 /// `[key, [elements...]]`, the reply of LMPOP and BLMPOP.

@@ -13,8 +13,8 @@
 use bytes::Bytes;
 
 use super::{
-    check_list, db_and_out, pop, pop_many, push_all, remove_if_empty, reply_key_and_elements,
-    write_list, End,
+    check_list, db_and_out, notify_change, pop, pop_event, pop_many, push_all, push_event,
+    reply_key_and_elements, write_list, End,
 };
 use crate::cmd::args::{int_in_range_or, is};
 use crate::cmd::errors::{CmdError, SYNTAX};
@@ -43,28 +43,44 @@ fn move_command(
     to: End,
 ) -> CmdResult {
     match move_element(ctx.db(), source, destination, from, to)? {
-        Some(element) => {
+        Some((element, source_deleted)) => {
             ctx.signal_key_ready(destination);
             ctx.out.bulk(&element);
+            announce_move(ctx, source, destination, (from, to), source_deleted);
         }
         None => ctx.out.null(),
     }
     Ok(())
 }
 
-/// Moves one element, as LMOVE does. None when the source is missing.
+/// The events of a move, in Redis's order: the push on the destination, the pop on the
+/// source, then `del` if the source emptied.
+pub(super) fn announce_move(
+    ctx: &mut Ctx<'_>,
+    source: &[u8],
+    destination: &[u8],
+    (from, to): (End, End),
+    source_deleted: bool,
+) {
+    ctx.notify(crate::pubsub::notify::LIST, push_event(to), destination);
+    notify_change(ctx, pop_event(from), source, source_deleted);
+}
+
+/// Moves one element, as LMOVE does, and tells whether the source was deleted (emptied).
+/// None when the source is missing.
 pub(super) fn move_element(
     db: &mut Db,
     source: &[u8],
     destination: &[u8],
     from: End,
     to: End,
-) -> Result<Option<CompactBytes>, CmdError> {
+) -> Result<Option<(CompactBytes, bool)>, CmdError> {
     if write_list(db, source)?.is_none() {
         return Ok(None);
     }
     check_list(db, destination)?;
-    let element = if source == destination {
+    if source == destination {
+        // A rotation: the list never empties.
         let Some(list) = write_list(db, source)? else {
             return Ok(None);
         };
@@ -73,16 +89,14 @@ pub(super) fn move_element(
         };
         super::push(list, to, &element);
         db.dirty += 2;
-        element
-    } else {
-        let Some(element) = pop_many(db, source, from, 1).pop() else {
-            return Ok(None);
-        };
-        push_all(db, destination, to, [element.as_slice()])?;
-        element
+        return Ok(Some((element, false)));
+    }
+    let (mut popped, source_deleted) = pop_many(db, source, from, 1);
+    let Some(element) = popped.pop() else {
+        return Ok(None);
     };
-    remove_if_empty(db, source);
-    Ok(Some(element))
+    push_all(db, destination, to, [element.as_slice()])?;
+    Ok(Some((element, source_deleted)))
 }
 
 /// The parsed arguments of LMPOP / BLMPOP after the numkeys position.
@@ -139,7 +153,7 @@ pub(super) fn pop_first_non_empty(
         if write_list(db, key)?.is_none() {
             continue;
         }
-        let popped = pop_many(db, key, request.end, request.count);
+        let (popped, deleted) = pop_many(db, key, request.end, request.count);
         match reply {
             PopReply::Nested => reply_key_and_elements(out, key, &popped),
             PopReply::Flat => {
@@ -151,6 +165,7 @@ pub(super) fn pop_first_non_empty(
                 }
             }
         }
+        notify_change(ctx, pop_event(request.end), key, deleted);
         return Ok(true);
     }
     Ok(false)

@@ -14,7 +14,10 @@
 
 use bytes::Bytes;
 
-use super::{db_and_out, pop_many, push_all, read_list, write_list, End};
+use super::{
+    db_and_out, notify_change, pop_event, pop_many, push_all, push_event, read_list, write_list,
+    End,
+};
 use crate::cmd::args::non_negative;
 use crate::cmd::errors::wrong_arity;
 use crate::cmd::{CmdResult, Ctx};
@@ -46,6 +49,7 @@ fn push_command(ctx: &mut Ctx<'_>, args: &[Bytes], end: End, only_existing: bool
     }
     let len = push_all(db, key, end, args[2..].iter().map(|a| &a[..]))?;
     ctx.signal_key_ready(key);
+    ctx.notify(crate::pubsub::notify::LIST, push_event(end), key);
     ctx.out.integer(len as i64);
     Ok(())
 }
@@ -75,21 +79,22 @@ fn pop_command(ctx: &mut Ctx<'_>, args: &[Bytes], end: End) -> CmdResult {
         }
         return Ok(());
     }
+    let (popped, deleted) = pop_many(db, key, end, count.unwrap_or(1));
     match count {
-        None => {
-            let popped = pop_many(db, key, end, 1);
-            match popped.first() {
-                Some(element) => out.bulk(element),
-                None => out.null(),
-            }
-        }
-        Some(count) => {
-            let popped = pop_many(db, key, end, count);
+        None => match popped.first() {
+            Some(element) => out.bulk(element),
+            None => out.null(),
+        },
+        Some(_) => {
             out.array(popped.len());
             for element in &popped {
                 out.bulk(element);
             }
         }
+    }
+    // LPOP key 0 changes nothing and announces nothing.
+    if !popped.is_empty() {
+        notify_change(ctx, pop_event(end), key, deleted);
     }
     Ok(())
 }

@@ -21,7 +21,7 @@
 
 use bytes::Bytes;
 
-use super::{db_and_out, read_list, remove_if_empty, write_list};
+use super::{db_and_out, notify_change, read_list, remove_if_empty, write_list};
 use crate::cmd::args::{int, is, non_negative};
 use crate::cmd::errors::{CmdError, NO_SUCH_KEY, SYNTAX};
 use crate::cmd::{CmdResult, Ctx};
@@ -77,6 +77,7 @@ pub fn lset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     list.items[position] = CompactBytes::new(&args[3]);
     db.dirty += 1;
     ctx.out.ok();
+    notify_change(ctx, "lset", &args[1], false);
     Ok(())
 }
 
@@ -103,6 +104,7 @@ pub fn linsert(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let len = list.len();
     db.dirty += 1;
     ctx.out.integer(len as i64);
+    notify_change(ctx, "linsert", &args[1], false);
     Ok(())
 }
 
@@ -147,8 +149,11 @@ pub fn lrem(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         });
     }
     db.dirty += removed as u64;
-    remove_if_empty(db, key);
+    let deleted = remove_if_empty(db, key);
     ctx.out.integer(removed as i64);
+    if removed > 0 {
+        notify_change(ctx, "lrem", key, deleted);
+    }
     Ok(())
 }
 
@@ -166,7 +171,8 @@ pub fn ltrim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             }
         }
         db.dirty += 1;
-        remove_if_empty(db, key);
+        let deleted = remove_if_empty(db, key);
+        notify_change(ctx, "ltrim", key, deleted);
     }
     ctx.out.ok();
     Ok(())
