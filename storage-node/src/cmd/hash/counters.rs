@@ -57,6 +57,7 @@ pub fn hincrby(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         Ok(result.to_string().into_bytes())
     })?;
     ctx.out.integer(result);
+    ctx.notify(crate::pubsub::notify::HASH, "hincrby", &args[1]);
     Ok(())
 }
 
@@ -78,5 +79,6 @@ pub fn hincrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         Ok(sum.to_human_string().into_bytes())
     })?;
     ctx.out.bulk(&text);
+    ctx.notify(crate::pubsub::notify::HASH, "hincrbyfloat", &args[1]);
     Ok(())
 }

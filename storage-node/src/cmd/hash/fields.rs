@@ -18,6 +18,7 @@ use bytes::Bytes;
 use super::{db_and_out, hash_or_create, limits, read_hash, remove_if_empty, write_hash};
 use crate::cmd::errors::wrong_arity;
 use crate::cmd::{CmdResult, Ctx};
+use crate::pubsub::notify;
 
 pub fn hset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let added = set_pairs(ctx, args, "hset")?;
@@ -45,6 +46,8 @@ fn set_pairs(ctx: &mut Ctx<'_>, args: &[Bytes], name: &str) -> Result<usize, cra
         added += hash.set(&pair[0], &pair[1], &limits) as usize;
     }
     db.dirty += (args.len() / 2 - 1) as u64;
+    // Announced even when every value was already there, as Redis does.
+    ctx.notify(notify::HASH, "hset", &args[1]);
     Ok(added)
 }
 
@@ -56,6 +59,7 @@ pub fn hsetnx(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if added {
         hash.set(&args[2], &args[3], &limits);
         db.dirty += 1;
+        ctx.notify(notify::HASH, "hset", &args[1]);
     }
     ctx.out.integer(added as i64);
     Ok(())
@@ -95,7 +99,13 @@ pub fn hdel(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             }
         }
         db.dirty += removed as u64;
-        remove_if_empty(db, key);
+        let deleted = remove_if_empty(db, key);
+        if removed > 0 {
+            ctx.notify(notify::HASH, "hdel", key);
+        }
+        if deleted {
+            ctx.notify(notify::GENERIC, "del", key);
+        }
     }
     ctx.out.integer(removed);
     Ok(())

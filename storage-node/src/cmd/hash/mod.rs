@@ -78,10 +78,12 @@ fn hash_or_create<'d>(db: &'d mut Db, key: &[u8]) -> Result<&'d mut HashValue, C
 
 /// Deletes `key` if its hash became empty (also undoes a [`hash_or_create`] whose write
 /// failed).
-fn remove_if_empty(db: &mut Db, key: &[u8]) {
+fn remove_if_empty(db: &mut Db, key: &[u8]) -> bool {
     if let Ok(Some(hash)) = write_hash(db, key) {
         if hash.is_empty() {
             db.remove(key);
+            return true;
         }
     }
+    false
 }

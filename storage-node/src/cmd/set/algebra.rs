@@ -30,6 +30,17 @@ enum Op {
     Diff,
 }
 
+impl Op {
+    /// The keyspace event of the STORE form.
+    fn store_event(self) -> &'static str {
+        match self {
+            Op::Inter => "sinterstore",
+            Op::Union => "sunionstore",
+            Op::Diff => "sdiffstore",
+        }
+    }
+}
+
 /// The sets named by some keys, moved out of the database while a result is computed (so
 /// several can be read at once without copying) and put back afterwards.
 struct Taken {
@@ -171,12 +182,15 @@ fn run(ctx: &mut Ctx<'_>, keys: &[Bytes], op: Op, destination: Option<&Bytes>) -
         }
         Some(destination) => {
             let len = result.len();
+            out.integer(len as i64);
             if len == 0 {
-                db.remove(destination);
+                if db.remove(destination).is_some() {
+                    ctx.notify(crate::pubsub::notify::GENERIC, "del", destination);
+                }
             } else {
                 db.insert(destination, Value::Set(Box::new(result)), 0);
+                ctx.notify(crate::pubsub::notify::SET, op.store_event(), destination);
             }
-            out.integer(len as i64);
         }
     }
     Ok(())

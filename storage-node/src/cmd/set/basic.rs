@@ -15,7 +15,9 @@
 
 use bytes::Bytes;
 
-use super::{db_and_out, delete_if_empty, max_intset, read_set, reply_set, write_set};
+use super::{
+    db_and_out, delete_if_empty, max_intset, notify_change, read_set, reply_set, write_set,
+};
 use crate::cmd::errors::WRONGTYPE;
 use crate::cmd::scan::{parse_cursor, ScanOptions};
 use crate::cmd::{CmdResult, Ctx};
@@ -37,6 +39,9 @@ pub fn sadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     };
     db.dirty += added as u64;
     out.integer(added as i64);
+    if added > 0 {
+        notify_change(ctx, "sadd", key, false);
+    }
     Ok(())
 }
 
@@ -57,8 +62,11 @@ pub fn srem(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         None => 0,
     };
     db.dirty += removed as u64;
-    delete_if_empty(db, key);
+    let deleted = delete_if_empty(db, key);
     out.integer(removed);
+    if removed > 0 {
+        notify_change(ctx, "srem", key, deleted);
+    }
     Ok(())
 }
 
@@ -115,19 +123,25 @@ pub fn smove(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         out.integer(0);
         return Ok(());
     }
-    delete_if_empty(db, source);
-    match write_set(db, destination)? {
-        Some(set) => {
-            set.insert(member, max);
-        }
+    let source_deleted = delete_if_empty(db, source);
+    // Redis announces the removal before it creates the destination (its `new` event).
+    notify_change(ctx, "srem", source, source_deleted);
+    let db = ctx.db();
+    let added = match write_set(db, destination)? {
+        Some(set) => set.insert(member, max),
         None => {
             let mut set = SetValue::default();
             set.insert(member, max);
             db.insert(destination, Value::Set(Box::new(set)), 0);
+            true
         }
-    }
+    };
     db.dirty += 1;
-    out.integer(1);
+    ctx.out.integer(1);
+    // Nothing is announced on a destination that already held the member.
+    if added {
+        notify_change(ctx, "sadd", destination, false);
+    }
     Ok(())
 }
 

@@ -17,6 +17,7 @@ use slotproxy::resp::ReplyBuf;
 use super::errors::{CmdError, WRONGTYPE};
 use super::{Ctx, Handler};
 use crate::keyspace::Db;
+use crate::pubsub::notify;
 use crate::types::{SetValue, Value};
 
 pub const COMMANDS: &[(&str, Handler)] = &[
@@ -70,10 +71,20 @@ pub(super) fn max_intset(ctx: &Ctx<'_>) -> usize {
     ctx.shared.config().set_max_intset_entries
 }
 
-/// Deletes `key` if its set became empty.
-pub(super) fn delete_if_empty(db: &mut Db, key: &[u8]) {
+/// Deletes `key` if its set became empty. True if it did.
+pub(super) fn delete_if_empty(db: &mut Db, key: &[u8]) -> bool {
     if matches!(db.peek(key).map(|e| &e.value), Some(Value::Set(s)) if s.is_empty()) {
         db.remove(key);
+        return true;
+    }
+    false
+}
+
+/// Announces a set change (`event`), then `del` if it emptied the set, in Redis's order.
+pub(super) fn notify_change(ctx: &mut Ctx<'_>, event: &str, key: &[u8], deleted: bool) {
+    ctx.notify(notify::SET, event, key);
+    if deleted {
+        ctx.notify(notify::GENERIC, "del", key);
     }
 }
 

@@ -15,7 +15,7 @@
 use bytes::Bytes;
 use rand::seq::index::sample;
 
-use super::{db_and_out, delete_if_empty, read_set, write_set};
+use super::{db_and_out, delete_if_empty, notify_change, read_set, write_set};
 use crate::cmd::args::{int, int_in_range};
 use crate::cmd::errors::SYNTAX;
 use crate::cmd::{CmdResult, Ctx};
@@ -43,10 +43,16 @@ pub fn spop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
         return Ok(());
     };
-    match count {
+    let popped_any = match count {
         None => match set.pop_random(&mut rng) {
-            Some(member) => out.bulk(&member),
-            None => out.null(),
+            Some(member) => {
+                out.bulk(&member);
+                true
+            }
+            None => {
+                out.null();
+                false
+            }
         },
         Some(count) if count as usize >= set.len() => {
             let members = set.members();
@@ -56,6 +62,7 @@ pub fn spop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             }
             db.remove(key);
             db.dirty += members.len() as u64;
+            notify_change(ctx, "spop", key, true);
             return Ok(());
         }
         Some(count) => {
@@ -69,9 +76,13 @@ pub fn spop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 out.bulk(member);
             }
             db.dirty += picked.len() as u64;
+            !picked.is_empty()
         }
+    };
+    let deleted = delete_if_empty(db, key);
+    if popped_any {
+        notify_change(ctx, "spop", key, deleted);
     }
-    delete_if_empty(db, key);
     Ok(())
 }
 
