@@ -17,7 +17,7 @@
 use bytes::Bytes;
 
 use super::bounds::score_arg;
-use super::{db_and_out, delete_if_empty, limits, read_zset, write_zset};
+use super::{db_and_out, delete_if_empty, limits, notify_change, read_zset, write_zset};
 use crate::cmd::args::is;
 use crate::cmd::errors::SYNTAX;
 use crate::cmd::{CmdResult, Ctx};
@@ -145,6 +145,11 @@ fn add_pairs(
     if added > 0 {
         ctx.signal_key_ready(key);
     }
+    // Announced before a NaN error too, for what was done before it (as Redis).
+    if added + updated > 0 {
+        let event = if flags.incr { "zincr" } else { "zadd" };
+        notify_change(ctx, event, key, false);
+    }
     if failed {
         return Err(NAN_SCORE.into());
     }
@@ -211,8 +216,11 @@ pub fn zrem(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
     }
     db.dirty += removed as u64;
-    delete_if_empty(db, key);
+    let deleted = delete_if_empty(db, key);
     out.integer(removed);
+    if removed > 0 {
+        notify_change(ctx, "zrem", key, deleted);
+    }
     Ok(())
 }
 

@@ -313,7 +313,12 @@ fn run(ctx: &mut Ctx<'_>, args: &[Bytes], op: Op, destination: Option<&Bytes>) -
     match destination {
         Some(destination) => {
             let limits = limits(ctx);
-            store_result(ctx, destination, ZSetValue::from_tree(tree, limits));
+            let event = match op {
+                Op::Union => "zunionstore",
+                Op::Inter => "zinterstore",
+                Op::Diff => "zdiffstore",
+            };
+            store_result(ctx, destination, ZSetValue::from_tree(tree, limits), event);
         }
         None => {
             let (_, out) = db_and_out(ctx);

@@ -23,6 +23,7 @@ use slotproxy::resp::ReplyBuf;
 use super::errors::{CmdError, WRONGTYPE};
 use super::{Ctx, Handler};
 use crate::keyspace::Db;
+use crate::pubsub::notify;
 use crate::types::zset::ZSetLimits;
 use crate::types::{Value, ZSetValue};
 
@@ -96,24 +97,41 @@ pub(super) fn limits(ctx: &Ctx<'_>) -> ZSetLimits {
 }
 
 /// Deletes `key` if its sorted set became empty.
-pub(super) fn delete_if_empty(db: &mut Db, key: &[u8]) {
+pub(super) fn delete_if_empty(db: &mut Db, key: &[u8]) -> bool {
     if matches!(db.peek(key).map(|e| &e.value), Some(Value::ZSet(z)) if z.is_empty()) {
         db.remove(key);
+        return true;
+    }
+    false
+}
+
+/// Announces a sorted set change (`event`), then `del` if it emptied the set, in Redis's
+/// order.
+pub(super) fn notify_change(ctx: &mut Ctx<'_>, event: &str, key: &[u8], deleted: bool) {
+    ctx.notify(notify::ZSET, event, key);
+    if deleted {
+        ctx.notify(notify::GENERIC, "del", key);
     }
 }
 
-/// Stores a computed sorted set at `destination` (replacing it and its TTL), or deletes
-/// `destination` when the result is empty; replies with the result's size.
-pub(super) fn store_result(ctx: &mut Ctx<'_>, destination: &[u8], result: ZSetValue) {
+/// Stores a computed sorted set at `destination` (replacing it and its TTL) and announces
+/// `event`, or deletes `destination` when the result is empty (announcing `del` if it
+/// existed); replies with the result's size.
+pub(super) fn store_result(ctx: &mut Ctx<'_>, destination: &[u8], result: ZSetValue, event: &str) {
     let len = result.len();
     let db = ctx.db();
     if len == 0 {
-        db.remove(destination);
+        let existed = db.remove(destination).is_some();
+        ctx.out.integer(0);
+        if existed {
+            ctx.notify(notify::GENERIC, "del", destination);
+        }
     } else {
         db.insert(destination, Value::ZSet(Box::new(result)), 0);
         ctx.signal_key_ready(destination);
+        ctx.out.integer(len as i64);
+        ctx.notify(notify::ZSET, event, destination);
     }
-    ctx.out.integer(len as i64);
 }
 
 /// Writes elements as ZRANGE does: members, or members and scores (flat in RESP2, pairs in

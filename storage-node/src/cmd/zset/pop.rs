@@ -20,9 +20,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use slotproxy::numbers::parse_f64;
-use slotproxy::resp::ReplyBuf;
 
-use super::{db_and_out, write_zset};
+use super::{db_and_out, notify_change, write_zset};
 use crate::cmd::args::{int, int_in_range, is};
 use crate::cmd::errors::{CmdError, SYNTAX};
 use crate::cmd::{CmdResult, Ctx};
@@ -58,15 +57,16 @@ struct Shape {
     with_key: bool,
 }
 
-/// Pops up to `count` elements from the sorted set at `key` (which exists) and replies.
+/// Pops up to `count` elements from the sorted set at `key` (which exists), replies, and
+/// announces `zpopmin`/`zpopmax` (then `del` if the set emptied).
 fn pop_and_reply(
-    db: &mut Db,
-    out: &mut ReplyBuf<'_>,
+    ctx: &mut Ctx<'_>,
     key: &[u8],
     max: bool,
     count: usize,
     shape: Shape,
 ) -> CmdResult {
+    let (db, out) = db_and_out(ctx);
     let Some(zset) = write_zset(db, key)? else {
         return Ok(());
     };
@@ -106,6 +106,9 @@ fn pop_and_reply(
     if emptied {
         db.remove(key);
     }
+    if taken > 0 {
+        notify_change(ctx, if max { "zpopmax" } else { "zpopmin" }, key, emptied);
+    }
     Ok(())
 }
 
@@ -139,7 +142,7 @@ fn zpop(ctx: &mut Ctx<'_>, args: &[Bytes], max: bool) -> CmdResult {
         out.array(0);
         return Ok(());
     }
-    pop_and_reply(db, out, &args[1], max, count.unwrap_or(1), shape)
+    pop_and_reply(ctx, &args[1], max, count.unwrap_or(1), shape)
 }
 
 pub fn zpopmin(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -160,9 +163,8 @@ fn pop_or_block(
     timeout: Option<&Bytes>,
 ) -> CmdResult {
     let timeout = timeout.map(|arg| parse_timeout(arg)).transpose()?;
-    let (db, out) = db_and_out(ctx);
-    if let Some(key) = first_present(db, keys)? {
-        return pop_and_reply(db, out, &key, max, count, shape);
+    if let Some(key) = first_present(ctx.db(), keys)? {
+        return pop_and_reply(ctx, &key, max, count, shape);
     }
     match timeout {
         Some(timeout) if ctx.may_block() => {

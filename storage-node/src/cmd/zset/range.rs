@@ -201,7 +201,12 @@ pub fn zrangestore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             tree.insert_new(member, score);
         }
     }
-    store_result(ctx, &args[1], ZSetValue::from_tree(tree, limits));
+    store_result(
+        ctx,
+        &args[1],
+        ZSetValue::from_tree(tree, limits),
+        "zrangestore",
+    );
     Ok(())
 }
 

@@ -10,7 +10,7 @@
 use bytes::Bytes;
 
 use super::bounds::{rank_range, LexRange, ScoreRange};
-use super::{db_and_out, delete_if_empty, write_zset};
+use super::{db_and_out, delete_if_empty, notify_change, write_zset};
 use crate::cmd::args::int;
 use crate::cmd::{CmdResult, Ctx};
 use crate::types::ZSetValue;
@@ -35,8 +35,16 @@ fn remove_range(ctx: &mut Ctx<'_>, key: &[u8], range: Range) -> CmdResult {
         None => 0,
     };
     db.dirty += removed as u64;
-    delete_if_empty(db, key);
+    let deleted = delete_if_empty(db, key);
     out.integer(removed as i64);
+    if removed > 0 {
+        let event = match range {
+            Range::Rank(..) => "zremrangebyrank",
+            Range::Score(_) => "zremrangebyscore",
+            Range::Lex(_) => "zremrangebylex",
+        };
+        notify_change(ctx, event, key, deleted);
+    }
     Ok(())
 }
 
