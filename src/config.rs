@@ -9,7 +9,7 @@
 //! backend: { connections_per_node: 2, refresh_interval_ms: 5000 }
 //! deny_commands: [KEYS, FLUSHALL, FLUSHDB]
 //! users: [{ name: default, password: secret }]
-//! workers: 0   # worker threads; 0 = one per core
+//! workers: 0   # worker threads; 0 = half the cores (at least 1)
 //! admin: { listen: 127.0.0.1:9121, token: change-me, migrate_batch: 100,
 //!          migrate_timeout_ms: 10000, poll_interval_ms: 5000, top_slots: 20,
 //!          slot_keys_every: 6 }
@@ -49,7 +49,7 @@ pub struct ProxyConfig {
     pub deny_commands: Vec<String>,
     /// The proxy's own users. Empty: no authentication.
     pub users: Vec<User>,
-    /// Worker threads serving clients (0: one per CPU core).
+    /// Worker threads serving clients (0: half the CPU cores, at least one).
     pub workers: usize,
     pub admin: Admin,
 }

@@ -5,6 +5,7 @@
 #
 #   tests/bench/proxy_throughput.sh            # N=1000000 requests per run, 2 rounds
 #   N=200000 ROUNDS=1 tests/bench/proxy_throughput.sh
+#   PROXY_ARGS="--workers 1" tests/bench/proxy_throughput.sh   # extra slotproxy flags
 #
 # Backends: a 3-master Redis Cluster (redis-server 7.0, cluster mode) behind slotproxy and
 # behind `redis-benchmark --cluster`; 3 standalone redis-servers behind twemproxy (ketama).
@@ -69,7 +70,7 @@ done
 
 # slotproxy in front of it.
 PROXY_PORT=$(free_port)
-"$PROXY_BIN" --listen "127.0.0.1:$PROXY_PORT" --admin 127.0.0.1:0 --seed "127.0.0.1:${CLUSTER_PORTS[0]}" >"$WORK/proxy.log" 2>&1 &
+"$PROXY_BIN" ${PROXY_ARGS:-} --listen "127.0.0.1:$PROXY_PORT" --admin 127.0.0.1:0 --seed "127.0.0.1:${CLUSTER_PORTS[0]}" >"$WORK/proxy.log" 2>&1 &
 PROXY_PID=$!; PIDS+=($PROXY_PID)
 wait_ping "$PROXY_PORT"
 
