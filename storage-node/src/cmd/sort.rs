@@ -157,6 +157,13 @@ fn sort_generic(ctx: &mut Ctx<'_>, args: &[Bytes], read_only: bool) -> CmdResult
         None => (Vec::new(), false),
         Some(entry) => sort_source(&entry.value).ok_or(CmdError::from(WRONGTYPE))?,
     };
+    // Redis 7.0 "destructively converts encoded sorted sets for SORT" (sort.c): a listpack
+    // sorted set is a skiplist from then on (OBJECT ENCODING, SCAN order).
+    if is_zset {
+        if let Some(Value::ZSet(z)) = db.peek_mut(&args[1]).map(|e| &mut e.value) {
+            z.convert_to_skiplist();
+        }
+    }
     let is_set = matches!(db.peek(&args[1]).map(|e| &e.value), Some(Value::Set(_)));
     if options.dont_sort && is_set && options.store.is_some() {
         options.dont_sort = false;

@@ -225,6 +225,12 @@ impl Db {
         self.lookup(key, false, false).map(|e| &*e)
     }
 
+    /// Mutable access without statistics, LRU or WATCH effects, for a change Redis makes
+    /// silently (an encoding conversion).
+    pub fn peek_mut(&mut self, key: &[u8]) -> Option<&mut Entry> {
+        self.lookup(key, false, false)
+    }
+
     /// Looks a key up for writing (Redis's `lookupKeyWrite`): an expired key is removed and
     /// reported missing; the key's LRU clock is refreshed.
     ///

@@ -83,6 +83,12 @@ impl ZSetValue {
         self.listpack
     }
 
+    /// Converts to the skiplist encoding for good (Redis's SORT does this to any listpack
+    /// sorted set it sorts).
+    pub fn convert_to_skiplist(&mut self) {
+        self.listpack = false;
+    }
+
     pub fn encoding_name(&self) -> &'static str {
         if self.listpack {
             "listpack"
