@@ -8,6 +8,7 @@ use std::cell::RefCell;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use test_harness::differential::words;
 use test_harness::Differential;
 
 const KEYS: &[&str] = &["a", "b", "s"];
@@ -31,10 +32,6 @@ fn pick(options: &'static [&'static str]) -> impl Strategy<Value = String> {
 
 fn key() -> impl Strategy<Value = String> {
     pick(KEYS)
-}
-
-fn words(parts: &[&str]) -> Vec<String> {
-    parts.iter().map(|p| p.to_string()).collect()
 }
 
 fn end() -> impl Strategy<Value = String> {
@@ -132,22 +129,6 @@ fn hash_command() -> impl Strategy<Value = Vec<String>> {
     ]
 }
 
-fn compare(d: &mut Differential, command: &[String]) -> Result<(), TestCaseError> {
-    let args: Vec<&[u8]> = command.iter().map(|a| a.as_bytes()).collect();
-    d.node_client.send(&args);
-    d.redis_client.send(&args);
-    let node = d.node_client.read_reply().1;
-    let redis = d.redis_client.read_reply().1;
-    if node != redis {
-        return Err(TestCaseError::fail(format!(
-            "{command:?}: node {:?} redis {:?}",
-            String::from_utf8_lossy(&node),
-            String::from_utf8_lossy(&redis)
-        )));
-    }
-    Ok(())
-}
-
 fn run(commands: impl Strategy<Value = Vec<String>>) {
     let d = RefCell::new(Differential::start());
     let sequences = prop::collection::vec(commands, 1..32);
@@ -160,9 +141,10 @@ fn run(commands: impl Strategy<Value = Vec<String>>) {
         .run(&(sequences, any::<bool>()), |(commands, resp3)| {
             let mut d = d.borrow_mut();
             d.set_resp3(resp3);
-            compare(&mut d, &words(&["FLUSHALL"]))?;
+            d.compare(&words(&["FLUSHALL"]))
+                .map_err(TestCaseError::fail)?;
             for command in &commands {
-                compare(&mut d, command)?;
+                d.compare(command).map_err(TestCaseError::fail)?;
             }
             Ok(())
         })

@@ -8,6 +8,7 @@ use std::cell::RefCell;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use slotproxy::resp::{parse_frame, Frame};
+use test_harness::differential::words;
 use test_harness::Differential;
 
 const KEYS: &[&str] = &["a", "b", "c"];
@@ -29,10 +30,6 @@ fn key() -> impl Strategy<Value = String> {
 
 fn member() -> impl Strategy<Value = String> {
     pick(MEMBERS)
-}
-
-fn words(parts: &[&str]) -> Vec<String> {
-    parts.iter().map(|p| p.to_string()).collect()
 }
 
 fn with(head: &[&str], rest: Vec<String>) -> Vec<String> {
@@ -161,11 +158,7 @@ fn scan_pairs(raw: &[u8]) -> Option<(Frame, Vec<(Frame, Frame)>)> {
 }
 
 fn compare(d: &mut Differential, command: &[String]) -> Result<(), TestCaseError> {
-    let args: Vec<&[u8]> = command.iter().map(|a| a.as_bytes()).collect();
-    d.node_client.send(&args);
-    d.redis_client.send(&args);
-    let node = d.node_client.read_reply().1;
-    let redis = d.redis_client.read_reply().1;
+    let (node, redis) = d.both_raw(command);
     let same = node == redis
         || (unordered(command)
             && node.first() == redis.first()

@@ -5,6 +5,7 @@ use std::cell::RefCell;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
+use test_harness::differential::words;
 use test_harness::Differential;
 
 const KEYS: &[&str] = &["a", "b", "{a}c"];
@@ -96,10 +97,6 @@ fn getex_options() -> impl Strategy<Value = Vec<String>> {
     ]
 }
 
-fn words(parts: &[&str]) -> Vec<String> {
-    parts.iter().map(|p| p.to_string()).collect()
-}
-
 fn command() -> impl Strategy<Value = Vec<String>> {
     prop_oneof![
         key().prop_map(|k| words(&["GET", &k])),
@@ -156,23 +153,6 @@ fn command() -> impl Strategy<Value = Vec<String>> {
     ]
 }
 
-/// Sends one command to both servers; an error if the replies differ.
-fn compare(d: &mut Differential, command: &[String]) -> Result<(), TestCaseError> {
-    let args: Vec<&[u8]> = command.iter().map(|a| a.as_bytes()).collect();
-    d.node_client.send(&args);
-    d.redis_client.send(&args);
-    let node = d.node_client.read_reply().1;
-    let redis = d.redis_client.read_reply().1;
-    if node != redis {
-        return Err(TestCaseError::fail(format!(
-            "{command:?}: node {:?} redis {:?}",
-            String::from_utf8_lossy(&node),
-            String::from_utf8_lossy(&redis)
-        )));
-    }
-    Ok(())
-}
-
 fn runner(cases: u32) -> TestRunner {
     TestRunner::new(Config {
         cases,
@@ -189,9 +169,10 @@ fn random_string_command_sequences_match_redis() {
         .run(&(sequences, any::<bool>()), |(commands, resp3)| {
             let mut d = d.borrow_mut();
             d.set_resp3(resp3);
-            compare(&mut d, &words(&["FLUSHALL"]))?;
+            d.compare(&words(&["FLUSHALL"]))
+                .map_err(TestCaseError::fail)?;
             for command in &commands {
-                compare(&mut d, command)?;
+                d.compare(command).map_err(TestCaseError::fail)?;
             }
             Ok(())
         })
@@ -205,11 +186,14 @@ fn random_incrbyfloat_chains_match_redis() {
     runner(128)
         .run(&chains, |(start, increments)| {
             let mut d = d.borrow_mut();
-            compare(&mut d, &words(&["SET", "f", &start]))?;
+            d.compare(&words(&["SET", "f", &start]))
+                .map_err(TestCaseError::fail)?;
             for increment in &increments {
-                compare(&mut d, &words(&["INCRBYFLOAT", "f", increment]))?;
+                d.compare(&words(&["INCRBYFLOAT", "f", increment]))
+                    .map_err(TestCaseError::fail)?;
             }
-            compare(&mut d, &words(&["GET", "f"]))
+            d.compare(&words(&["GET", "f"]))
+                .map_err(TestCaseError::fail)
         })
         .unwrap_or_else(|failure| panic!("{failure}"));
 }

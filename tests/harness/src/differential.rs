@@ -76,6 +76,31 @@ impl Differential {
         frame
     }
 
+    /// Sends a command to both servers and reports a difference instead of panicking (for
+    /// property tests, which must return their failures to be shrunk).
+    pub fn compare(&mut self, command: &[String]) -> Result<(), String> {
+        let (node, redis) = self.both_raw(command);
+        if node == redis {
+            return Ok(());
+        }
+        Err(format!(
+            "{command:?}: node {:?} redis {:?}",
+            String::from_utf8_lossy(&node),
+            String::from_utf8_lossy(&redis)
+        ))
+    }
+
+    /// Sends a command to both servers and returns both raw replies.
+    pub fn both_raw(&mut self, command: &[String]) -> (Vec<u8>, Vec<u8>) {
+        let args: Vec<&[u8]> = command.iter().map(|a| a.as_bytes()).collect();
+        self.node_client.send(&args);
+        self.redis_client.send(&args);
+        (
+            self.node_client.read_reply().1,
+            self.redis_client.read_reply().1,
+        )
+    }
+
     /// Sends a command given as words to both servers and asserts identical replies.
     pub fn check(&mut self, args: &[&str]) -> Frame {
         let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
@@ -104,4 +129,9 @@ impl Differential {
     pub fn both(&mut self, args: &[&str]) -> (Frame, Frame) {
         (self.node_client.call(args), self.redis_client.call(args))
     }
+}
+
+/// A command as owned words (property-test strategies build commands this way).
+pub fn words(parts: &[&str]) -> Vec<String> {
+    parts.iter().map(|p| p.to_string()).collect()
 }
