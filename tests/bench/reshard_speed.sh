@@ -30,23 +30,8 @@ PIDS=()
 cleanup() { for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$WORK"; }
 trap cleanup EXIT
 
-free_port() {
-  python3 - <<'PY'
-import socket
-while True:
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]
-    t = socket.socket()
-    try:
-        if p < 55000:
-            t.bind(("127.0.0.1", p + 10000)); print(p); break
-    except OSError:
-        pass
-    finally:
-        t.close(); s.close()
-PY
-}
-
-wait_ping() { for _ in $(seq 1 200); do redis-cli -p "$1" ping >/dev/null 2>&1 && return 0; sleep 0.05; done; echo "port $1 not ready"; exit 1; }
+# shellcheck source=tests/bench/cluster_common.sh
+source tests/bench/cluster_common.sh
 
 # Starts a 3-master cluster; prints its ports.
 start_cluster() {
