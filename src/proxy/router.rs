@@ -1,5 +1,7 @@
 //! Deciding where a request goes, from the command table alone.
 
+use std::sync::OnceLock;
+
 use bytes::Bytes;
 
 use crate::cluster::{key_slot, CommandFlags, CommandSpec, CommandTable, LookupError};
@@ -166,40 +168,100 @@ fn has_block_option(args: &[Bytes]) -> bool {
     args.iter().any(|a| a.eq_ignore_ascii_case(b"block"))
 }
 
-/// Decides the route of a request outside MULTI.
-pub fn route(spec: &CommandSpec, args: &[Bytes]) -> Route {
+/// What a command is, from its name alone: decided once per command-table entry, so the
+/// request path does one array index instead of string comparisons against the lists above.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Class {
+    Local,
+    Transaction,
+    PubSub,
+    SplitKeys,
+    AllMasters,
+    Unsupported,
+    ShardPublish,
+    PubSubHome,
+    Wait,
+    /// Routed by its keys; XREAD/XREADGROUP block only with a BLOCK option.
+    Keyed {
+        xread: bool,
+    },
+}
+
+fn classify(spec: &CommandSpec) -> Class {
     let top = spec.name.split('|').next().unwrap_or(&spec.name);
     if is_one_of(top, LOCAL) {
-        return Route::Local;
+        return Class::Local;
     }
     if is_one_of(top, TRANSACTION) {
-        return Route::Transaction;
+        return Class::Transaction;
     }
     if is_one_of(top, PUBSUB) {
-        return Route::PubSub;
+        return Class::PubSub;
     }
     if is_one_of(top, SPLIT_KEYS) {
-        return Route::SplitKeys;
+        return Class::SplitKeys;
     }
     if is_one_of(top, ALL_MASTERS) {
-        return Route::AllMasters;
+        return Class::AllMasters;
     }
     if is_one_of(top, UNSUPPORTED) {
-        return Route::Reject(unsupported(top));
+        return Class::Unsupported;
     }
     match spec.name.as_str() {
         "script|load" | "script|flush" | "script|exists" | "function|load" | "function|delete"
-        | "function|flush" | "function|restore" => return Route::AllMasters,
-        "script|kill" | "function|kill" => return Route::Reject(unsupported(&spec.name)),
-        "spublish" => return Route::Slot(key_slot(&args[1])),
-        "publish" | "pubsub|channels" | "pubsub|numsub" | "pubsub|numpat" => {
-            return Route::PubSubHome
-        }
-        "wait" => return Route::Blocking(None),
-        _ => {}
+        | "function|flush" | "function|restore" => Class::AllMasters,
+        "script|kill" | "function|kill" => Class::Unsupported,
+        "spublish" => Class::ShardPublish,
+        "publish" | "pubsub|channels" | "pubsub|numsub" | "pubsub|numpat" => Class::PubSubHome,
+        "wait" => Class::Wait,
+        _ => Class::Keyed {
+            xread: matches!(top, "xread" | "xreadgroup"),
+        },
     }
-    let blocking = spec.flags.contains(CommandFlags::BLOCKING)
-        && (!matches!(top, "xread" | "xreadgroup") || has_block_option(args));
+}
+
+fn class_of(spec: &CommandSpec) -> Class {
+    static CLASSES: OnceLock<Vec<Class>> = OnceLock::new();
+    let classes = CLASSES.get_or_init(|| {
+        let table = CommandTable::get();
+        let mut classes = vec![Class::Keyed { xread: false }; table.spec_count()];
+        for spec in table.all_specs() {
+            if let Some(class) = classes.get_mut(spec.id) {
+                *class = classify(spec);
+            }
+        }
+        classes
+    });
+    classes
+        .get(spec.id)
+        .copied()
+        .unwrap_or_else(|| classify(spec))
+}
+
+/// Decides the route of a request outside MULTI.
+pub fn route(spec: &CommandSpec, args: &[Bytes]) -> Route {
+    let keyed_xread = match class_of(spec) {
+        Class::Local => return Route::Local,
+        Class::Transaction => return Route::Transaction,
+        Class::PubSub => return Route::PubSub,
+        Class::SplitKeys => return Route::SplitKeys,
+        Class::AllMasters => return Route::AllMasters,
+        Class::Unsupported => {
+            let top = spec.name.split('|').next().unwrap_or(&spec.name);
+            let shown = if spec.name.starts_with("script|") || spec.name.starts_with("function|") {
+                spec.name.as_str()
+            } else {
+                top
+            };
+            return Route::Reject(unsupported(shown));
+        }
+        Class::ShardPublish => return Route::Slot(key_slot(&args[1])),
+        Class::PubSubHome => return Route::PubSubHome,
+        Class::Wait => return Route::Blocking(None),
+        Class::Keyed { xread } => xread,
+    };
+    let blocking =
+        spec.flags.contains(CommandFlags::BLOCKING) && (!keyed_xread || has_block_option(args));
     match single_slot(spec, args) {
         Err(e) => Route::Reject(e),
         Ok(slot) if blocking => Route::Blocking(slot),
