@@ -30,10 +30,7 @@ pub fn node_dir(port: u16) -> PathBuf {
 
 /// An empty working directory for a new cluster node on `port`.
 fn fresh_node_dir(port: u16) -> PathBuf {
-    let dir = node_dir(port);
-    let _ = std::fs::remove_dir_all(&dir);
-    let _ = std::fs::create_dir_all(&dir);
-    dir
+    crate::process::emptied_dir(node_dir(port))
 }
 
 /// The arguments a cluster-mode storage-node on `port` gets: its own working directory

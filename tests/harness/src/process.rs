@@ -149,8 +149,9 @@ impl ServerProcess {
     /// A real redis-server (Debian's package) on a free port, without persistence.
     pub fn redis_server(extra: &[&str]) -> ServerProcess {
         let port = free_port();
-        let dir = std::env::temp_dir().join(format!("slotproxy-redis-{port}"));
-        let _ = std::fs::create_dir_all(&dir);
+        // Emptied first: a nodes.conf left by an earlier run on the same port would bring
+        // back that run's slots and epochs.
+        let dir = emptied_dir(std::env::temp_dir().join(format!("slotproxy-redis-{port}")));
         Self::redis_server_on(port, &dir, extra)
     }
 
@@ -190,6 +191,13 @@ impl Drop for ServerProcess {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// `dir`, created empty (whatever an earlier run left there is removed).
+pub(crate) fn emptied_dir(dir: PathBuf) -> PathBuf {
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::create_dir_all(&dir);
+    dir
 }
 
 /// The storage-node binary: `$STORAGE_NODE_BIN`, or the one cargo built next to the test.
