@@ -4,6 +4,10 @@
 //! queued in one write, and a reader task matches replies to requests in FIFO order and passes
 //! them on as raw bytes. The connection is opened lazily by the writer, so sending never waits.
 //!
+//! A request may hold several commands (a fan-out's children for one node): its reply is then
+//! their replies, back to back, passed on in one piece. The writer hands the reader each
+//! write's waiters in one message, so a request costs one channel send on each side, not two.
+//!
 //! Each connection keeps its own [`ConnStats`] (requests in flight, failures, latency), each
 //! counter written by one task only, which the metrics sum per node at scrape time.
 
@@ -26,8 +30,10 @@ pub type ReplyResult = Result<Bytes, BackendError>;
 
 /// One request for the node.
 pub struct Outgoing {
-    /// The encoded command.
+    /// The encoded commands.
     pub bytes: Bytes,
+    /// How many commands `bytes` holds (so how many replies make the answer).
+    pub commands: u32,
     /// Send `ASKING` first (the slot is being imported by this node).
     pub asking: bool,
     pub reply: oneshot::Sender<ReplyResult>,
@@ -36,8 +42,12 @@ pub struct Outgoing {
 enum Waiter {
     /// The reply to an ASKING prefix, dropped.
     Discard,
-    /// A reply to pass on, and when its batch started to be written.
-    Reply(oneshot::Sender<ReplyResult>, Instant),
+    /// `commands` replies to pass on together, and when their batch started to be written.
+    Reply {
+        tx: oneshot::Sender<ReplyResult>,
+        commands: u32,
+        started: Instant,
+    },
 }
 
 /// One connection's request counters. `sent` and `failed_unsent` are written by the writer
@@ -134,9 +144,21 @@ impl BackendConn {
 
     /// Queues a request and returns where its reply will arrive.
     pub fn send(&self, bytes: Bytes, asking: bool) -> oneshot::Receiver<ReplyResult> {
+        self.send_commands(bytes, 1, asking)
+    }
+
+    /// Queues `commands` encoded commands as one request; the reply is their replies back to
+    /// back, in order.
+    pub fn send_commands(
+        &self,
+        bytes: Bytes,
+        commands: u32,
+        asking: bool,
+    ) -> oneshot::Receiver<ReplyResult> {
         let (reply, rx) = oneshot::channel();
         if let Err(mpsc::error::SendError(outgoing)) = self.tx.send(Outgoing {
             bytes,
+            commands: commands.max(1),
             asking,
             reply,
         }) {
@@ -228,34 +250,37 @@ const MAX_BATCH: usize = 256 * 1024;
 async fn write_requests(
     rx: &mut mpsc::UnboundedReceiver<Outgoing>,
     mut socket: OwnedWriteHalf,
-    waiters: mpsc::UnboundedSender<Waiter>,
+    waiters: mpsc::UnboundedSender<Vec<Waiter>>,
     stats: &ConnStats,
 ) {
     let mut batch = BytesMut::with_capacity(16 * 1024);
     while let Some(first) = rx.recv().await {
         // One clock read per batch: every request in it leaves with the same write.
         let started = Instant::now();
+        let mut batch_waiters = Vec::with_capacity(rx.len() + 1);
+        let mut commands = 0;
         let mut next = Some(first);
         while let Some(outgoing) = next.take() {
             if outgoing.asking {
                 batch.extend_from_slice(b"*1\r\n$6\r\nASKING\r\n");
-                if waiters.send(Waiter::Discard).is_err() {
-                    return;
-                }
+                batch_waiters.push(Waiter::Discard);
             }
             batch.extend_from_slice(&outgoing.bytes);
-            // The waiter is queued before the bytes leave, so the reader always finds it.
-            if waiters
-                .send(Waiter::Reply(outgoing.reply, started))
-                .is_err()
-            {
-                return;
-            }
-            bump(&stats.sent, 1);
+            batch_waiters.push(Waiter::Reply {
+                tx: outgoing.reply,
+                commands: outgoing.commands,
+                started,
+            });
+            commands += u64::from(outgoing.commands);
             if batch.len() < MAX_BATCH {
                 next = rx.try_recv().ok();
             }
         }
+        // The waiters are queued before the bytes leave, so the reader always finds them.
+        if waiters.send(batch_waiters).is_err() {
+            return;
+        }
+        bump(&stats.sent, commands);
         if socket.write_all(&batch).await.is_err() {
             return;
         }
@@ -263,15 +288,44 @@ async fn write_requests(
     }
 }
 
+/// The reader's place: the waiters of the writes it is answering, and how far into the
+/// current waiter's replies it has scanned.
+struct Expected {
+    waiters: mpsc::UnboundedReceiver<Vec<Waiter>>,
+    current: std::vec::IntoIter<Waiter>,
+    /// The waiter whose replies are being gathered, and how many are still to come.
+    gathering: Option<(Waiter, u32)>,
+    /// Bytes at the front of the read buffer that belong to `gathering`'s earlier replies.
+    gathered: usize,
+}
+
+impl Expected {
+    /// The next waiter in write order; None when the writer is gone and nothing is left.
+    async fn next(&mut self) -> Option<Waiter> {
+        loop {
+            if let Some(waiter) = self.current.next() {
+                return Some(waiter);
+            }
+            self.current = self.waiters.recv().await?.into_iter();
+        }
+    }
+}
+
 async fn read_replies(
     addr: String,
     mut socket: OwnedReadHalf,
-    mut waiters: mpsc::UnboundedReceiver<Waiter>,
+    waiters: mpsc::UnboundedReceiver<Vec<Waiter>>,
     alive: Arc<AtomicBool>,
     stats: Arc<ConnStats>,
 ) {
     let mut buf = BytesMut::with_capacity(16 * 1024);
     let mut scanner = ReplyScanner::default();
+    let mut expected = Expected {
+        waiters,
+        current: Vec::new().into_iter(),
+        gathering: None,
+        gathered: 0,
+    };
     let failure = 'read: loop {
         if buf.capacity() - buf.len() < 4096 {
             buf.reserve(16 * 1024);
@@ -283,22 +337,8 @@ async fn read_replies(
         // One clock read per read: the replies in it arrived together.
         let arrived = Instant::now();
         loop {
-            match scanner.scan(&buf) {
-                Ok(Some(len)) => {
-                    let reply = buf.split_to(len).freeze();
-                    match waiters.recv().await {
-                        Some(Waiter::Reply(tx, started)) => {
-                            stats
-                                .latency
-                                .record(arrived.saturating_duration_since(started));
-                            bump(&stats.answered, 1);
-                            let _ = tx.send(Ok(reply));
-                        }
-                        Some(Waiter::Discard) => {}
-                        // A reply nobody asked for: the stream is out of step.
-                        None => break 'read BackendError::ConnectionLost { addr: addr.clone() },
-                    }
-                }
+            let len = match scanner.scan(buf.get(expected.gathered..).unwrap_or(&[])) {
+                Ok(Some(len)) => len,
                 Ok(None) => break,
                 Err(e) => {
                     break 'read BackendError::Protocol {
@@ -306,15 +346,60 @@ async fn read_replies(
                         reason: e.to_string(),
                     }
                 }
+            };
+            let (waiter, left) = match expected.gathering.take() {
+                Some(gathering) => gathering,
+                None => match expected.next().await {
+                    Some(Waiter::Discard) => {
+                        let _ = buf.split_to(len);
+                        continue;
+                    }
+                    Some(waiter @ Waiter::Reply { commands, .. }) => (waiter, commands),
+                    // A reply nobody asked for: the stream is out of step.
+                    None => break 'read BackendError::ConnectionLost { addr: addr.clone() },
+                },
+            };
+            expected.gathered += len;
+            if left > 1 {
+                expected.gathering = Some((waiter, left - 1));
+                continue;
+            }
+            let reply = buf.split_to(expected.gathered).freeze();
+            expected.gathered = 0;
+            if let Waiter::Reply {
+                tx,
+                commands,
+                started,
+            } = waiter
+            {
+                stats
+                    .latency
+                    .record_n(arrived.saturating_duration_since(started), commands.into());
+                bump(&stats.answered, commands.into());
+                let _ = tx.send(Ok(reply));
             }
         }
     };
     alive.store(false, Ordering::Relaxed);
     drop(socket);
-    waiters.close();
-    while let Ok(waiter) = waiters.try_recv() {
-        if let Waiter::Reply(tx, _) = waiter {
-            bump(&stats.failed_sent, 1);
+    let mut unanswered = expected.gathering.take().map(|(waiter, _)| waiter);
+    expected.waiters.close();
+    loop {
+        let waiter = match unanswered.take() {
+            Some(waiter) => waiter,
+            None => match expected.current.next() {
+                Some(waiter) => waiter,
+                None => match expected.waiters.try_recv() {
+                    Ok(batch) => {
+                        expected.current = batch.into_iter();
+                        continue;
+                    }
+                    Err(_) => break,
+                },
+            },
+        };
+        if let Waiter::Reply { tx, commands, .. } = waiter {
+            bump(&stats.failed_sent, commands.into());
             let _ = tx.send(Err(failure.clone()));
         }
     }

@@ -45,8 +45,13 @@ impl Default for Topology {
 impl Topology {
     /// The master serving `slot`.
     pub fn master_for(&self, slot: u16) -> Option<&Node> {
-        let index = *self.slots.get(slot as usize)?;
-        self.masters.get(index as usize)
+        self.masters.get(self.master_of_slot(slot)?)
+    }
+
+    /// The position in `masters` of the master serving `slot`.
+    pub fn master_of_slot(&self, slot: u16) -> Option<usize> {
+        let index = *self.slots.get(slot as usize)? as usize;
+        (index < self.masters.len()).then_some(index)
     }
 
     /// Whether any slot has a master.

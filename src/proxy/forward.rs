@@ -96,6 +96,12 @@ fn redirect_of(reply: &[u8]) -> Option<Redirect> {
     }
 }
 
+/// Whether a reply asks the proxy to send the request again (MOVED, ASK, TRYAGAIN,
+/// CLUSTERDOWN).
+pub(super) fn is_redirect(reply: &[u8]) -> bool {
+    redirect_of(reply).is_some()
+}
+
 impl Proxy {
     /// The address of the master serving `slot`.
     pub fn master_addr(&self, slot: u16) -> Result<String, BackendError> {
@@ -234,7 +240,10 @@ pub fn send_to_node(
     send_on(proxy, &addr, None, request, proto, lane)
 }
 
-fn received(result: Result<ReplyResult, oneshot::error::RecvError>, addr: &str) -> ReplyResult {
+pub(super) fn received(
+    result: Result<ReplyResult, oneshot::error::RecvError>,
+    addr: &str,
+) -> ReplyResult {
     result.unwrap_or_else(|_| {
         Err(BackendError::ConnectionLost {
             addr: addr.to_string(),
@@ -247,7 +256,7 @@ const TRYAGAIN_FIRST_WAIT: Duration = Duration::from_millis(2);
 const TRYAGAIN_MAX_WAIT: Duration = Duration::from_millis(50);
 
 /// Handles redirects and failures after the first reply (see the module doc for the bounds).
-async fn follow(
+pub(super) async fn follow(
     proxy: Arc<Proxy>,
     slot: Option<u16>,
     request: Bytes,

@@ -520,13 +520,7 @@ impl Session {
                 Ok(addr) => Step::Queue(send_to_node(&self.proxy, addr, encode(args), proto, lane)),
                 Err(e) => Self::ready(error_reply(&e.to_reply())),
             },
-            Route::SplitKeys => match fanout::common_slot(args) {
-                Some(slot) => {
-                    self.proxy.metrics.worker(lane.worker).slot_op(slot);
-                    Step::Queue(forward(&self.proxy, Some(slot), encode(args), proto, lane))
-                }
-                None => Step::Queue(fanout::split_keys(&self.proxy, args.to_vec(), proto, lane)),
-            },
+            Route::SplitKeys => Step::Queue(fanout::split_keys(&self.proxy, args, proto, lane)),
             Route::AllMasters => {
                 Step::Queue(fanout::all_masters(&self.proxy, args.to_vec(), proto, lane))
             }

@@ -237,8 +237,20 @@ fn trim_fraction_zeros(s: &str) -> &str {
     }
 }
 
-/// Encodes a request as a RESP array of bulk strings, the form servers expect.
+/// Bytes `encode_request` writes for `args`.
+pub fn request_len<A: AsRef<[u8]>>(args: &[A]) -> usize {
+    let digits = |n: usize| n.checked_ilog10().map_or(1, |d| d as usize + 1);
+    let header = 3 + digits(args.len());
+    args.iter().fold(header, |total, arg| {
+        let len = arg.as_ref().len();
+        total + 5 + digits(len) + len
+    })
+}
+
+/// Encodes a request as a RESP array of bulk strings, the form servers expect. The buffer
+/// grows once, to the exact size, rather than doubling as the arguments go in.
 pub fn encode_request<A: AsRef<[u8]>>(buf: &mut BytesMut, args: &[A]) {
+    buf.reserve(request_len(args));
     buf.put_u8(b'*');
     write_integer_decimal(buf, args.len() as i64);
     buf.put_slice(b"\r\n");

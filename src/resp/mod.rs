@@ -14,7 +14,9 @@ mod parse;
 mod request;
 mod scan;
 
-pub use encode::{encode_request, format_double, format_g, write_integer_decimal, Proto, ReplyBuf};
+pub use encode::{
+    encode_request, format_double, format_g, request_len, write_integer_decimal, Proto, ReplyBuf,
+};
 pub use frame::Frame;
 pub use limits::Limits;
 pub use parse::{parse_frame, ParseError};

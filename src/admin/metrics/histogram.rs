@@ -45,9 +45,14 @@ pub struct LatencyHistogram {
 impl LatencyHistogram {
     #[inline]
     pub fn record(&self, elapsed: Duration) {
+        self.record_n(elapsed, 1);
+    }
+
+    /// Records `n` requests that each took `elapsed` (commands answered together).
+    pub fn record_n(&self, elapsed: Duration, n: u64) {
         let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
-        bump(&self.buckets[bucket_of(nanos)], 1);
-        bump(&self.sum_nanos, nanos);
+        bump(&self.buckets[bucket_of(nanos)], n);
+        bump(&self.sum_nanos, nanos.saturating_mul(n));
     }
 
     /// Adds this histogram's current counts to `into`.

@@ -1,5 +1,6 @@
 //! Requests that touch several slots or every master, split into one child request per slot
-//! (or per master) and merged as if one server had answered.
+//! (or per master) and merged as if one server had answered. `split.rs` holds the split-key
+//! commands (MGET, MSET, DEL, ...); this file the ones sent to every master.
 //!
 //! All children are queued before any reply is awaited, so they run concurrently, and each
 //! child follows its own redirects. The whole fan-out is one future owned by the client's
@@ -10,11 +11,13 @@ use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
 
-use super::forward::{error_reply, forward, send_to_node, Pending};
+use super::forward::{error_reply, send_to_node, Pending};
 use super::Proxy;
 use crate::backend::Lane;
-use crate::cluster::key_slot;
 use crate::resp::{encode_request, parse_frame, Frame, Proto, ReplyBuf};
+
+mod split;
+pub use split::split_keys;
 
 /// Bits of a proxy SCAN cursor that name the master; the rest is that master's cursor.
 const SCAN_NODE_BITS: u32 = 10;
@@ -38,105 +41,6 @@ fn write(frame_writer: impl FnOnce(&mut ReplyBuf<'_>), proto: Proto) -> Bytes {
     let mut buf = BytesMut::new();
     frame_writer(&mut ReplyBuf::new(&mut buf, proto));
     buf.freeze()
-}
-
-/// Key positions of a split-key command and how many arguments follow each key.
-fn key_stride(name: &[u8]) -> usize {
-    if name.eq_ignore_ascii_case(b"mset") {
-        2
-    } else {
-        1
-    }
-}
-
-/// Groups the key (and value) arguments by slot, keeping their order; each group remembers
-/// the positions of its keys among all keys.
-fn group_by_slot(args: &[Bytes]) -> Vec<(u16, Vec<usize>)> {
-    let stride = key_stride(&args[0]);
-    let mut groups: Vec<(u16, Vec<usize>)> = Vec::new();
-    for (n, i) in (1..args.len()).step_by(stride).enumerate() {
-        let slot = key_slot(&args[i]);
-        match groups.iter_mut().find(|(s, _)| *s == slot) {
-            Some((_, members)) => members.push(n),
-            None => groups.push((slot, vec![n])),
-        }
-    }
-    groups
-}
-
-/// The slot of a split-key request if all its keys share one.
-pub fn common_slot(args: &[Bytes]) -> Option<u16> {
-    let groups = group_by_slot(args);
-    match groups.as_slice() {
-        [(slot, _)] => Some(*slot),
-        _ => None,
-    }
-}
-
-/// MGET, MSET, DEL, UNLINK, EXISTS, TOUCH over several slots. The children are sent now,
-/// so the client's later requests cannot overtake them; the merge waits for their replies.
-pub fn split_keys(proxy: &Arc<Proxy>, args: Vec<Bytes>, proto: Proto, lane: Lane) -> Pending {
-    let stride = key_stride(&args[0]);
-    let groups = group_by_slot(&args);
-    let stats = proxy.metrics.worker(lane.worker);
-    stats.fanout(groups.len());
-    for (slot, _) in &groups {
-        stats.slot_op(*slot);
-    }
-    let children: Vec<Pending> = groups
-        .iter()
-        .map(|(slot, members)| {
-            let mut child: Vec<&[u8]> = vec![&args[0]];
-            for &n in members {
-                let first = 1 + n * stride;
-                child.extend(args[first..first + stride].iter().map(|a| &a[..]));
-            }
-            forward(proxy, Some(*slot), encode(&child), proto, lane)
-        })
-        .collect();
-    Pending::Future(Box::pin(merge_split(
-        proxy.clone(),
-        args,
-        groups,
-        children,
-        proto,
-    )))
-}
-
-async fn merge_split(
-    proxy: Arc<Proxy>,
-    args: Vec<Bytes>,
-    groups: Vec<(u16, Vec<usize>)>,
-    children: Vec<Pending>,
-    proto: Proto,
-) -> Bytes {
-    let mut replies = Vec::with_capacity(children.len());
-    for child in children {
-        replies.push(child.reply(&proxy).await);
-    }
-    if let Some(error) = replies.iter().find(|r| r.first() == Some(&b'-')) {
-        return error.clone();
-    }
-    let name = &args[0];
-    if name.eq_ignore_ascii_case(b"mset") {
-        return Bytes::from_static(b"+OK\r\n");
-    }
-    if name.eq_ignore_ascii_case(b"mget") {
-        let key_count = args.len() - 1;
-        let mut values: Vec<Frame> = vec![Frame::Null; key_count];
-        for ((_, members), reply) in groups.iter().zip(&replies) {
-            let frame = parse(reply);
-            let Some(items) = frame.as_array() else {
-                return error_reply("ERR slotproxy: unexpected MGET reply from node");
-            };
-            for (&n, item) in members.iter().zip(items) {
-                values[n] = item.clone();
-            }
-        }
-        return write(|out| Frame::Array(values).write(out), proto);
-    }
-    let total: i64 = replies.iter().filter_map(|r| parse(r).as_integer()).sum();
-    write(|out| out.integer(total), proto)
 }
 
 /// The masters, in a stable order (SCAN cursors index into it).

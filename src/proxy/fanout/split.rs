@@ -1,0 +1,385 @@
+//! MGET, MSET, DEL, UNLINK, EXISTS and TOUCH over several slots: one child command per slot
+//! (a cluster node refuses a multi-key command across slots), merged in key order.
+//!
+//! The children for one node leave as one request on the client's connection to that node,
+//! and come back as one reply: their replies, back to back. A fan-out over three nodes thus
+//! costs three channel round trips, not one per slot. Only a child whose reply is a redirect
+//! (or whose node could not be reached) is followed on its own, as any request would be.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use tokio::sync::oneshot;
+
+use super::super::forward::{error_reply, follow, forward, is_redirect, received, Pending};
+use super::super::Proxy;
+use crate::backend::{BackendError, Lane, ReplyResult};
+use crate::cluster::key_slot;
+use crate::resp::{encode_request, request_len, write_integer_decimal, Proto, ReplyScanner};
+
+/// How the children's replies merge.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Merge {
+    /// MSET: `+OK` once every child said so.
+    Ok,
+    /// MGET: the values, in the order of the keys.
+    Values,
+    /// DEL, UNLINK, EXISTS, TOUCH: the sum of the counts.
+    Sum,
+}
+
+impl Merge {
+    fn of(name: &[u8]) -> Merge {
+        if name.eq_ignore_ascii_case(b"mset") {
+            Merge::Ok
+        } else if name.eq_ignore_ascii_case(b"mget") {
+            Merge::Values
+        } else {
+            Merge::Sum
+        }
+    }
+
+    /// Arguments per key: a key, or a key and its value.
+    fn stride(self) -> usize {
+        if self == Merge::Ok {
+            2
+        } else {
+            1
+        }
+    }
+}
+
+/// The keys of one slot: their positions among all the keys, in order.
+struct Group {
+    slot: u16,
+    members: Vec<usize>,
+}
+
+/// Keys past which grouping indexes slots in a map instead of scanning the groups.
+const LINEAR_GROUPING: usize = 32;
+
+/// Groups the keys (with their values) by slot, keeping their order.
+fn group_by_slot(args: &[Bytes], stride: usize) -> Vec<Group> {
+    let mut groups: Vec<Group> = Vec::new();
+    let mut index: HashMap<u16, usize> = HashMap::new();
+    let many = args.len() / stride > LINEAR_GROUPING;
+    for (n, i) in (1..args.len()).step_by(stride).enumerate() {
+        let slot = key_slot(&args[i]);
+        let found = if many {
+            index.get(&slot).copied()
+        } else {
+            groups.iter().position(|g| g.slot == slot)
+        };
+        match found {
+            Some(g) => groups[g].members.push(n),
+            None => {
+                if many {
+                    index.insert(slot, groups.len());
+                }
+                groups.push(Group {
+                    slot,
+                    members: vec![n],
+                });
+            }
+        }
+    }
+    groups
+}
+
+/// The children for one node, encoded back to back.
+struct NodeBatch {
+    master: usize,
+    addr: String,
+    bytes: BytesMut,
+    /// Each child's group and where its command sits in `bytes`.
+    children: Vec<(usize, Range<usize>)>,
+}
+
+/// A node's batch once sent.
+struct SentBatch {
+    addr: String,
+    bytes: Bytes,
+    children: Vec<(usize, Range<usize>)>,
+    reply: Result<oneshot::Receiver<ReplyResult>, BackendError>,
+}
+
+/// Forwards a split-key command: whole to its slot's node when every key shares the slot,
+/// otherwise as children per slot, merged into one reply.
+pub fn split_keys(proxy: &Arc<Proxy>, args: &[Bytes], proto: Proto, lane: Lane) -> Pending {
+    let merge = Merge::of(&args[0]);
+    let stride = merge.stride();
+    let groups = group_by_slot(args, stride);
+    let stats = proxy.metrics.worker(lane.worker);
+    for group in &groups {
+        stats.slot_op(group.slot);
+    }
+    if let [only] = groups.as_slice() {
+        let mut request = BytesMut::new();
+        encode_request(&mut request, args);
+        return forward(proxy, Some(only.slot), request.freeze(), proto, lane);
+    }
+    stats.fanout(groups.len());
+    let topology = proxy.topology.load();
+    let mut batches: Vec<NodeBatch> = Vec::new();
+    let mut unserved = Vec::new();
+    let mut child: Vec<&[u8]> = Vec::new();
+    for (g, group) in groups.iter().enumerate() {
+        let Some(master) = topology.master_of_slot(group.slot) else {
+            unserved.push(g);
+            continue;
+        };
+        let b = match batches.iter().position(|b| b.master == master) {
+            Some(b) => b,
+            None => {
+                batches.push(NodeBatch {
+                    master,
+                    addr: topology.masters[master].addr.clone(),
+                    bytes: BytesMut::new(),
+                    children: Vec::new(),
+                });
+                batches.len() - 1
+            }
+        };
+        child.clear();
+        child.push(&args[0]);
+        for &n in &group.members {
+            let first = 1 + n * stride;
+            child.extend(args[first..first + stride].iter().map(|a| &a[..]));
+        }
+        let batch = &mut batches[b];
+        let start = batch.bytes.len();
+        batch.bytes.reserve(request_len(&child));
+        encode_request(&mut batch.bytes, &child);
+        batch.children.push((g, start..batch.bytes.len()));
+    }
+    let sent: Vec<SentBatch> = batches
+        .into_iter()
+        .map(|batch| {
+            let bytes = batch.bytes.freeze();
+            let commands = u32::try_from(batch.children.len()).unwrap_or(u32::MAX);
+            let reply = proxy
+                .pool(lane)
+                .get(&batch.addr, proto, lane.conn)
+                .map(|conn| conn.send_commands(bytes.clone(), commands, false));
+            SentBatch {
+                addr: batch.addr,
+                bytes,
+                children: batch.children,
+                reply,
+            }
+        })
+        .collect();
+    let key_count = (args.len() - 1) / stride;
+    Pending::Future(Box::pin(merge_children(
+        proxy.clone(),
+        merge,
+        key_count,
+        groups,
+        sent,
+        unserved,
+        proto,
+        lane,
+    )))
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn merge_children(
+    proxy: Arc<Proxy>,
+    merge: Merge,
+    key_count: usize,
+    groups: Vec<Group>,
+    sent: Vec<SentBatch>,
+    unserved: Vec<usize>,
+    proto: Proto,
+    lane: Lane,
+) -> Bytes {
+    let mut replies: Vec<Bytes> = vec![Bytes::new(); groups.len()];
+    for g in unserved {
+        let slot = groups[g].slot;
+        replies[g] = error_reply(&BackendError::NoNode { slot }.to_reply());
+    }
+    for batch in sent {
+        let result = match batch.reply {
+            Ok(rx) => received(rx.await, &batch.addr),
+            Err(e) => Err(e),
+        };
+        let blob = match result {
+            Ok(blob) => blob,
+            Err(e) => {
+                // Each child fails, or is retried, as it would have been on its own.
+                for (g, range) in batch.children {
+                    let request = batch.bytes.slice(range);
+                    let slot = Some(groups[g].slot);
+                    replies[g] = follow(
+                        proxy.clone(),
+                        slot,
+                        request,
+                        proto,
+                        lane,
+                        batch.addr.clone(),
+                        Err(e.clone()),
+                    )
+                    .await;
+                }
+                continue;
+            }
+        };
+        let Some(parts) = split_replies(&blob, batch.children.len()) else {
+            return error_reply("ERR slotproxy: unreadable reply from node");
+        };
+        for ((g, range), reply) in batch.children.into_iter().zip(parts) {
+            replies[g] = if is_redirect(&reply) {
+                let request = batch.bytes.slice(range);
+                let slot = Some(groups[g].slot);
+                follow(
+                    proxy.clone(),
+                    slot,
+                    request,
+                    proto,
+                    lane,
+                    batch.addr.clone(),
+                    Ok(reply),
+                )
+                .await
+            } else {
+                reply
+            };
+        }
+    }
+    if let Some(error) = replies.iter().find(|r| r.first() == Some(&b'-')) {
+        return error.clone();
+    }
+    match merge {
+        Merge::Ok => Bytes::from_static(b"+OK\r\n"),
+        Merge::Values => merge_values(key_count, &groups, &replies),
+        Merge::Sum => {
+            let total: i64 = replies.iter().filter_map(|r| integer_reply(r)).sum();
+            let mut out = BytesMut::with_capacity(24);
+            out.extend_from_slice(b":");
+            write_integer_decimal(&mut out, total);
+            out.extend_from_slice(b"\r\n");
+            out.freeze()
+        }
+    }
+}
+
+/// `count` replies that arrived back to back, each as its own bytes.
+fn split_replies(blob: &Bytes, count: usize) -> Option<Vec<Bytes>> {
+    let mut parts = Vec::with_capacity(count);
+    let mut at = 0;
+    for _ in 0..count {
+        let len = ReplyScanner::default().scan(blob.get(at..)?).ok()??;
+        parts.push(blob.slice(at..at + len));
+        at += len;
+    }
+    (at == blob.len()).then_some(parts)
+}
+
+/// The elements of an array reply, as raw bytes (already in the client's protocol: the
+/// connection speaks it).
+fn array_elements(reply: &[u8]) -> Option<Vec<&[u8]>> {
+    let header_end = reply.windows(2).position(|w| w == b"\r\n")?;
+    if reply.first() != Some(&b'*') {
+        return None;
+    }
+    let count: usize = std::str::from_utf8(&reply[1..header_end])
+        .ok()?
+        .parse()
+        .ok()?;
+    let mut at = header_end + 2;
+    let mut elements = Vec::with_capacity(count);
+    for _ in 0..count {
+        let len = ReplyScanner::default().scan(reply.get(at..)?).ok()??;
+        elements.push(&reply[at..at + len]);
+        at += len;
+    }
+    Some(elements)
+}
+
+/// MGET: every child's values put back at their keys' positions.
+fn merge_values(key_count: usize, groups: &[Group], replies: &[Bytes]) -> Bytes {
+    let mut values: Vec<&[u8]> = vec![&[]; key_count];
+    for (group, reply) in groups.iter().zip(replies) {
+        let Some(elements) = array_elements(reply) else {
+            return error_reply("ERR slotproxy: unexpected MGET reply from node");
+        };
+        if elements.len() != group.members.len() {
+            return error_reply("ERR slotproxy: unexpected MGET reply from node");
+        }
+        for (&n, element) in group.members.iter().zip(elements) {
+            values[n] = element;
+        }
+    }
+    let size = values.iter().map(|v| v.len()).sum::<usize>() + 24;
+    let mut out = BytesMut::with_capacity(size);
+    out.extend_from_slice(b"*");
+    write_integer_decimal(&mut out, key_count as i64);
+    out.extend_from_slice(b"\r\n");
+    for value in values {
+        out.extend_from_slice(value);
+    }
+    out.freeze()
+}
+
+fn integer_reply(reply: &[u8]) -> Option<i64> {
+    let digits = reply.strip_prefix(b":")?.strip_suffix(b"\r\n")?;
+    crate::numbers::parse_i64(digits)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies_split_back_to_back() {
+        let blob = Bytes::from_static(b"+OK\r\n$3\r\nabc\r\n*2\r\n:1\r\n$-1\r\n");
+        let parts = split_replies(&blob, 3).unwrap();
+        assert_eq!(parts[0], &b"+OK\r\n"[..]);
+        assert_eq!(parts[1], &b"$3\r\nabc\r\n"[..]);
+        assert_eq!(parts[2], &b"*2\r\n:1\r\n$-1\r\n"[..]);
+        assert!(split_replies(&blob, 2).is_none());
+        assert!(split_replies(&blob, 4).is_none());
+    }
+
+    #[test]
+    fn values_go_back_to_their_keys() {
+        let groups = vec![
+            Group {
+                slot: 1,
+                members: vec![0, 2],
+            },
+            Group {
+                slot: 2,
+                members: vec![1],
+            },
+        ];
+        let replies = vec![
+            Bytes::from_static(b"*2\r\n$1\r\na\r\n_\r\n"),
+            Bytes::from_static(b"*1\r\n$1\r\nb\r\n"),
+        ];
+        assert_eq!(
+            merge_values(3, &groups, &replies),
+            &b"*3\r\n$1\r\na\r\n$1\r\nb\r\n_\r\n"[..]
+        );
+    }
+
+    #[test]
+    fn keys_group_by_slot_in_order() {
+        let args: Vec<Bytes> = ["MGET", "{a}1", "{b}1", "{a}2"]
+            .iter()
+            .map(|s| Bytes::from(s.to_string()))
+            .collect();
+        let groups = group_by_slot(&args, 1);
+        assert_eq!(groups.len(), 2);
+        assert_eq!(groups[0].members, vec![0, 2]);
+        assert_eq!(groups[1].members, vec![1]);
+        let many: Vec<Bytes> = std::iter::once(Bytes::from_static(b"DEL"))
+            .chain((0..100).map(|i| Bytes::from(format!("{{k{}}}x{i}", i % 7))))
+            .collect();
+        let groups = group_by_slot(&many, 1);
+        assert_eq!(groups.len(), 7);
+        assert_eq!(groups[0].members, (0..100).step_by(7).collect::<Vec<_>>());
+    }
+}
