@@ -1,11 +1,13 @@
 //! The proxy's connected clients, for CLIENT LIST / INFO / KILL and INFO clients.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::Instant;
 
 use tokio::sync::Notify;
+
+use crate::cluster::{CommandSpec, CommandTable};
 
 /// What other sessions may see or change of a client.
 #[derive(Debug)]
@@ -17,7 +19,9 @@ pub struct ClientHandle {
     pub name: Mutex<Vec<u8>>,
     pub lib_name: Mutex<Vec<u8>>,
     pub lib_ver: Mutex<Vec<u8>>,
-    pub last_command: Mutex<&'static str>,
+    /// The command table id of the last command, plus one (0: none yet). An atomic, not a
+    /// lock: it is written on every request.
+    pub last_command: AtomicUsize,
     pub last_active_ms: AtomicU64,
     pub killed: AtomicBool,
     pub kill: Notify,
@@ -42,6 +46,21 @@ impl ClientHandle {
             / 1000
     }
 
+    /// Records the command a request runs (for `CLIENT LIST`'s `cmd=`).
+    pub fn set_last_command(&self, spec: &CommandSpec) {
+        self.last_command.store(spec.id + 1, Relaxed);
+    }
+
+    fn last_command_name(&self) -> String {
+        match self.last_command.load(Relaxed).checked_sub(1) {
+            Some(id) => CommandTable::get()
+                .all_specs()
+                .find(|spec| spec.id == id)
+                .map_or_else(|| "NULL".to_string(), |spec| spec.name.clone()),
+            None => "NULL".to_string(),
+        }
+    }
+
     /// One `CLIENT LIST` line, with Redis's field names (fields the proxy does not track
     /// are 0 or empty).
     pub fn info_line(&self, resp: u8) -> String {
@@ -53,7 +72,7 @@ impl ClientHandle {
             String::from_utf8_lossy(&lock(&self.name)),
             self.created.elapsed().as_secs(),
             self.idle_seconds(),
-            lock(&self.last_command),
+            self.last_command_name(),
             resp,
             String::from_utf8_lossy(&lock(&self.lib_name)),
             String::from_utf8_lossy(&lock(&self.lib_ver)),
@@ -74,7 +93,7 @@ impl ClientHandle {
             name: Mutex::default(),
             lib_name: Mutex::default(),
             lib_ver: Mutex::default(),
-            last_command: Mutex::new("NULL"),
+            last_command: AtomicUsize::new(0),
             last_active_ms: AtomicU64::new(0),
             killed: AtomicBool::new(false),
             kill: Notify::new(),

@@ -22,7 +22,7 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
-use super::clients::{lock, ClientHandle};
+use super::clients::ClientHandle;
 use super::fanout;
 use super::forward::{error_reply, forward, send_to_node, Pending};
 use super::local::{self, ClientState, LocalReply};
@@ -457,7 +457,7 @@ impl Session {
             }
         };
         self.command = spec.id;
-        *lock(&self.client.handle.last_command) = spec.name.as_str();
+        self.client.handle.set_last_command(spec);
         if !self.client.authenticated && !matches!(name, b"auth" | b"hello" | b"quit" | b"reset") {
             return Self::ready(error_reply("NOAUTH Authentication required."));
         }
