@@ -151,6 +151,28 @@ fn blmove_chains_carry_an_element_along() {
 }
 
 #[test]
+fn blmove_woken_onto_a_wrong_type_destination_errors_and_leaves_the_source() {
+    same_on_both(|port| {
+        let mut admin = RawClient::connect(port);
+        let mut waiter = RawClient::connect(port);
+        admin.call(&["SET", "{w}dst", "text"]);
+        send(
+            &mut waiter,
+            &["BLMOVE", "{w}src", "{w}dst", "LEFT", "RIGHT", "0"],
+        );
+        wait_blocked(&mut admin, 1);
+        let transcript = vec![
+            show(&admin.call_raw(&[b"RPUSH", b"{w}src", b"a", b"b"])),
+            reply(&mut waiter),
+            show(&admin.call_raw(&[b"LRANGE", b"{w}src", b"0", b"-1"])),
+            show(&admin.call_raw(&[b"GET", b"{w}dst"])),
+        ];
+        wait_blocked(&mut admin, 0);
+        transcript
+    });
+}
+
+#[test]
 fn client_unblock_ends_waits_with_a_timeout_or_an_error() {
     same_on_both(|port| {
         let mut admin = RawClient::connect(port);
