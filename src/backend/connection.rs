@@ -156,17 +156,32 @@ impl BackendConn {
         asking: bool,
     ) -> oneshot::Receiver<ReplyResult> {
         let (reply, rx) = oneshot::channel();
-        if let Err(mpsc::error::SendError(outgoing)) = self.tx.send(Outgoing {
+        self.queue(Outgoing {
             bytes,
             commands: commands.max(1),
             asking,
             reply,
-        }) {
+        });
+        rx
+    }
+
+    /// Like [`BackendConn::send_commands`], answering on a channel the caller made earlier
+    /// (a batch hands out its receiver before it is sent).
+    pub fn send_prepared(&self, bytes: Bytes, commands: u32, reply: oneshot::Sender<ReplyResult>) {
+        self.queue(Outgoing {
+            bytes,
+            commands: commands.max(1),
+            asking: false,
+            reply,
+        });
+    }
+
+    fn queue(&self, outgoing: Outgoing) {
+        if let Err(mpsc::error::SendError(outgoing)) = self.tx.send(outgoing) {
             let _ = outgoing.reply.send(Err(BackendError::ConnectionLost {
                 addr: self.addr.clone(),
             }));
         }
-        rx
     }
 }
 

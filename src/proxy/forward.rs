@@ -34,6 +34,8 @@ pub type BoxFuture = Pin<Box<dyn Future<Output = Bytes> + Send>>;
 pub enum Pending {
     Ready(Bytes),
     Backend(Waiting),
+    /// A request sent in one batch with others for the same node (see [`super::batch`]).
+    Part(super::batch::Part),
     Future(BoxFuture),
 }
 
@@ -140,7 +142,7 @@ impl Proxy {
 
 /// Some master for a keyless command, rotating per worker thread (a shared counter would
 /// be written by every worker on every such request).
-fn any_master_node(topology: &Topology) -> Option<&Node> {
+pub(super) fn any_master_node(topology: &Topology) -> Option<&Node> {
     thread_local! {
         static NEXT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     }
@@ -224,6 +226,7 @@ impl Pending {
     pub fn addr(&self) -> Option<&str> {
         match self {
             Pending::Backend(waiting) => Some(&waiting.conn.addr),
+            Pending::Part(part) => Some(part.addr()),
             _ => None,
         }
     }
@@ -369,6 +372,11 @@ impl Pending {
             match self {
                 Pending::Ready(bytes) => return Poll::Ready(std::mem::take(bytes)),
                 Pending::Future(future) => return future.as_mut().poll(cx),
+                Pending::Part(part) => match part.poll_reply(cx, proxy) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(Ok(bytes)) => return Poll::Ready(bytes),
+                    Poll::Ready(Err(retry)) => *self = Pending::Future(retry),
+                },
                 Pending::Backend(waiting) => {
                     let result = match Pin::new(&mut waiting.rx).poll(cx) {
                         Poll::Pending => return Poll::Pending,

@@ -2,10 +2,12 @@
 //! and pub/sub.
 //!
 //! A request goes: [`session`] decodes it → [`router`] classifies it with the command table →
-//! it is answered locally ([`local`]), forwarded to one slot's master ([`forward`]), split over
+//! it is answered locally ([`local`]), forwarded to one slot's master ([`forward`], batched per
+//! node across the client's pipeline by [`batch`]), split over
 //! several slots ([`fanout`]), or run on a dedicated connection ([`transaction`],
 //! [`blocking`], [`pubsub`]). Replies go back in request order.
 
+pub mod batch;
 pub mod blocking;
 pub mod clients;
 pub mod fanout;

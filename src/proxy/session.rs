@@ -22,9 +22,10 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
+use super::batch::Batcher;
 use super::clients::ClientHandle;
 use super::fanout;
-use super::forward::{error_reply, forward, send_to_node, Pending};
+use super::forward::{error_reply, send_to_node, Pending};
 use super::local::{self, ClientState, LocalReply};
 use super::pubsub::{Event, PubSub};
 use super::router::{self, Route};
@@ -199,6 +200,8 @@ struct Session {
     pubsub: PubSub,
     blocking_conn: Option<Dedicated>,
     closing: bool,
+    /// Requests routed but not yet sent, per node; sent when the decoded batch is dispatched.
+    batcher: Batcher,
 }
 
 /// Moves every reply at the front of the FIFO that is already complete into `output`.
@@ -267,6 +270,7 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
         pubsub: PubSub::default(),
         blocking_conn: None,
         closing: false,
+        batcher: Batcher::default(),
     };
     let operation_timeout = Duration::from_millis(config.timeouts.operation_ms.max(1));
     let idle_timeout = config.timeouts.idle_secs;
@@ -419,6 +423,7 @@ impl Session {
                 }
             }
         }
+        self.batcher.flush();
         true
     }
 
@@ -468,6 +473,10 @@ impl Session {
             )));
         }
         let route = router::route(spec, args);
+        if !matches!(route, Route::Slot(_) | Route::AnyMaster | Route::SplitKeys) {
+            // Whatever this sends must not overtake the client's batched requests.
+            self.batcher.flush();
+        }
         if self.client.proto == Proto::Resp2
             && self.pubsub.subscribed()
             && !matches!(route, Route::PubSub)
@@ -513,14 +522,28 @@ impl Session {
                 Self::ready(error_reply(&e))
             }
             Route::Slot(slot) => {
-                Step::Queue(forward(&self.proxy, Some(slot), encode(args), proto, lane))
+                Step::Queue(
+                    self.batcher
+                        .add(&self.proxy, Some(slot), encode(args), proto, lane),
+                )
             }
-            Route::AnyMaster => Step::Queue(forward(&self.proxy, None, encode(args), proto, lane)),
+            Route::AnyMaster => {
+                Step::Queue(
+                    self.batcher
+                        .add(&self.proxy, None, encode(args), proto, lane),
+                )
+            }
             Route::PubSubHome => match self.proxy.pubsub_home() {
                 Ok(addr) => Step::Queue(send_to_node(&self.proxy, addr, encode(args), proto, lane)),
                 Err(e) => Self::ready(error_reply(&e.to_reply())),
             },
-            Route::SplitKeys => Step::Queue(fanout::split_keys(&self.proxy, args, proto, lane)),
+            Route::SplitKeys => Step::Queue(fanout::split_keys(
+                &self.proxy,
+                &mut self.batcher,
+                args,
+                proto,
+                lane,
+            )),
             Route::AllMasters => {
                 Step::Queue(fanout::all_masters(&self.proxy, args.to_vec(), proto, lane))
             }

@@ -1,23 +1,22 @@
 //! MGET, MSET, DEL, UNLINK, EXISTS and TOUCH over several slots: one child command per slot
 //! (a cluster node refuses a multi-key command across slots), merged in key order.
 //!
-//! The children for one node leave as one request on the client's connection to that node,
-//! and come back as one reply: their replies, back to back. A fan-out over three nodes thus
-//! costs three channel round trips, not one per slot. Only a child whose reply is a redirect
-//! (or whose node could not be reached) is followed on its own, as any request would be.
+//! The children join the client's per-node batches ([`super::super::batch`]): the children
+//! for one node leave as one request and come back as one reply, so a fan-out over three
+//! nodes costs three channel round trips, not one per slot. Each child follows its own
+//! redirects, as any request does.
 
 use std::collections::HashMap;
-use std::ops::Range;
 use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
-use tokio::sync::oneshot;
 
-use super::super::forward::{error_reply, follow, forward, is_redirect, received, Pending};
+use super::super::batch::Batcher;
+use super::super::forward::{error_reply, Pending};
 use super::super::Proxy;
-use crate::backend::{BackendError, Lane, ReplyResult};
+use crate::backend::Lane;
 use crate::cluster::key_slot;
-use crate::resp::{encode_request, request_len, write_integer_decimal, Proto, ReplyScanner};
+use crate::resp::{encode_request, write_integer_decimal, Proto, ReplyScanner};
 
 /// How the children's replies merge.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -88,26 +87,17 @@ fn group_by_slot(args: &[Bytes], stride: usize) -> Vec<Group> {
     groups
 }
 
-/// The children for one node, encoded back to back.
-struct NodeBatch {
-    master: usize,
-    addr: String,
-    bytes: BytesMut,
-    /// Each child's group and where its command sits in `bytes`.
-    children: Vec<(usize, Range<usize>)>,
-}
-
-/// A node's batch once sent.
-struct SentBatch {
-    addr: String,
-    bytes: Bytes,
-    children: Vec<(usize, Range<usize>)>,
-    reply: Result<oneshot::Receiver<ReplyResult>, BackendError>,
-}
-
 /// Forwards a split-key command: whole to its slot's node when every key shares the slot,
-/// otherwise as children per slot, merged into one reply.
-pub fn split_keys(proxy: &Arc<Proxy>, args: &[Bytes], proto: Proto, lane: Lane) -> Pending {
+/// otherwise as children per slot, merged into one reply. The children join the client's
+/// batches, so the children for one node leave together (with the client's other requests
+/// for it) and come back as one reply.
+pub fn split_keys(
+    proxy: &Arc<Proxy>,
+    batcher: &mut Batcher,
+    args: &[Bytes],
+    proto: Proto,
+    lane: Lane,
+) -> Pending {
     let merge = Merge::of(&args[0]);
     let stride = merge.stride();
     let groups = group_by_slot(args, stride);
@@ -116,59 +106,20 @@ pub fn split_keys(proxy: &Arc<Proxy>, args: &[Bytes], proto: Proto, lane: Lane) 
         stats.slot_op(group.slot);
     }
     if let [only] = groups.as_slice() {
-        let mut request = BytesMut::new();
-        encode_request(&mut request, args);
-        return forward(proxy, Some(only.slot), request.freeze(), proto, lane);
+        return batcher.add(proxy, Some(only.slot), encode(args), proto, lane);
     }
     stats.fanout(groups.len());
-    let topology = proxy.topology.load();
-    let mut batches: Vec<NodeBatch> = Vec::new();
-    let mut unserved = Vec::new();
     let mut child: Vec<&[u8]> = Vec::new();
-    for (g, group) in groups.iter().enumerate() {
-        let Some(master) = topology.master_of_slot(group.slot) else {
-            unserved.push(g);
-            continue;
-        };
-        let b = match batches.iter().position(|b| b.master == master) {
-            Some(b) => b,
-            None => {
-                batches.push(NodeBatch {
-                    master,
-                    addr: topology.masters[master].addr.clone(),
-                    bytes: BytesMut::new(),
-                    children: Vec::new(),
-                });
-                batches.len() - 1
+    let children: Vec<Pending> = groups
+        .iter()
+        .map(|group| {
+            child.clear();
+            child.push(&args[0]);
+            for &n in &group.members {
+                let first = 1 + n * stride;
+                child.extend(args[first..first + stride].iter().map(|a| &a[..]));
             }
-        };
-        child.clear();
-        child.push(&args[0]);
-        for &n in &group.members {
-            let first = 1 + n * stride;
-            child.extend(args[first..first + stride].iter().map(|a| &a[..]));
-        }
-        let batch = &mut batches[b];
-        let start = batch.bytes.len();
-        batch.bytes.reserve(request_len(&child));
-        encode_request(&mut batch.bytes, &child);
-        batch.children.push((g, start..batch.bytes.len()));
-    }
-    let sent: Vec<SentBatch> = batches
-        .into_iter()
-        .map(|batch| {
-            let bytes = batch.bytes.freeze();
-            let commands = u32::try_from(batch.children.len()).unwrap_or(u32::MAX);
-            let reply = proxy
-                .pool(lane)
-                .get(&batch.addr, proto, lane.conn)
-                .map(|conn| conn.send_commands(bytes.clone(), commands, false));
-            SentBatch {
-                addr: batch.addr,
-                bytes,
-                children: batch.children,
-                reply,
-            }
+            batcher.add(proxy, Some(group.slot), encode(&child), proto, lane)
         })
         .collect();
     let key_count = (args.len() - 1) / stride;
@@ -177,76 +128,26 @@ pub fn split_keys(proxy: &Arc<Proxy>, args: &[Bytes], proto: Proto, lane: Lane) 
         merge,
         key_count,
         groups,
-        sent,
-        unserved,
-        proto,
-        lane,
+        children,
     )))
 }
 
-#[allow(clippy::too_many_arguments)]
+fn encode<A: AsRef<[u8]>>(args: &[A]) -> Bytes {
+    let mut buf = BytesMut::new();
+    encode_request(&mut buf, args);
+    buf.freeze()
+}
+
 async fn merge_children(
     proxy: Arc<Proxy>,
     merge: Merge,
     key_count: usize,
     groups: Vec<Group>,
-    sent: Vec<SentBatch>,
-    unserved: Vec<usize>,
-    proto: Proto,
-    lane: Lane,
+    children: Vec<Pending>,
 ) -> Bytes {
-    let mut replies: Vec<Bytes> = vec![Bytes::new(); groups.len()];
-    for g in unserved {
-        let slot = groups[g].slot;
-        replies[g] = error_reply(&BackendError::NoNode { slot }.to_reply());
-    }
-    for batch in sent {
-        let result = match batch.reply {
-            Ok(rx) => received(rx.await, &batch.addr),
-            Err(e) => Err(e),
-        };
-        let blob = match result {
-            Ok(blob) => blob,
-            Err(e) => {
-                // Each child fails, or is retried, as it would have been on its own.
-                for (g, range) in batch.children {
-                    let request = batch.bytes.slice(range);
-                    let slot = Some(groups[g].slot);
-                    replies[g] = follow(
-                        proxy.clone(),
-                        slot,
-                        request,
-                        proto,
-                        lane,
-                        batch.addr.clone(),
-                        Err(e.clone()),
-                    )
-                    .await;
-                }
-                continue;
-            }
-        };
-        let Some(parts) = split_replies(&blob, batch.children.len()) else {
-            return error_reply("ERR slotproxy: unreadable reply from node");
-        };
-        for ((g, range), reply) in batch.children.into_iter().zip(parts) {
-            replies[g] = if is_redirect(&reply) {
-                let request = batch.bytes.slice(range);
-                let slot = Some(groups[g].slot);
-                follow(
-                    proxy.clone(),
-                    slot,
-                    request,
-                    proto,
-                    lane,
-                    batch.addr.clone(),
-                    Ok(reply),
-                )
-                .await
-            } else {
-                reply
-            };
-        }
+    let mut replies = Vec::with_capacity(children.len());
+    for child in children {
+        replies.push(child.reply(&proxy).await);
     }
     if let Some(error) = replies.iter().find(|r| r.first() == Some(&b'-')) {
         return error.clone();
@@ -263,18 +164,6 @@ async fn merge_children(
             out.freeze()
         }
     }
-}
-
-/// `count` replies that arrived back to back, each as its own bytes.
-fn split_replies(blob: &Bytes, count: usize) -> Option<Vec<Bytes>> {
-    let mut parts = Vec::with_capacity(count);
-    let mut at = 0;
-    for _ in 0..count {
-        let len = ReplyScanner::default().scan(blob.get(at..)?).ok()??;
-        parts.push(blob.slice(at..at + len));
-        at += len;
-    }
-    (at == blob.len()).then_some(parts)
 }
 
 /// The elements of an array reply, as raw bytes (already in the client's protocol: the
@@ -331,17 +220,6 @@ fn integer_reply(reply: &[u8]) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn replies_split_back_to_back() {
-        let blob = Bytes::from_static(b"+OK\r\n$3\r\nabc\r\n*2\r\n:1\r\n$-1\r\n");
-        let parts = split_replies(&blob, 3).unwrap();
-        assert_eq!(parts[0], &b"+OK\r\n"[..]);
-        assert_eq!(parts[1], &b"$3\r\nabc\r\n"[..]);
-        assert_eq!(parts[2], &b"*2\r\n:1\r\n$-1\r\n"[..]);
-        assert!(split_replies(&blob, 2).is_none());
-        assert!(split_replies(&blob, 4).is_none());
-    }
 
     #[test]
     fn values_go_back_to_their_keys() {

@@ -1,0 +1,237 @@
+//! The requests of one client's pipeline that go to the same node, sent as one request.
+//!
+//! A session decodes a pipeline (`-P 16`: sixteen requests) and routes each request; those
+//! for one node join an open batch, and the batches leave when the session has dispatched
+//! what it read (or before anything that must not overtake them). A node's connection then
+//! carries one channel send, one oneshot and one waiter for the batch instead of one per
+//! request, and the reply comes back as the requests' replies, back to back. Each request
+//! keeps its own place in the session's reply FIFO as a [`Part`] of its batch, and follows
+//! its own redirects like any request.
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use bytes::{Bytes, BytesMut};
+use tokio::sync::oneshot;
+
+use super::forward::{error_reply, follow, is_redirect, received, Pending};
+use super::Proxy;
+use crate::backend::{BackendConn, BackendError, Lane, ReplyResult};
+use crate::resp::{Proto, ReplyScanner};
+
+/// Requests batched for one node, not yet sent.
+struct Open {
+    conn: Arc<BackendConn>,
+    bytes: BytesMut,
+    commands: u32,
+    reply: oneshot::Sender<ReplyResult>,
+    shared: Arc<Shared>,
+}
+
+/// What the parts of one batch share: the reply, split once when the first part needs it.
+struct Shared {
+    conn: Arc<BackendConn>,
+    state: Mutex<State>,
+}
+
+enum State {
+    /// Sent (or about to be); `commands` replies will arrive together.
+    Waiting(oneshot::Receiver<ReplyResult>, u32),
+    /// The reply of every request, in order; or why there is none.
+    Done(Result<Vec<Bytes>, BackendError>),
+}
+
+/// One request's place in a batch.
+pub struct Part {
+    shared: Arc<Shared>,
+    index: u32,
+    slot: Option<u16>,
+    request: Bytes,
+    proto: Proto,
+    lane: Lane,
+}
+
+/// A session's open batches, one per node.
+#[derive(Default)]
+pub struct Batcher {
+    open: Vec<Open>,
+}
+
+impl Batcher {
+    /// Adds a request for a slot's master (or any master for `None`) to that node's batch and
+    /// returns what the session waits on. It leaves at the next [`Batcher::flush`].
+    pub fn add(
+        &mut self,
+        proxy: &Arc<Proxy>,
+        slot: Option<u16>,
+        request: Bytes,
+        proto: Proto,
+        lane: Lane,
+    ) -> Pending {
+        let topology = proxy.topology.load();
+        let node = match slot {
+            Some(slot) => topology.master_for(slot),
+            None => super::forward::any_master_node(&topology),
+        };
+        let Some(node) = node else {
+            return Pending::Ready(error_reply(
+                &BackendError::NoNode {
+                    slot: slot.unwrap_or(0),
+                }
+                .to_reply(),
+            ));
+        };
+        let open = match self.open.iter().position(|o| o.conn.addr == node.addr) {
+            Some(i) => &mut self.open[i],
+            None => {
+                let conn = match proxy.pool(lane).get(&node.addr, proto, lane.conn) {
+                    Ok(conn) => conn,
+                    Err(e) => {
+                        let addr = node.addr.clone();
+                        return Pending::Future(Box::pin(follow(
+                            proxy.clone(),
+                            slot,
+                            request,
+                            proto,
+                            lane,
+                            addr,
+                            Err(e),
+                        )));
+                    }
+                };
+                let (reply, rx) = oneshot::channel();
+                let shared = Arc::new(Shared {
+                    conn: conn.clone(),
+                    state: Mutex::new(State::Waiting(rx, 0)),
+                });
+                self.open.push(Open {
+                    conn,
+                    bytes: BytesMut::new(),
+                    commands: 0,
+                    reply,
+                    shared,
+                });
+                let last = self.open.len() - 1;
+                &mut self.open[last]
+            }
+        };
+        open.bytes.extend_from_slice(&request);
+        let index = open.commands;
+        open.commands += 1;
+        Pending::Part(Part {
+            shared: open.shared.clone(),
+            index,
+            slot,
+            request,
+            proto,
+            lane,
+        })
+    }
+
+    /// Sends every open batch.
+    pub fn flush(&mut self) {
+        for open in self.open.drain(..) {
+            if let Ok(mut state) = open.shared.state.lock() {
+                if let State::Waiting(_, commands) = &mut *state {
+                    *commands = open.commands;
+                }
+            }
+            open.conn
+                .send_prepared(open.bytes.freeze(), open.commands, open.reply);
+        }
+    }
+}
+
+impl Part {
+    /// The node this part was sent to (for timeout metrics).
+    pub fn addr(&self) -> &str {
+        &self.shared.conn.addr
+    }
+
+    /// Polls for this request's first reply.
+    fn poll_first(&mut self, cx: &mut Context<'_>) -> Poll<ReplyResult> {
+        let mut state = match self.shared.state.lock() {
+            Ok(state) => state,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        if let State::Waiting(rx, commands) = &mut *state {
+            let commands = *commands as usize;
+            let result = match std::pin::Pin::new(rx).poll(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(result) => received(result, &self.shared.conn.addr),
+            };
+            *state = State::Done(result.and_then(|blob| {
+                split_replies(&blob, commands).ok_or_else(|| BackendError::Protocol {
+                    addr: self.shared.conn.addr.clone(),
+                    reason: "replies do not match the batched requests".into(),
+                })
+            }));
+        }
+        match &*state {
+            State::Done(Ok(replies)) => {
+                Poll::Ready(replies.get(self.index as usize).cloned().ok_or_else(|| {
+                    BackendError::Protocol {
+                        addr: self.shared.conn.addr.clone(),
+                        reason: "a batched request has no reply".into(),
+                    }
+                }))
+            }
+            State::Done(Err(e)) => Poll::Ready(Err(e.clone())),
+            State::Waiting(..) => Poll::Pending,
+        }
+    }
+
+    /// Polls for the reply; a redirect or a failure turns into the retry loop, returned as a
+    /// future for the caller to keep polling.
+    pub fn poll_reply(
+        &mut self,
+        cx: &mut Context<'_>,
+        proxy: &Arc<Proxy>,
+    ) -> Poll<Result<Bytes, super::forward::BoxFuture>> {
+        let first = match self.poll_first(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(first) => first,
+        };
+        match first {
+            Ok(bytes) if !is_redirect(&bytes) => Poll::Ready(Ok(bytes)),
+            other => Poll::Ready(Err(Box::pin(follow(
+                proxy.clone(),
+                self.slot,
+                self.request.clone(),
+                self.proto,
+                self.lane,
+                self.shared.conn.addr.clone(),
+                other,
+            )))),
+        }
+    }
+}
+
+/// `count` replies that arrived back to back, each as its own bytes.
+pub fn split_replies(blob: &Bytes, count: usize) -> Option<Vec<Bytes>> {
+    let mut parts = Vec::with_capacity(count);
+    let mut at = 0;
+    for _ in 0..count {
+        let len = ReplyScanner::default().scan(blob.get(at..)?).ok()??;
+        parts.push(blob.slice(at..at + len));
+        at += len;
+    }
+    (at == blob.len()).then_some(parts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies_split_back_to_back() {
+        let blob = Bytes::from_static(b"+OK\r\n$3\r\nabc\r\n*2\r\n:1\r\n$-1\r\n");
+        let parts = split_replies(&blob, 3).unwrap();
+        assert_eq!(parts[0], &b"+OK\r\n"[..]);
+        assert_eq!(parts[1], &b"$3\r\nabc\r\n"[..]);
+        assert_eq!(parts[2], &b"*2\r\n:1\r\n$-1\r\n"[..]);
+        assert!(split_replies(&blob, 2).is_none());
+        assert!(split_replies(&blob, 4).is_none());
+    }
+}
