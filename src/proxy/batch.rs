@@ -23,6 +23,10 @@ use crate::resp::{Proto, ReplyScanner};
 /// Requests batched for one node, not yet sent.
 struct Open {
     conn: Arc<BackendConn>,
+    /// The first request, sent as it is when it stays alone (a client without a pipeline).
+    first: Bytes,
+    /// The requests after the first, copied back to back (with the first, once there are
+    /// two).
     bytes: BytesMut,
     commands: u32,
     reply: oneshot::Sender<ReplyResult>,
@@ -39,7 +43,12 @@ enum State {
     /// Sent (or about to be); `commands` replies will arrive together.
     Waiting(oneshot::Receiver<ReplyResult>, u32),
     /// The reply of every request, in order; or why there is none.
-    Done(Result<Vec<Bytes>, BackendError>),
+    Done(Result<Replies, BackendError>),
+}
+
+enum Replies {
+    One(Bytes),
+    Many(Vec<Bytes>),
 }
 
 /// One request's place in a batch.
@@ -107,6 +116,7 @@ impl Batcher {
                 });
                 self.open.push(Open {
                     conn,
+                    first: Bytes::new(),
                     bytes: BytesMut::new(),
                     commands: 0,
                     reply,
@@ -116,7 +126,15 @@ impl Batcher {
                 &mut self.open[last]
             }
         };
-        open.bytes.extend_from_slice(&request);
+        match open.commands {
+            0 => open.first = request.clone(),
+            1 => {
+                open.bytes.reserve(open.first.len() + request.len());
+                open.bytes.extend_from_slice(&open.first);
+                open.bytes.extend_from_slice(&request);
+            }
+            _ => open.bytes.extend_from_slice(&request),
+        }
         let index = open.commands;
         open.commands += 1;
         Pending::Part(Part {
@@ -137,8 +155,12 @@ impl Batcher {
                     *commands = open.commands;
                 }
             }
-            open.conn
-                .send_prepared(open.bytes.freeze(), open.commands, open.reply);
+            let bytes = if open.commands == 1 {
+                open.first
+            } else {
+                open.bytes.freeze()
+            };
+            open.conn.send_prepared(bytes, open.commands, open.reply);
         }
     }
 }
@@ -162,24 +184,28 @@ impl Part {
                 Poll::Ready(result) => received(result, &self.shared.conn.addr),
             };
             *state = State::Done(result.and_then(|blob| {
-                split_replies(&blob, commands).ok_or_else(|| BackendError::Protocol {
-                    addr: self.shared.conn.addr.clone(),
-                    reason: "replies do not match the batched requests".into(),
-                })
+                if commands == 1 {
+                    // The connection delivered exactly one reply.
+                    return Ok(Replies::One(blob));
+                }
+                split_replies(&blob, commands)
+                    .map(Replies::Many)
+                    .ok_or_else(|| BackendError::Protocol {
+                        addr: self.shared.conn.addr.clone(),
+                        reason: "replies do not match the batched requests".into(),
+                    })
             }));
         }
-        match &*state {
-            State::Done(Ok(replies)) => {
-                Poll::Ready(replies.get(self.index as usize).cloned().ok_or_else(|| {
-                    BackendError::Protocol {
-                        addr: self.shared.conn.addr.clone(),
-                        reason: "a batched request has no reply".into(),
-                    }
-                }))
-            }
-            State::Done(Err(e)) => Poll::Ready(Err(e.clone())),
-            State::Waiting(..) => Poll::Pending,
-        }
+        let reply = match &*state {
+            State::Done(Ok(Replies::One(reply))) => (self.index == 0).then(|| reply.clone()),
+            State::Done(Ok(Replies::Many(replies))) => replies.get(self.index as usize).cloned(),
+            State::Done(Err(e)) => return Poll::Ready(Err(e.clone())),
+            State::Waiting(..) => return Poll::Pending,
+        };
+        Poll::Ready(reply.ok_or_else(|| BackendError::Protocol {
+            addr: self.shared.conn.addr.clone(),
+            reason: "a batched request has no reply".into(),
+        }))
     }
 
     /// Polls for the reply; a redirect or a failure turns into the retry loop, returned as a
