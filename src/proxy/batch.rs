@@ -91,8 +91,8 @@ impl Batcher {
                 .to_reply(),
             ));
         };
-        let open = match self.open.iter().position(|o| o.conn.addr == node.addr) {
-            Some(i) => &mut self.open[i],
+        let at = match self.open.iter().position(|o| o.conn.addr == node.addr) {
+            Some(i) => i,
             None => {
                 let conn = match proxy.pool(lane).get(&node.addr, proto, lane.conn) {
                     Ok(conn) => conn,
@@ -122,10 +122,10 @@ impl Batcher {
                     reply,
                     shared,
                 });
-                let last = self.open.len() - 1;
-                &mut self.open[last]
+                self.open.len() - 1
             }
         };
+        let open = &mut self.open[at];
         match open.commands {
             0 => open.first = request.clone(),
             1 => {
@@ -137,32 +137,46 @@ impl Batcher {
         }
         let index = open.commands;
         open.commands += 1;
-        Pending::Part(Part {
+        let part = Pending::Part(Part {
             shared: open.shared.clone(),
             index,
             slot,
             request,
             proto,
             lane,
-        })
+        });
+        if open.commands >= MAX_COMMANDS || open.bytes.len() >= MAX_BYTES {
+            send(self.open.swap_remove(at));
+        }
+        part
     }
 
     /// Sends every open batch.
     pub fn flush(&mut self) {
         for open in self.open.drain(..) {
-            if let Ok(mut state) = open.shared.state.lock() {
-                if let State::Waiting(_, commands) = &mut *state {
-                    *commands = open.commands;
-                }
-            }
-            let bytes = if open.commands == 1 {
-                open.first
-            } else {
-                open.bytes.freeze()
-            };
-            open.conn.send_prepared(bytes, open.commands, open.reply);
+            send(open);
         }
     }
+}
+
+/// Requests in one batch at most: a batch's replies are passed on only once all have come,
+/// so a long pipeline of large replies goes out in slices rather than all held at once.
+const MAX_COMMANDS: u32 = 64;
+/// Request bytes in one batch at most, for the same reason.
+const MAX_BYTES: usize = 256 * 1024;
+
+fn send(open: Open) {
+    if let Ok(mut state) = open.shared.state.lock() {
+        if let State::Waiting(_, commands) = &mut *state {
+            *commands = open.commands;
+        }
+    }
+    let bytes = if open.commands == 1 {
+        open.first
+    } else {
+        open.bytes.freeze()
+    };
+    open.conn.send_prepared(bytes, open.commands, open.reply);
 }
 
 impl Part {
