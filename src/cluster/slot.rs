@@ -4,9 +4,35 @@
 pub const SLOT_COUNT: usize = 16384;
 
 /// CRC16/XMODEM (poly 0x1021, init 0, no reflection), the checksum Redis Cluster uses.
+///
+/// Table-driven, one lookup per byte, like Redis's `crc16.c`: every keyed command computes
+/// it (the keyspace is sharded by slot), so it must not cost more than hashing the key.
 pub fn crc16(data: &[u8]) -> u16 {
-    crc16::State::<crc16::XMODEM>::calculate(data)
+    data.iter().fold(0u16, |crc, &byte| {
+        (crc << 8) ^ CRC16_TABLE[usize::from((crc >> 8) as u8 ^ byte)]
+    })
 }
+
+/// `CRC16_TABLE[i]` is the CRC of the single byte `i`, computed at compile time.
+const CRC16_TABLE: [u16; 256] = {
+    let mut table = [0u16; 256];
+    let mut i = 0;
+    while i < 256 {
+        let mut crc = (i as u16) << 8;
+        let mut bit = 0;
+        while bit < 8 {
+            crc = if crc & 0x8000 != 0 {
+                (crc << 1) ^ 0x1021
+            } else {
+                crc << 1
+            };
+            bit += 1;
+        }
+        table[i] = crc;
+        i += 1;
+    }
+    table
+};
 
 /// The part of the key that is hashed: the bytes between the first `{` and the first `}`
 /// after it, if there is at least one byte between them; otherwise the whole key.
@@ -33,6 +59,10 @@ mod tests {
     #[test]
     fn check_value() {
         assert_eq!(crc16(b"123456789"), 0x31C3);
+        assert_eq!(crc16(b""), 0);
+        // Entries of Redis's crc16tab.
+        assert_eq!(CRC16_TABLE[1], 0x1021);
+        assert_eq!(CRC16_TABLE[255], 0x1ef0);
     }
 
     #[test]
