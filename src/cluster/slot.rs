@@ -8,9 +8,11 @@ pub const SLOT_COUNT: usize = 16384;
 /// Table-driven, one lookup per byte, like Redis's `crc16.c`: every keyed command computes
 /// it (the keyspace is sharded by slot), so it must not cost more than hashing the key.
 pub fn crc16(data: &[u8]) -> u16 {
-    data.iter().fold(0u16, |crc, &byte| {
-        (crc << 8) ^ CRC16_TABLE[usize::from((crc >> 8) as u8 ^ byte)]
-    })
+    data.iter().fold(0u16, |crc, &byte| crc16_step(crc, byte))
+}
+
+fn crc16_step(crc: u16, byte: u8) -> u16 {
+    (crc << 8) ^ CRC16_TABLE[usize::from((crc >> 8) as u8 ^ byte)]
 }
 
 /// `CRC16_TABLE[i]` is the CRC of the single byte `i`, computed at compile time.
@@ -49,7 +51,15 @@ pub fn hash_part(key: &[u8]) -> &[u8] {
 
 /// The hash slot of a key.
 pub fn key_slot(key: &[u8]) -> u16 {
-    crc16(hash_part(key)) & (SLOT_COUNT as u16 - 1)
+    // Most keys have no `{`: checksum them in the same pass that looks for one.
+    let mut crc = 0u16;
+    for &byte in key {
+        if byte == b'{' {
+            return crc16(hash_part(key)) & (SLOT_COUNT as u16 - 1);
+        }
+        crc = crc16_step(crc, byte);
+    }
+    crc & (SLOT_COUNT as u16 - 1)
 }
 
 #[cfg(test)]
@@ -80,5 +90,8 @@ mod tests {
         assert_eq!(hash_part(b"{abc"), b"{abc");
         assert_eq!(key_slot(b"foo"), 12182);
         assert_eq!(key_slot(b""), 0);
+        for key in [&b"foo{bar}"[..], b"{a", b"a{}b", b"x{y}z", b"plain-key:0001"] {
+            assert_eq!(key_slot(key), crc16(hash_part(key)) % 16384);
+        }
     }
 }
