@@ -144,7 +144,18 @@ mod tests {
 
     #[test]
     fn integer_text_matches_to_string() {
-        for n in [0, 1, -1, 9, 10, -10, 123456789, i64::MAX, i64::MIN, i64::MIN + 1] {
+        for n in [
+            0,
+            1,
+            -1,
+            9,
+            10,
+            -10,
+            123456789,
+            i64::MAX,
+            i64::MIN,
+            i64::MIN + 1,
+        ] {
             assert_eq!(IntegerText::new(n).as_bytes(), n.to_string().as_bytes());
         }
     }

@@ -31,7 +31,11 @@ fn every_chunking_decodes_the_same() {
     input.extend_from_slice(b"set \"a b\" 'c\\'d' \"\\x41\\n\"\n");
     input.extend(encode_request(&[b"GET", &[0xff; 300][..]]));
     // Around the size up to which whole buffered requests copy their arguments.
-    input.extend(encode_request(&[b"SET", &[b'x'; 1024][..], &[b'y'; 1025][..]]));
+    input.extend(encode_request(&[
+        b"SET",
+        &[b'x'; 1024][..],
+        &[b'y'; 1025][..],
+    ]));
     let expected = decode_all(
         &mut RequestDecoder::default(),
         &mut BytesMut::from(&input[..]),
