@@ -1,4 +1,5 @@
-//! Numbers in requests, read with exactly the strictness Redis uses.
+//! Numbers in requests, read with exactly the strictness Redis uses, and integers written
+//! back as text without a heap allocation.
 
 /// Parses a decimal `i64` the way Redis's `string2ll` does: an optional `-`, no `+`, no
 /// blanks, no leading zeros (except `0` itself), no overflow.
@@ -30,6 +31,39 @@ pub fn parse_i64(text: &[u8]) -> Option<i64> {
         Some((value as i64).wrapping_neg())
     } else {
         i64::try_from(value).ok()
+    }
+}
+
+/// The decimal text of an `i64`, formatted on the stack (`i64::MIN` takes all 20 bytes).
+/// Replies and integer values (INCR) are formatted on every request: `to_string` would
+/// allocate and free a `String` each time.
+pub struct IntegerText {
+    digits: [u8; 20],
+    start: usize,
+}
+
+impl IntegerText {
+    pub fn new(n: i64) -> IntegerText {
+        let mut digits = [0u8; 20];
+        let mut start = digits.len();
+        let mut value = n.unsigned_abs();
+        loop {
+            start -= 1;
+            digits[start] = b'0' + (value % 10) as u8;
+            value /= 10;
+            if value == 0 {
+                break;
+            }
+        }
+        if n < 0 {
+            start -= 1;
+            digits[start] = b'-';
+        }
+        IntegerText { digits, start }
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.digits[self.start..]
     }
 }
 
@@ -106,5 +140,23 @@ mod tests {
         assert_eq!(parse_f64(b" 1"), None);
         assert_eq!(parse_f64(b"nan"), None);
         assert_eq!(parse_f64(b"abc"), None);
+    }
+
+    #[test]
+    fn integer_text_matches_to_string() {
+        for n in [
+            0,
+            1,
+            -1,
+            9,
+            10,
+            -10,
+            123456789,
+            i64::MAX,
+            i64::MIN,
+            i64::MIN + 1,
+        ] {
+            assert_eq!(IntegerText::new(n).as_bytes(), n.to_string().as_bytes());
+        }
     }
 }

@@ -74,9 +74,7 @@ impl<'a> ReplyBuf<'a> {
 
     /// A bulk string holding the decimal form of an integer.
     pub fn bulk_integer(&mut self, n: i64) {
-        let mut tmp = BytesMut::with_capacity(20);
-        write_integer_decimal(&mut tmp, n);
-        self.bulk(&tmp);
+        self.bulk(crate::numbers::IntegerText::new(n).as_bytes());
     }
 
     /// Null bulk string in RESP2, null in RESP3.
@@ -176,22 +174,7 @@ impl<'a> ReplyBuf<'a> {
 
 /// Writes the decimal digits of `n` without going through `fmt`.
 pub fn write_integer_decimal(buf: &mut BytesMut, n: i64) {
-    let mut digits = [0u8; 20];
-    let mut pos = digits.len();
-    let negative = n < 0;
-    let mut value = n.unsigned_abs();
-    loop {
-        pos -= 1;
-        digits[pos] = b'0' + (value % 10) as u8;
-        value /= 10;
-        if value == 0 {
-            break;
-        }
-    }
-    if negative {
-        buf.put_u8(b'-');
-    }
-    buf.put_slice(&digits[pos..]);
+    buf.put_slice(crate::numbers::IntegerText::new(n).as_bytes());
 }
 
 /// Formats a double as C's `%.17g` does, which is what Redis 7.0 replies with.

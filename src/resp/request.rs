@@ -9,6 +9,16 @@ use bytes::{Buf, Bytes, BytesMut};
 
 use super::limits::{Limits, INLINE_MAX_SIZE};
 
+/// Arguments up to this size are copied out of the read buffer (one small allocation each, as
+/// Redis creates one object per argument); longer ones are cut out of it without copying.
+/// A cut shares the buffer through an atomic reference count: one atomic operation to cut and
+/// one to drop each argument. Those wait for every earlier store to reach the cache, which in
+/// a server that misses the cache on every key costs more than copying a short argument.
+const COPY_ARG_MAX: usize = 1024;
+
+/// The fewest bytes one argument of a multibulk request takes: `$0\r\n\r\n`.
+const MIN_ARG_BYTES: usize = 6;
+
 /// A violation of the protocol. Redis answers `-ERR <message>` and closes the connection.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProtocolError(pub String);
@@ -71,6 +81,11 @@ impl RequestDecoder {
     /// protocol error that must end the connection. Empty requests (`*0`, blank inline lines)
     /// are skipped.
     pub fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<Vec<Bytes>>, ProtocolError> {
+        if self.partial.is_none() {
+            if let Some(args) = self.decode_buffered(buf) {
+                return Ok(Some(args));
+            }
+        }
         loop {
             if self.partial.is_none() {
                 let Some(&first) = buf.first() else {
@@ -98,6 +113,52 @@ impl RequestDecoder {
             }
             return self.decode_bulks(buf);
         }
+    }
+
+    /// The common case in one pass: a whole multibulk request of short arguments is already
+    /// buffered. Returns None, consuming nothing, when the request is incomplete, has a long
+    /// argument or anything unusual; the incremental path then takes it (and reports the
+    /// errors). It parses exactly as that path does, with the same helpers. An incomplete
+    /// request is scanned here at most once: the incremental path then holds it as partial.
+    fn decode_buffered(&self, buf: &mut BytesMut) -> Option<Vec<Bytes>> {
+        let bytes = &buf[..];
+        if bytes.first() != Some(&b'*') {
+            return None;
+        }
+        let header_end = find_line_end(bytes)?;
+        let count = parse_decimal(&bytes[1..header_end])?;
+        let within_limits = count > 0
+            && count as u64 <= self.limits.max_multibulk_len as u64
+            && !(self.limits.unauthenticated && count > 10);
+        // The allocation below trusts the count only as far as the buffered bytes back it.
+        if !within_limits || count as usize > (bytes.len() - header_end) / MIN_ARG_BYTES {
+            return None;
+        }
+        let max_len = COPY_ARG_MAX.min(self.limits.max_bulk_len);
+        let mut args = Vec::with_capacity(count as usize);
+        let mut pos = header_end + 2;
+        for _ in 0..count {
+            let rest = bytes.get(pos..)?;
+            if rest.first() != Some(&b'$') {
+                return None;
+            }
+            let line_end = find_line_end(rest)?;
+            let len = parse_decimal(&rest[1..line_end])?;
+            if len < 0 || len as usize > max_len {
+                return None;
+            }
+            let start = pos + line_end + 2;
+            let end = start + len as usize;
+            // Like the incremental path (and Redis), the two bytes after the bulk are skipped
+            // unchecked.
+            if bytes.len() < end + 2 {
+                return None;
+            }
+            args.push(Bytes::copy_from_slice(&bytes[start..end]));
+            pos = end + 2;
+        }
+        buf.advance(pos);
+        Some(args)
     }
 
     fn decode_multibulk_header(

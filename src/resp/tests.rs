@@ -30,11 +30,18 @@ fn every_chunking_decodes_the_same() {
     input.extend_from_slice(b"*0\r\n\r\n");
     input.extend_from_slice(b"set \"a b\" 'c\\'d' \"\\x41\\n\"\n");
     input.extend(encode_request(&[b"GET", &[0xff; 300][..]]));
+    // Around the size up to which whole buffered requests copy their arguments.
+    input.extend(encode_request(&[
+        b"SET",
+        &[b'x'; 1024][..],
+        &[b'y'; 1025][..],
+    ]));
     let expected = decode_all(
         &mut RequestDecoder::default(),
         &mut BytesMut::from(&input[..]),
     );
-    assert_eq!(expected.len(), 5);
+    assert_eq!(expected.len(), 6);
+    assert_eq!(expected[5][2].len(), 1025);
     assert_eq!(expected[3][1], Bytes::from_static(b"a b"));
     assert_eq!(expected[3][2], Bytes::from_static(b"c'd"));
     assert_eq!(expected[3][3], Bytes::from_static(b"A\n"));
@@ -123,6 +130,11 @@ fn protocol_errors_use_redis_texts() {
     assert_eq!(
         first_error(b"*11\r\n", anon),
         "Protocol error: unauthenticated multibulk length"
+    );
+    // Whole requests before the error are served; the error is the incremental path's.
+    assert_eq!(
+        first_error(b"*1\r\n$4\r\nPING\r\n*1\r\n$x\r\n", d),
+        "Protocol error: invalid bulk length"
     );
 }
 

@@ -238,7 +238,8 @@ pub fn execute(
     output: &mut BytesMut,
     args: &[Bytes],
 ) {
-    Stats::add(&shared.stats.total_commands_processed, 1);
+    // `keyspace` is borrowed from the locked keyspace.
+    Stats::add_under_keyspace_lock(&shared.stats.total_commands_processed, 1);
     let reply_start = output.len();
     let result = dispatch(shared, keyspace, client, output, args);
     // ASKING lasts for the one command after it, whatever that command's outcome; inside
@@ -250,7 +251,7 @@ pub fn execute(
         client.asking = false;
     }
     if let Err(e) = result {
-        Stats::add(&shared.stats.total_error_replies, 1);
+        Stats::add_under_keyspace_lock(&shared.stats.total_error_replies, 1);
         ReplyBuf::new(output, client.proto).error(e.message());
     }
     match client.reply_mode {
@@ -275,7 +276,7 @@ fn dispatch(
         Ok(found) => found,
         Err(e) => return Err(transaction::rejected(keyspace, client, args, e)),
     };
-    *crate::server::clients::lock(&client.handle.last_command) = spec.name.as_str();
+    client.handle.set_last_command(spec.name.as_str());
     // Commands inside EXEC (or a script) see the clock of the command that runs them.
     if !client.nested {
         keyspace.set_now(unix_time_ms());

@@ -108,28 +108,56 @@ impl Db {
             Ok(found) if found.get().is_expired(now) => found.remove().0,
             _ => return false,
         };
+        self.count_expired(&removed, key);
+        true
+    }
+
+    /// The bookkeeping for a key just removed because it expired.
+    fn count_expired(&mut self, removed: &Entry, key: &[u8]) {
         self.len -= 1;
         self.volatile -= removed.has_expiry() as usize;
         self.dirty += 1;
         self.expired_keys += 1;
-        self.touch_watched(key);
-        self.log_event(DbEvent::Expired, key);
-        true
+        if !self.watched.is_empty() {
+            self.watched.touch(key, false);
+        }
+        if self.log_events & notify::EXPIRED != 0 {
+            self.events.push((DbEvent::Expired, CompactBytes::new(key)));
+        }
     }
 
-    /// The one lookup every access goes through: the slot and hash are computed once, an
-    /// expired key is removed, then the live entry (if any) is found, its LRU clock refreshed
+    /// The one lookup every access goes through, in one probe of the slot table: an expired
+    /// key is removed, then the live entry (if any) is returned, its LRU clock refreshed
     /// when `touch`, and the read counted as a hit or miss when `count`.
     fn lookup(&mut self, key: &[u8], touch: bool, count: bool) -> Option<&mut Entry> {
         let slot = key_slot(key) as usize;
         let hash = self.hash(key);
-        self.expire_at(slot, hash, key);
-        let lru = lru_clock(self.now_ms);
-        let entry = self
+        let now = self.now_ms;
+        let found = self
             .slots
             .get_mut(slot)
-            .and_then(|t| t.find_mut(hash, |e| e.key.as_slice() == key))
-            .map(|e| &mut **e);
+            .and_then(|t| t.find_entry(hash, |e| e.key.as_slice() == key).ok());
+        let entry = match found {
+            Some(found) if found.get().is_expired(now) => {
+                let removed = found.remove().0;
+                // `count_expired`, written out: the call would borrow all of `self` while the
+                // probe still borrows a slot table (the borrow checker cannot see that the
+                // entry returned in the other arm is the only borrow that lives on).
+                self.len -= 1;
+                self.volatile -= removed.has_expiry() as usize;
+                self.dirty += 1;
+                self.expired_keys += 1;
+                if !self.watched.is_empty() {
+                    self.watched.touch(key, false);
+                }
+                if self.log_events & notify::EXPIRED != 0 {
+                    self.events.push((DbEvent::Expired, CompactBytes::new(key)));
+                }
+                None
+            }
+            Some(found) => Some(&mut **found.into_mut()),
+            None => None,
+        };
         if count {
             if entry.is_some() {
                 self.hits += 1;
@@ -139,7 +167,7 @@ impl Db {
         }
         let entry = entry?;
         if touch {
-            entry.lru = lru;
+            entry.lru = lru_clock(now);
         }
         Some(entry)
     }

@@ -23,6 +23,9 @@ pub struct ClientHandle {
     pub lib_name: Mutex<Vec<u8>>,
     pub lib_ver: Mutex<Vec<u8>>,
     pub last_command: Mutex<&'static str>,
+    /// The address of `last_command`'s text (compared, never dereferenced): a client that
+    /// repeats its command skips the lock (see [`ClientHandle::set_last_command`]).
+    last_command_addr: AtomicUsize,
     pub db: AtomicUsize,
     pub resp: AtomicU8,
     /// Milliseconds since `created` of the last command.
@@ -71,6 +74,7 @@ impl ClientHandle {
             lib_name: Mutex::default(),
             lib_ver: Mutex::default(),
             last_command: Mutex::new("NULL"),
+            last_command_addr: AtomicUsize::new(0),
             db: AtomicUsize::new(0),
             resp: AtomicU8::new(2),
             last_active_ms: AtomicU64::new(0),
@@ -100,6 +104,17 @@ impl ClientHandle {
     pub fn idle_seconds(&self) -> u64 {
         let active = self.last_active_ms.load(Relaxed);
         (self.created.elapsed().as_millis() as u64).saturating_sub(active) / 1000
+    }
+
+    /// Records the command the client runs (CLIENT LIST `cmd=`). Runs for every command, so
+    /// the usual case, the same command as before, costs a plain load and compare instead of
+    /// a lock and unlock.
+    pub fn set_last_command(&self, name: &'static str) {
+        let addr = name.as_ptr() as usize;
+        if self.last_command_addr.load(Relaxed) != addr {
+            *lock(&self.last_command) = name;
+            self.last_command_addr.store(addr, Relaxed);
+        }
     }
 
     pub fn touch(&self) {

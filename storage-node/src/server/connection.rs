@@ -47,6 +47,11 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
     let mut queued: VecDeque<Vec<Bytes>> = VecDeque::new();
     let mut protocol_error = None;
     let mut wait: Option<Wait> = None;
+    let mut settings = Settings::default();
+    // One registration for the whole connection: a `Notified` made afresh in every select
+    // would lock the notifier's waiter list twice per loop (register, then deregister).
+    let kill = handle.kill.notified();
+    tokio::pin!(kill);
     handle.touch();
     loop {
         if wait.is_none() && !queued.is_empty() {
@@ -91,7 +96,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
             // A client that never reads must still be closable (output buffer limits, KILL).
             let written = tokio::select! {
                 written = stream.write_all(&output) => written.is_ok(),
-                _ = handle.kill.notified() => false,
+                _ = &mut kill => false,
             };
             if !written {
                 break;
@@ -104,14 +109,13 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
         if client.close_after_reply || handle.killed.load(Relaxed) {
             break;
         }
-        let (idle_timeout, max_bulk, query_limit) = {
-            let config = shared.config();
-            (
-                config.timeout,
-                config.proto_max_bulk_len,
-                config.client_query_buffer_limit,
-            )
-        };
+        settings.refresh(&shared);
+        let Settings {
+            idle_timeout,
+            max_bulk,
+            query_limit,
+            ..
+        } = settings;
         let buffered = input.len() + decoder.partial_bytes();
         handle.query_buffer.store(buffered, Relaxed);
         if buffered > query_limit {
@@ -149,7 +153,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
                     }
                 }
             },
-            _ = handle.kill.notified() => break,
+            _ = &mut kill => break,
             _ = idle(idle_timeout), if !blocked => break,
             message = next_message(&mut mailbox) => {
                 if let Some(message) = message {
@@ -188,6 +192,44 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
     drop(mailbox);
     let _ = stream.shutdown().await;
     shared.clients.unregister(handle.id);
+}
+
+/// The settings the loop reads on every turn, copied from the configuration when it changes
+/// (reading it each time would take its lock twice per turn).
+#[derive(Clone, Copy)]
+struct Settings {
+    /// The configuration version copied; `u64::MAX` before the first copy.
+    version: u64,
+    idle_timeout: u64,
+    max_bulk: usize,
+    query_limit: usize,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            version: u64::MAX,
+            idle_timeout: 0,
+            max_bulk: 0,
+            query_limit: 0,
+        }
+    }
+}
+
+impl Settings {
+    fn refresh(&mut self, shared: &Shared) {
+        let version = shared.config_version.load(Relaxed);
+        if version == self.version {
+            return;
+        }
+        let config = shared.config();
+        *self = Settings {
+            version,
+            idle_timeout: config.timeout,
+            max_bulk: config.proto_max_bulk_len,
+            query_limit: config.client_query_buffer_limit,
+        };
+    }
 }
 
 fn drain_mailbox(

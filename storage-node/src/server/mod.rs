@@ -8,6 +8,7 @@ pub mod stats;
 
 pub use listener::{run, Server};
 
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Mutex, RwLock};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -26,6 +27,9 @@ use crate::keyspace::Keyspace;
 pub struct Shared {
     pub keyspace: Mutex<Keyspace>,
     pub config: RwLock<Config>,
+    /// Bumped by every [`config_mut`](Self::config_mut), so connections can keep copies of
+    /// the settings they read on every loop and re-read them only after a change.
+    pub config_version: AtomicU64,
     pub clients: ClientRegistry,
     pub stats: Stats,
     pub dispatch: Dispatch,
@@ -48,6 +52,7 @@ impl Shared {
         Shared {
             keyspace: Mutex::new(keyspace),
             config: RwLock::new(config),
+            config_version: AtomicU64::new(0),
             clients: ClientRegistry::default(),
             stats: Stats::default(),
             dispatch: Dispatch::new(),
@@ -69,7 +74,11 @@ impl Shared {
     }
 
     pub fn config_mut(&self) -> std::sync::RwLockWriteGuard<'_, Config> {
-        self.config.write().unwrap_or_else(|p| p.into_inner())
+        let guard = self.config.write().unwrap_or_else(|p| p.into_inner());
+        // Bumped while the lock is held: a reader that sees the new version then waits on
+        // the lock for the changed settings.
+        self.config_version.fetch_add(1, Relaxed);
+        guard
     }
 
     pub fn lock_keyspace(&self) -> std::sync::MutexGuard<'_, Keyspace> {

@@ -110,6 +110,14 @@ impl Stats {
         counter.fetch_add(n, Relaxed);
     }
 
+    /// Adds to a counter that only commands change (and RESETSTAT, itself a command): they
+    /// run one at a time under the keyspace lock, so a plain load and store is exact. It runs
+    /// for every command, and `add`'s locked read-modify-write waits for all earlier stores
+    /// to reach the cache, the costliest instruction on that path.
+    pub fn add_under_keyspace_lock(counter: &AtomicU64, n: u64) {
+        counter.store(counter.load(Relaxed) + n, Relaxed);
+    }
+
     pub fn get(counter: &AtomicU64) -> u64 {
         counter.load(Relaxed)
     }

@@ -25,7 +25,7 @@ impl StringValue {
     }
 
     pub fn from_integer(n: i64) -> StringValue {
-        StringValue::new(n.to_string().as_bytes())
+        StringValue::new(slotproxy::numbers::IntegerText::new(n).as_bytes())
     }
 
     /// A string that keeps the `embstr`/`raw` encoding even if it reads as an integer.
