@@ -16,6 +16,14 @@ use super::{libs, redis_lib};
 /// Bytes one interpreter may allocate (all its scripts together). Redis sets no limit; the
 /// node bounds script memory so a runaway script fails with an error instead of taking the
 /// node's memory. Not a setting: CONFIG must only offer Redis 7.0's settings.
+///
+/// The limit is armed only while Lua code runs or compiles ([`Engine::limited`]): with a
+/// limit set, mlua runs every API call that may allocate (creating a string or table,
+/// setting a field) inside its own `lua_pcall` with two freshly allocated C closures, which
+/// made that bookkeeping most of an EVAL's cost. The Rust side (KEYS/ARGV, `redis.call`
+/// and its reply, the script's result) allocates little and works unlimited, as Redis's C
+/// code does; the memory it takes still counts, so the script's next allocation fails once
+/// the interpreter is past the limit.
 pub const MEMORY_LIMIT: usize = 256 * 1024 * 1024;
 
 /// Instructions between two runs of the count hook (Redis uses the same period).
@@ -179,9 +187,10 @@ impl Engine {
         let call_slot = lua.create_table()?;
         for (name, raising) in [("call", true), ("pcall", false)] {
             let slot = call_slot.clone();
-            let f = lua.create_function(move |_, args: Variadic<Value>| {
+            let f = lua.create_function(move |lua, args: Variadic<Value>| {
                 let dispatch: Function = slot.raw_get(1).map_err(|_| raise(NO_CALLS))?;
-                let (reply, failed): (Value, bool) = dispatch.call((raising, args))?;
+                let (reply, failed): (Value, bool) =
+                    unlimited(lua, || dispatch.call((raising, args)))?;
                 if failed {
                     let text = super::convert::error_field(&reply).unwrap_or_default();
                     return Err(raise(text));
@@ -190,7 +199,6 @@ impl Engine {
             })?;
             redis.raw_set(name, f)?;
         }
-        lua.set_memory_limit(MEMORY_LIMIT)?;
         lua.set_hook(
             HookTriggers::new().every_nth_instruction(HOOK_PERIOD),
             move |_lua, _debug| {
@@ -215,13 +223,15 @@ impl Engine {
     /// Compiles source code into a function running with the readonly globals. The error
     /// is Lua's message (`user_script:1: ...`).
     pub fn compile(&self, source: &[u8], chunk_name: &str) -> Result<Function, String> {
-        self.lua
-            .load(source)
-            .set_name(chunk_name)
-            .set_mode(ChunkMode::Text)
-            .set_environment(self.globals.clone())
-            .into_function()
-            .map_err(|e| match e {
+        self.limited(|| {
+            self.lua
+                .load(source)
+                .set_name(chunk_name)
+                .set_mode(ChunkMode::Text)
+                .set_environment(self.globals.clone())
+                .into_function()
+        })
+        .map_err(|e| match e {
                 mlua::Error::SyntaxError { message, .. } => message,
                 other => other.to_string(),
             })
@@ -248,7 +258,7 @@ impl Engine {
                     env.call(lua, raise, args.into_iter().collect())
                 })?;
             slot.raw_set(1, dispatcher)?;
-            let result = runner.call::<(bool, Value)>((f.clone(), keys, args));
+            let result = self.limited(|| runner.call::<(bool, Value)>((f.clone(), keys, args)));
             slot.raw_set(1, Value::Nil)?;
             result
         });
@@ -279,16 +289,37 @@ impl Engine {
     /// Runs a function with the error handler and no redis.call (a library loading).
     /// The error is the `err` text.
     pub fn run_plain(&mut self, f: &Function) -> Result<(), String> {
-        match self
-            .runner
-            .call::<(bool, Value)>((f.clone(), Value::Nil, Value::Nil))
-        {
+        let result = self.limited(|| {
+            self.runner
+                .call::<(bool, Value)>((f.clone(), Value::Nil, Value::Nil))
+        });
+        match result {
             Ok((true, _)) => Ok(()),
             Ok((false, Value::Table(t))) => Err(script_error(&t).message),
             Ok((false, other)) => Err(other.to_string().unwrap_or_default()),
             Err(e) => Err(e.to_string()),
         }
     }
+}
+
+impl Engine {
+    /// Runs `f` (Lua code running or compiling) with the interpreter's memory limit armed;
+    /// see [`MEMORY_LIMIT`].
+    pub fn limited<R>(&self, f: impl FnOnce() -> R) -> R {
+        let _ = self.lua.set_memory_limit(MEMORY_LIMIT);
+        let result = f();
+        let _ = self.lua.set_memory_limit(0);
+        result
+    }
+}
+
+/// Runs `f` (Rust work for a script, called from Lua) with the memory limit lifted, and
+/// arms it again as it was; see [`MEMORY_LIMIT`].
+fn unlimited<R>(lua: &Lua, f: impl FnOnce() -> R) -> R {
+    let previous = lua.set_memory_limit(0).unwrap_or(0);
+    let result = f();
+    let _ = lua.set_memory_limit(previous);
+    result
 }
 
 /// Reads Redis's error table `{err=, source=, line=}`.

@@ -145,13 +145,16 @@ impl FunctionEngine {
     /// Compiles and runs a library's code; returns the functions it registered.
     fn load(&mut self, code: &[u8]) -> Result<Vec<FunctionEntry>, String> {
         let end = code.iter().position(|&b| b == b'\n').unwrap_or(code.len());
-        let func = self
-            .engine
-            .lua
-            .load(&code[end..])
-            .set_name("@user_function")
-            .set_environment(self.env.clone())
-            .into_function()
+        let engine = &self.engine;
+        let func = engine
+            .limited(|| {
+                engine
+                    .lua
+                    .load(&code[end..])
+                    .set_name("@user_function")
+                    .set_environment(self.env.clone())
+                    .into_function()
+            })
             .map_err(|e| match e {
                 mlua::Error::SyntaxError { message, .. } => {
                     format!("ERR Error compiling function: {message}")
