@@ -258,18 +258,8 @@ fn call(ctx: &mut Ctx<'_>, args: &[Bytes], read_only_command: bool) -> CmdResult
     if read_only_command && !flags.no_writes {
         return Err("ERR Can not execute a script with write flag using *_ro command.".into());
     }
-    let lua = &engine.lua;
-    let table = |items: &[Bytes]| -> mlua::Result<mlua::Table> {
-        let strings = items
-            .iter()
-            .map(|b| lua.create_string(b))
-            .collect::<mlua::Result<Vec<_>>>()?;
-        lua.create_sequence_from(strings)
-    };
-    let tables = table(keys)
-        .and_then(|k| Ok((k, table(argv)?)))
-        .map_err(|e| super::CmdError::from(format!("ERR {e}")))?;
+    let (keys, argv) = scripting::string_tables(&engine.lua, keys, argv)?;
     let name = String::from_utf8_lossy(&args[1]).into_owned();
     let read_only = read_only_command || flags.no_writes;
-    scripting::run(ctx, engine, &func, Some(tables), read_only, &name, true)
+    scripting::run(ctx, engine, &func, (keys, argv, false), read_only, &name, true)
 }

@@ -10,7 +10,7 @@ use mlua::{
 };
 
 use super::busy::{ScriptState, KILLED};
-use super::call::CallEnv;
+use super::call::CallSlot;
 use super::{libs, redis_lib};
 
 /// Bytes one interpreter may allocate (all its scripts together). Redis sets no limit; the
@@ -132,9 +132,6 @@ pub struct Engine {
     /// The real `redis` table (functions add `register_function` to it).
     pub redis: Table,
     runner: Function,
-    /// `slot[1]` is the running script's redis.call dispatcher: it returns the reply, or an
-    /// error table and `true` when the command failed.
-    pub call_slot: Table,
     runs_since_gc: u32,
 }
 
@@ -184,13 +181,15 @@ impl Engine {
                 real_globals.raw_set(name, Value::Nil)?;
             }
         }
-        let call_slot = lua.create_table()?;
+        // Registered once: the running command's environment is app data (see `call.rs`).
+        lua.set_app_data(CallSlot::default());
         for (name, raising) in [("call", true), ("pcall", false)] {
-            let slot = call_slot.clone();
             let f = lua.create_function(move |lua, args: Variadic<Value>| {
-                let dispatch: Function = slot.raw_get(1).map_err(|_| raise(NO_CALLS))?;
-                let (reply, failed): (Value, bool) =
-                    unlimited(lua, || dispatch.call((raising, args)))?;
+                let (reply, failed) = unlimited(lua, || {
+                    let mut slot = lua.app_data_mut::<CallSlot>().ok_or_else(|| raise(NO_CALLS))?;
+                    let (env, keyspace) = slot.get().ok_or_else(|| raise(NO_CALLS))?;
+                    env.call(lua, keyspace, raising, &args)
+                })?;
                 if failed {
                     let text = super::convert::error_field(&reply).unwrap_or_default();
                     return Err(raise(text));
@@ -215,7 +214,6 @@ impl Engine {
             real_globals,
             redis,
             runner,
-            call_slot,
             runs_since_gc: 0,
         })
     }
@@ -237,30 +235,20 @@ impl Engine {
             })
     }
 
-    /// Runs a compiled script (`fn_args` None: an EVAL body) or function (`fn_args`: its
-    /// KEYS and ARGV tables), its `redis.call`s going to `env`, and returns what it returned
-    /// or why it failed.
+    /// Runs a compiled script or function, its `redis.call`s going to the environment lent
+    /// to the interpreter (see `call.rs`), and returns what it returned or why it failed.
+    /// An EVAL body (`eval`) sees `keys` and `args` as KEYS and ARGV, a function gets them as
+    /// its arguments.
     pub fn run(
         &mut self,
         f: &Function,
-        fn_args: Option<(Table, Table)>,
-        env: &mut CallEnv<'_>,
+        keys: Table,
+        args: Table,
+        eval: bool,
     ) -> Result<Value, ScriptError> {
-        let (keys, args) = match fn_args {
-            Some((k, a)) => (Value::Table(k), Value::Table(a)),
-            None => (Value::Nil, Value::Nil),
-        };
-        let lua = self.lua.clone();
-        let (slot, runner) = (&self.call_slot, &self.runner);
-        let result = lua.scope(|scope| {
-            let dispatcher =
-                scope.create_function_mut(|lua, (raise, args): (bool, Variadic<Value>)| {
-                    env.call(lua, raise, args.into_iter().collect())
-                })?;
-            slot.raw_set(1, dispatcher)?;
-            let result = self.limited(|| runner.call::<(bool, Value)>((f.clone(), keys, args)));
-            slot.raw_set(1, Value::Nil)?;
-            result
+        let result = self.limited(|| {
+            self.runner
+                .call::<(bool, Value)>((f, keys, args, eval))
         });
         self.runs_since_gc += 1;
         // Redis makes a garbage collection step every 50 scripts.
@@ -291,7 +279,7 @@ impl Engine {
     pub fn run_plain(&mut self, f: &Function) -> Result<(), String> {
         let result = self.limited(|| {
             self.runner
-                .call::<(bool, Value)>((f.clone(), Value::Nil, Value::Nil))
+                .call::<(bool, Value)>((f, Value::Nil, Value::Nil, false))
         });
         match result {
             Ok((true, _)) => Ok(()),

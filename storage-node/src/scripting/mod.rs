@@ -19,18 +19,19 @@ mod rand48;
 mod redis_lib;
 pub mod shebang;
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use hashbrown::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use bytes::Bytes;
 use mlua::{Function, Table, Value};
+use bstr::BStr;
 use slotproxy::cluster::CommandSpec;
 
 use crate::cmd::{CmdError, CmdResult, Ctx};
 use crate::server::clients::{lock, Client};
 use crate::server::Shared;
 pub use busy::ScriptState;
-use call::CallEnv;
+use call::{CallEnv, Lent};
 pub use engine::Engine;
 use shebang::ScriptFlags;
 
@@ -39,6 +40,9 @@ pub struct Scripting {
     pub state: Arc<ScriptState>,
     eval: Mutex<Option<EvalScripts>>,
     pub functions: Mutex<functions::Functions>,
+    /// The server this belongs to, for the environment lent to a running script (its
+    /// `redis.call`s run commands, which need the server; see `call.rs`).
+    server: OnceLock<Weak<Shared>>,
 }
 
 impl Default for Scripting {
@@ -47,6 +51,7 @@ impl Default for Scripting {
             state: Arc::default(),
             eval: Mutex::new(None),
             functions: Mutex::new(functions::Functions::default()),
+            server: OnceLock::new(),
         }
     }
 }
@@ -55,6 +60,10 @@ impl Default for Scripting {
 pub struct EvalScripts {
     engine: Engine,
     scripts: HashMap<String, CachedScript>,
+    /// The SHA1 of each cached body, so a repeated EVAL finds its script without hashing the
+    /// body again (SHA1 was a tenth of an EVAL). The bodies are copies: the request's bytes
+    /// may share a large read buffer.
+    sha_of_body: HashMap<Bytes, String>,
 }
 
 struct CachedScript {
@@ -102,6 +111,18 @@ pub fn cluster_keys_check(
 }
 
 impl Scripting {
+    /// Tells scripting which server it belongs to; done once the server is shared.
+    pub fn attach(shared: &Arc<Shared>) {
+        let _ = shared.scripting.server.set(Arc::downgrade(shared));
+    }
+
+    fn server(&self) -> Result<Arc<Shared>, CmdError> {
+        self.server
+            .get()
+            .and_then(Weak::upgrade)
+            .ok_or_else(|| CmdError::from("ERR scripting needs a running server"))
+    }
+
     /// The EVAL interpreter, created on first use.
     fn eval_scripts(&self) -> Result<MutexGuard<'_, Option<EvalScripts>>, CmdError> {
         let mut guard = lock(&self.eval);
@@ -111,6 +132,7 @@ impl Scripting {
             *guard = Some(EvalScripts {
                 engine,
                 scripts: HashMap::new(),
+                sha_of_body: HashMap::new(),
             });
         }
         Ok(guard)
@@ -155,6 +177,8 @@ impl EvalScripts {
                 .map_err(|e| format!("ERR Error compiling script (new function): {e}"))?;
             self.scripts
                 .insert(sha.to_string(), CachedScript { func, flags });
+            self.sha_of_body
+                .insert(Bytes::copy_from_slice(body), sha.to_string());
         }
         self.scripts
             .get(sha)
@@ -171,7 +195,10 @@ pub fn eval(ctx: &mut Ctx<'_>, args: &[Bytes], by_sha: bool, read_only_command: 
     let sha = if by_sha {
         String::from_utf8_lossy(&args[1]).to_ascii_lowercase()
     } else {
-        sha1_hex(&args[1])
+        match scripts.sha_of_body.get(&args[1]) {
+            Some(sha) => sha.clone(),
+            None => sha1_hex(&args[1]),
+        }
     };
     let (func, flags) = if by_sha {
         match scripts.scripts.get(&sha) {
@@ -186,23 +213,17 @@ pub fn eval(ctx: &mut Ctx<'_>, args: &[Bytes], by_sha: bool, read_only_command: 
         return Err("ERR Can not execute a script with write flag using *_ro command.".into());
     }
     let engine = &mut scripts.engine;
-    let lua = &engine.lua;
-    let to_table = |items: &[Bytes]| -> mlua::Result<Table> {
-        lua.create_sequence_from(
-            items
-                .iter()
-                .map(|b| lua.create_string(b))
-                .collect::<mlua::Result<Vec<_>>>()?,
-        )
-    };
-    let set = (|| -> mlua::Result<()> {
-        engine.real_globals.raw_set("KEYS", to_table(keys)?)?;
-        engine.real_globals.raw_set("ARGV", to_table(argv)?)?;
-        Ok(())
-    })();
-    set.map_err(|e| CmdError::from(format!("ERR {e}")))?;
+    let (keys, argv) = string_tables(&engine.lua, keys, argv)?;
     let read_only = read_only_command || flags.no_writes;
-    run(ctx, engine, &func, None, read_only, &sha, false)
+    run(ctx, engine, &func, (keys, argv, true), read_only, &sha, false)
+}
+
+/// KEYS and ARGV as Lua tables, each made with one call into Lua.
+pub fn string_tables(lua: &mlua::Lua, keys: &[Bytes], argv: &[Bytes]) -> Result<(Table, Table), CmdError> {
+    let table = |items: &[Bytes]| lua.create_sequence_from(items.iter().map(|b| BStr::new(&b[..])));
+    table(keys)
+        .and_then(|k| Ok((k, table(argv)?)))
+        .map_err(|e| CmdError::from(format!("ERR {e}")))
 }
 
 /// Splits `script numkeys key... arg...` (args[2] is numkeys).
@@ -219,17 +240,19 @@ pub fn split_keys(args: &[Bytes]) -> Result<(&[Bytes], &[Bytes]), CmdError> {
     Ok(rest.split_at(numkeys as usize))
 }
 
-/// Runs a compiled script or function for a command and writes its reply.
+/// Runs a compiled script or function for a command and writes its reply. `args` are
+/// KEYS, ARGV, and whether they are globals (EVAL) rather than arguments (FCALL).
 pub fn run(
     ctx: &mut Ctx<'_>,
     engine: &mut Engine,
     func: &Function,
-    fn_args: Option<(Table, Table)>,
+    args: (Table, Table, bool),
     read_only: bool,
     name: &str,
     is_function: bool,
 ) -> CmdResult {
     let shared = ctx.shared;
+    let server = shared.scripting.server()?;
     let asking = ctx.client.asking;
     let mut client = Client::new(ctx.client.handle.clone(), false);
     client.select(ctx.client.db);
@@ -237,29 +260,27 @@ pub fn run(
     // mode check, and the script's frozen clock, as in Redis.
     client.may_block = false;
     client.nested = true;
-    let mut env = CallEnv {
-        shared,
-        keyspace: &mut *ctx.keyspace,
+    if let Some(mut resp) = engine.lua.app_data_mut::<redis_lib::ScriptResp>() {
+        resp.0 = 2;
+    }
+    let env = CallEnv {
+        shared: server,
         client,
         read_only,
         asking,
     };
-    engine.lua.set_app_data(redis_lib::ScriptResp(2));
+    let lent = Lent::new(&engine.lua, ctx.keyspace, env);
     shared.scripting.state.start(is_function);
-    let result = engine.run(func, fn_args, &mut env);
+    let (keys, argv, eval) = args;
+    let result = engine.run(func, keys, argv, eval);
     shared.scripting.state.finish();
+    drop(lent);
     let resp3 = engine
         .lua
         .app_data_ref::<redis_lib::ScriptResp>()
         .is_some_and(|r| r.0 == 3);
     match result {
-        Ok(value) => {
-            if let Some(text) = convert::error_field(&value) {
-                return Err(text.into());
-            }
-            convert::write_lua_value(&mut ctx.out, &value, resp3);
-            Ok(())
-        }
+        Ok(value) => convert::write_result(&mut ctx.out, &value, resp3).map_err(CmdError::from),
         Err(engine::ScriptError {
             message,
             place: Some((source, line)),
