@@ -121,13 +121,7 @@ impl CallEnv {
         let resp3 = lua.app_data_ref::<ScriptResp>().is_some_and(|r| r.0 == 3);
         self.client.proto = if resp3 { Proto::Resp3 } else { Proto::Resp2 };
         let mut output = BytesMut::new();
-        cmd::execute(
-            &self.shared,
-            keyspace,
-            &mut self.client,
-            &mut output,
-            argv,
-        );
+        cmd::execute(&self.shared, keyspace, &mut self.client, &mut output, argv);
         let frame = match parse_frame(&output) {
             Ok(Some((frame, _))) => frame,
             // A command that wrote no reply (it cannot block here) reads as nil.

@@ -29,9 +29,7 @@ pub fn frame_to_lua(lua: &Lua, frame: &Frame, resp3: bool) -> mlua::Result<Value
                 Value::Boolean(false)
             }
         }
-        Frame::Simple(s) => {
-            Value::Table(lua.create_table_from([("ok", bstr::BStr::new(&s[..]))])?)
-        }
+        Frame::Simple(s) => Value::Table(lua.create_table_from([("ok", bstr::BStr::new(&s[..]))])?),
         Frame::Error(e) | Frame::BlobError(e) => {
             Value::Table(lua.create_table_from([("err", bstr::BStr::new(&e[..]))])?)
         }

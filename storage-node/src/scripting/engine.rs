@@ -186,7 +186,9 @@ impl Engine {
         for (name, raising) in [("call", true), ("pcall", false)] {
             let f = lua.create_function(move |lua, args: Variadic<Value>| {
                 let (reply, failed) = unlimited(lua, || {
-                    let mut slot = lua.app_data_mut::<CallSlot>().ok_or_else(|| raise(NO_CALLS))?;
+                    let mut slot = lua
+                        .app_data_mut::<CallSlot>()
+                        .ok_or_else(|| raise(NO_CALLS))?;
                     let (env, keyspace) = slot.get().ok_or_else(|| raise(NO_CALLS))?;
                     env.call(lua, keyspace, raising, &args)
                 })?;
@@ -230,9 +232,9 @@ impl Engine {
                 .into_function()
         })
         .map_err(|e| match e {
-                mlua::Error::SyntaxError { message, .. } => message,
-                other => other.to_string(),
-            })
+            mlua::Error::SyntaxError { message, .. } => message,
+            other => other.to_string(),
+        })
     }
 
     /// Runs a compiled script or function, its `redis.call`s going to the environment lent
@@ -246,10 +248,7 @@ impl Engine {
         args: Table,
         eval: bool,
     ) -> Result<Value, ScriptError> {
-        let result = self.limited(|| {
-            self.runner
-                .call::<(bool, Value)>((f, keys, args, eval))
-        });
+        let result = self.limited(|| self.runner.call::<(bool, Value)>((f, keys, args, eval)));
         self.runs_since_gc += 1;
         // Redis makes a garbage collection step every 50 scripts.
         if self.runs_since_gc >= 50 {

@@ -5,7 +5,9 @@
 //! - `redis_lib.rs`, `call.rs`: the `redis` table; `redis.call` runs commands through the
 //!   node's dispatch. `convert.rs`: replies ↔ Lua values.
 //! - `busy.rs`: the running script as other connections see it (BUSY, SCRIPT KILL).
-//! - `functions.rs`: function libraries (FUNCTION LOAD ... / FCALL).
+//! - `scripts.rs`: the EVAL script cache, and the per-thread EVAL interpreters.
+//! - `functions.rs`: function libraries (FUNCTION LOAD ... / FCALL), `function_engine.rs`
+//!   the per-thread interpreter they run in.
 //!
 //! A script runs inside its command's handler, under the keyspace lock, so it is atomic.
 
@@ -13,32 +15,33 @@ pub mod busy;
 mod call;
 mod convert;
 mod engine;
+mod function_engine;
 pub mod functions;
 mod libs;
 mod rand48;
 mod redis_lib;
+mod scripts;
 pub mod shebang;
 
-use hashbrown::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
+use bstr::BStr;
 use bytes::Bytes;
 use mlua::{Function, Table, Value};
-use bstr::BStr;
 use slotproxy::cluster::CommandSpec;
 
 use crate::cmd::{CmdError, CmdResult, Ctx};
-use crate::server::clients::{lock, Client};
+use crate::server::clients::Client;
 use crate::server::Shared;
 pub use busy::ScriptState;
 use call::{CallEnv, Lent};
 pub use engine::Engine;
-use shebang::ScriptFlags;
+use scripts::ScriptCache;
 
 /// Scripting state shared by all connections.
 pub struct Scripting {
     pub state: Arc<ScriptState>,
-    eval: Mutex<Option<EvalScripts>>,
+    scripts: ScriptCache,
     pub functions: Mutex<functions::Functions>,
     /// The server this belongs to, for the environment lent to a running script (its
     /// `redis.call`s run commands, which need the server; see `call.rs`).
@@ -49,26 +52,11 @@ impl Default for Scripting {
     fn default() -> Self {
         Scripting {
             state: Arc::default(),
-            eval: Mutex::new(None),
+            scripts: ScriptCache::default(),
             functions: Mutex::new(functions::Functions::default()),
             server: OnceLock::new(),
         }
     }
-}
-
-/// The EVAL interpreter and its script cache (by lowercase SHA1 hex).
-pub struct EvalScripts {
-    engine: Engine,
-    scripts: HashMap<String, CachedScript>,
-    /// The SHA1 of each cached body, so a repeated EVAL finds its script without hashing the
-    /// body again (SHA1 was a tenth of an EVAL). The bodies are copies: the request's bytes
-    /// may share a large read buffer.
-    sha_of_body: HashMap<Bytes, String>,
-}
-
-struct CachedScript {
-    func: Function,
-    flags: ScriptFlags,
 }
 
 /// Lowercase hex SHA1, as Redis names scripts. Written by hand: `Digest`'s `Display` goes
@@ -123,103 +111,69 @@ impl Scripting {
             .ok_or_else(|| CmdError::from("ERR scripting needs a running server"))
     }
 
-    /// The EVAL interpreter, created on first use.
-    fn eval_scripts(&self) -> Result<MutexGuard<'_, Option<EvalScripts>>, CmdError> {
-        let mut guard = lock(&self.eval);
-        if guard.is_none() {
-            let engine = Engine::new(self.state.clone())
-                .map_err(|e| CmdError::from(format!("ERR cannot start Lua: {e}")))?;
-            *guard = Some(EvalScripts {
-                engine,
-                scripts: HashMap::new(),
-                sha_of_body: HashMap::new(),
-            });
-        }
-        Ok(guard)
-    }
-
     /// SCRIPT LOAD: compiles and caches a script; returns its SHA1.
     pub fn load(&self, body: &[u8]) -> Result<String, CmdError> {
-        let mut guard = self.eval_scripts()?;
-        let scripts = guard.as_mut().ok_or_else(|| CmdError::from("ERR no Lua"))?;
-        let sha = sha1_hex(body);
-        scripts.compile(&sha, body)?;
-        Ok(sha)
+        self.scripts.load(&self.state, body)
     }
 
     pub fn exists(&self, sha: &[u8]) -> bool {
-        let sha = String::from_utf8_lossy(sha).to_ascii_lowercase();
-        lock(&self.eval)
-            .as_ref()
-            .is_some_and(|s| s.scripts.contains_key(&sha))
+        self.scripts.exists(sha)
     }
 
     /// SCRIPT FLUSH: drops every script with the interpreter, as Redis does.
     pub fn flush(&self) {
-        *lock(&self.eval) = None;
+        self.scripts.flush();
     }
 
-    /// Bytes used by the EVAL interpreter (INFO's `used_memory_lua`).
+    /// Bytes used by the EVAL interpreter of the calling thread.
     pub fn eval_memory(&self) -> usize {
-        lock(&self.eval)
-            .as_ref()
-            .map_or(0, |s| s.engine.lua.used_memory())
-    }
-}
-
-impl EvalScripts {
-    fn compile(&mut self, sha: &str, body: &[u8]) -> Result<&CachedScript, CmdError> {
-        if !self.scripts.contains_key(sha) {
-            let (flags, code) = shebang::parse_eval(body).map_err(CmdError::from)?;
-            let func = self
-                .engine
-                .compile(&code, "@user_script")
-                .map_err(|e| format!("ERR Error compiling script (new function): {e}"))?;
-            self.scripts
-                .insert(sha.to_string(), CachedScript { func, flags });
-            self.sha_of_body
-                .insert(Bytes::copy_from_slice(body), sha.to_string());
-        }
-        self.scripts
-            .get(sha)
-            .ok_or_else(|| CmdError::from("ERR script vanished"))
+        self.scripts.local_memory()
     }
 }
 
 /// EVAL, EVALSHA and their `_RO` forms. `script` is the body, or the SHA1 for EVALSHA.
 pub fn eval(ctx: &mut Ctx<'_>, args: &[Bytes], by_sha: bool, read_only_command: bool) -> CmdResult {
     let (keys, argv) = split_keys(args)?;
-    let shared = ctx.shared;
-    let mut guard = shared.scripting.eval_scripts()?;
-    let scripts = guard.as_mut().ok_or_else(|| CmdError::from("ERR no Lua"))?;
-    let sha = if by_sha {
-        String::from_utf8_lossy(&args[1]).to_ascii_lowercase()
-    } else {
-        match scripts.sha_of_body.get(&args[1]) {
-            Some(sha) => sha.clone(),
-            None => sha1_hex(&args[1]),
+    let scripting = &ctx.shared.scripting;
+    scripting.scripts.with_local(&scripting.state, |local| {
+        let sha = if by_sha {
+            let sha = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
+            if !local.knows_sha(&scripting.scripts, &sha)? {
+                return Err("NOSCRIPT No matching script. Please use EVAL.".into());
+            }
+            sha
+        } else {
+            local.sha_of_body(&scripting.scripts, &args[1])?
+        };
+        let script = local
+            .scripts
+            .get(&sha)
+            .ok_or_else(|| CmdError::from("ERR script vanished"))?;
+        let flags = script.flags;
+        if read_only_command && !flags.eval_compat && !flags.no_writes {
+            return Err("ERR Can not execute a script with write flag using *_ro command.".into());
         }
-    };
-    let (func, flags) = if by_sha {
-        match scripts.scripts.get(&sha) {
-            Some(s) => (s.func.clone(), s.flags),
-            None => return Err("NOSCRIPT No matching script. Please use EVAL.".into()),
-        }
-    } else {
-        let s = scripts.compile(&sha, &args[1])?;
-        (s.func.clone(), s.flags)
-    };
-    if read_only_command && !flags.eval_compat && !flags.no_writes {
-        return Err("ERR Can not execute a script with write flag using *_ro command.".into());
-    }
-    let engine = &mut scripts.engine;
-    let (keys, argv) = string_tables(&engine.lua, keys, argv)?;
-    let read_only = read_only_command || flags.no_writes;
-    run(ctx, engine, &func, (keys, argv, true), read_only, &sha, false)
+        let (keys, argv) = string_tables(&local.engine.lua, keys, argv)?;
+        let read_only = read_only_command || flags.no_writes;
+        let func = &script.func;
+        run(
+            ctx,
+            &mut local.engine,
+            func,
+            (keys, argv, true),
+            read_only,
+            &sha,
+            false,
+        )
+    })
 }
 
 /// KEYS and ARGV as Lua tables, each made with one call into Lua.
-pub fn string_tables(lua: &mlua::Lua, keys: &[Bytes], argv: &[Bytes]) -> Result<(Table, Table), CmdError> {
+pub fn string_tables(
+    lua: &mlua::Lua,
+    keys: &[Bytes],
+    argv: &[Bytes],
+) -> Result<(Table, Table), CmdError> {
     let table = |items: &[Bytes]| lua.create_sequence_from(items.iter().map(|b| BStr::new(&b[..])));
     table(keys)
         .and_then(|k| Ok((k, table(argv)?)))
