@@ -13,6 +13,8 @@
 use mlua::{Lua, Table, Value};
 use slotproxy::resp::{Frame, ReplyBuf};
 
+use super::engine::lua_bytes;
+
 pub fn frame_to_lua(lua: &Lua, frame: &Frame, resp3: bool) -> mlua::Result<Value> {
     let bytes = |b: &[u8]| -> mlua::Result<Value> { Ok(Value::String(lua.create_string(b)?)) };
     // One call into Lua per table: each call has a fixed cost (mlua's lock and stack checks).
@@ -31,7 +33,7 @@ pub fn frame_to_lua(lua: &Lua, frame: &Frame, resp3: bool) -> mlua::Result<Value
         }
         Frame::Simple(s) => Value::Table(lua.create_table_from([("ok", bstr::BStr::new(&s[..]))])?),
         Frame::Error(e) | Frame::BlobError(e) => {
-            Value::Table(lua.create_table_from([("err", bstr::BStr::new(&e[..]))])?)
+            Value::Table(lua.create_table_from([("err", lua_bytes(e))])?)
         }
         Frame::Array(items) | Frame::Push(items) => {
             let t = lua.create_table_with_capacity(items.len(), 0)?;

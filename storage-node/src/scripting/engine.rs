@@ -4,9 +4,12 @@
 
 use std::sync::Arc;
 
+use bstr::BStr;
+use bytes::Bytes;
+
 use mlua::{
-    chunk::ChunkMode, Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, Variadic,
-    VmState,
+    chunk::ChunkMode, Either, Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value,
+    Variadic, VmState,
 };
 
 use super::busy::{ScriptState, KILLED};
@@ -237,18 +240,24 @@ impl Engine {
         })
     }
 
-    /// Runs a compiled script or function, its `redis.call`s going to the environment lent
-    /// to the interpreter (see `call.rs`), and returns what it returned or why it failed.
-    /// An EVAL body (`eval`) sees `keys` and `args` as KEYS and ARGV, a function gets them as
-    /// its arguments.
+    /// Runs a compiled script (`function` false: an EVAL body, which sees `keys` and `argv`
+    /// as KEYS and ARGV) or function (which gets them as its arguments), its `redis.call`s
+    /// going to the environment lent to the interpreter (see `call.rs`), and returns what
+    /// it returned or why it failed.
     pub fn run(
         &mut self,
         f: &Function,
-        keys: Table,
-        args: Table,
-        eval: bool,
+        keys: &[Bytes],
+        argv: &[Bytes],
+        function: bool,
     ) -> Result<Value, ScriptError> {
-        let result = self.limited(|| self.runner.call::<(bool, Value)>((f, keys, args, eval)));
+        // The tables are made before the memory limit is armed: see MEMORY_LIMIT.
+        let result = string_tables(&self.lua, keys, argv).and_then(|(keys, argv)| {
+            self.limited(|| {
+                self.runner
+                    .call::<(bool, Value)>((f, keys, argv, !function))
+            })
+        });
         self.runs_since_gc += 1;
         // Redis makes a garbage collection step every 50 scripts.
         if self.runs_since_gc >= 50 {
@@ -287,6 +296,24 @@ impl Engine {
             Err(e) => Err(e.to_string()),
         }
     }
+}
+
+/// Bytes to push as a Lua string. mlua pushes a `&str` directly but makes any other byte
+/// string a Lua value (a reference, dropped again) first; short UTF-8 is the usual case.
+/// Longer strings skip the UTF-8 check, which would cost more than it saves.
+pub fn lua_bytes(bytes: &[u8]) -> Either<&str, &BStr> {
+    if bytes.len() <= 256 {
+        if let Ok(text) = std::str::from_utf8(bytes) {
+            return Either::Left(text);
+        }
+    }
+    Either::Right(BStr::new(bytes))
+}
+
+/// KEYS and ARGV as Lua tables, each made with one call into Lua.
+fn string_tables(lua: &Lua, keys: &[Bytes], argv: &[Bytes]) -> mlua::Result<(Table, Table)> {
+    let table = |items: &[Bytes]| lua.create_sequence_from(items.iter().map(|b| lua_bytes(b)));
+    Ok((table(keys)?, table(argv)?))
 }
 
 impl Engine {

@@ -25,9 +25,8 @@ pub mod shebang;
 
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-use bstr::BStr;
 use bytes::Bytes;
-use mlua::{Function, Table, Value};
+use mlua::{Function, Value};
 use slotproxy::cluster::CommandSpec;
 
 use crate::cmd::{CmdError, CmdResult, Ctx};
@@ -153,31 +152,18 @@ pub fn eval(ctx: &mut Ctx<'_>, args: &[Bytes], by_sha: bool, read_only_command: 
         if read_only_command && !flags.eval_compat && !flags.no_writes {
             return Err("ERR Can not execute a script with write flag using *_ro command.".into());
         }
-        let (keys, argv) = string_tables(&local.engine.lua, keys, argv)?;
         let read_only = read_only_command || flags.no_writes;
         let func = &script.func;
         run(
             ctx,
             &mut local.engine,
             func,
-            (keys, argv, true),
+            (keys, argv, false),
             read_only,
             &sha,
             false,
         )
     })
-}
-
-/// KEYS and ARGV as Lua tables, each made with one call into Lua.
-pub fn string_tables(
-    lua: &mlua::Lua,
-    keys: &[Bytes],
-    argv: &[Bytes],
-) -> Result<(Table, Table), CmdError> {
-    let table = |items: &[Bytes]| lua.create_sequence_from(items.iter().map(|b| BStr::new(&b[..])));
-    table(keys)
-        .and_then(|k| Ok((k, table(argv)?)))
-        .map_err(|e| CmdError::from(format!("ERR {e}")))
 }
 
 /// Splits `script numkeys key... arg...` (args[2] is numkeys).
@@ -195,12 +181,13 @@ pub fn split_keys(args: &[Bytes]) -> Result<(&[Bytes], &[Bytes]), CmdError> {
 }
 
 /// Runs a compiled script or function for a command and writes its reply. `args` are
-/// KEYS, ARGV, and whether they are globals (EVAL) rather than arguments (FCALL).
+/// KEYS, ARGV, and whether this is a function (FCALL), which gets them as arguments, rather
+/// than an EVAL body, which sees them as globals.
 pub fn run(
     ctx: &mut Ctx<'_>,
     engine: &mut Engine,
     func: &Function,
-    args: (Table, Table, bool),
+    args: (&[Bytes], &[Bytes], bool),
     read_only: bool,
     name: &str,
     is_function: bool,
@@ -225,8 +212,8 @@ pub fn run(
     };
     let lent = Lent::new(&engine.lua, ctx.keyspace, env);
     shared.scripting.state.start(is_function);
-    let (keys, argv, eval) = args;
-    let result = engine.run(func, keys, argv, eval);
+    let (keys, argv, function) = args;
+    let result = engine.run(func, keys, argv, function);
     shared.scripting.state.finish();
     drop(lent);
     let resp3 = engine
