@@ -261,14 +261,6 @@ fn call(ctx: &mut Ctx<'_>, args: &[Bytes], read_only_command: bool) -> CmdResult
     let name = String::from_utf8_lossy(&args[1]).into_owned();
     let read_only = read_only_command || flags.no_writes;
     functions.with_function(&shared.scripting.state, &args[1], |engine, func| {
-        scripting::run(
-            ctx,
-            engine,
-            func,
-            (keys, argv, true),
-            read_only,
-            &name,
-            true,
-        )
+        scripting::run(ctx, engine, func, (keys, argv), read_only, &name, true)
     })
 }

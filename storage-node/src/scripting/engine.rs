@@ -1,6 +1,7 @@
 //! One Lua interpreter set up as Redis 7.0 sets up its own: the libraries it loads, the
 //! globals it removes, readonly globals and library tables, the `redis` table, and the
-//! error handler. EVAL scripts and function libraries each get an interpreter, as in Redis.
+//! error handler. EVAL scripts and function libraries each get an interpreter, as in Redis,
+//! and each thread that runs scripts its own pair (see `scripts.rs`, `functions.rs`).
 
 use std::sync::Arc;
 

@@ -158,7 +158,7 @@ pub fn eval(ctx: &mut Ctx<'_>, args: &[Bytes], by_sha: bool, read_only_command: 
             ctx,
             &mut local.engine,
             func,
-            (keys, argv, false),
+            (keys, argv),
             read_only,
             &sha,
             false,
@@ -180,14 +180,14 @@ pub fn split_keys(args: &[Bytes]) -> Result<(&[Bytes], &[Bytes]), CmdError> {
     Ok(rest.split_at(numkeys as usize))
 }
 
-/// Runs a compiled script or function for a command and writes its reply. `args` are
-/// KEYS, ARGV, and whether this is a function (FCALL), which gets them as arguments, rather
-/// than an EVAL body, which sees them as globals.
+/// Runs a compiled script or function for a command and writes its reply. `args` are KEYS
+/// and ARGV: a function (FCALL, `is_function`) gets them as arguments, an EVAL body sees
+/// them as globals.
 pub fn run(
     ctx: &mut Ctx<'_>,
     engine: &mut Engine,
     func: &Function,
-    args: (&[Bytes], &[Bytes], bool),
+    args: (&[Bytes], &[Bytes]),
     read_only: bool,
     name: &str,
     is_function: bool,
@@ -212,8 +212,8 @@ pub fn run(
     };
     let lent = Lent::new(&engine.lua, ctx.keyspace, env);
     shared.scripting.state.start(is_function);
-    let (keys, argv, function) = args;
-    let result = engine.run(func, keys, argv, function);
+    let (keys, argv) = args;
+    let result = engine.run(func, keys, argv, is_function);
     shared.scripting.state.finish();
     drop(lent);
     let resp3 = engine
