@@ -410,3 +410,35 @@ fn scripts_are_atomic_and_see_their_writes() {
         ],
     ]);
 }
+
+/// KEYS and ARGV reach scripts and functions byte for byte: binary strings, long strings
+/// and many of them take other paths into Lua than short UTF-8 text (see `lua_bytes` and
+/// `string_tables` in `scripting/engine.rs`).
+#[test]
+fn keys_and_args_reach_scripts_byte_exact() {
+    let mut d = Differential::start();
+    let long = vec![b'x'; 300];
+    let long_utf8 = "é".repeat(200);
+    let binary: &[u8] = b"\xff\x00\xfe\r\n";
+    let echo = b"return {#KEYS, #ARGV, KEYS, ARGV, redis.call('set', KEYS[1], ARGV[1]), \
+redis.call('get', KEYS[1])}";
+    d.check_bytes(&[b"EVAL", echo, b"1", binary, &long]);
+    d.check_bytes(&[b"EVAL", echo, b"1", &long, binary]);
+    d.check_bytes(&[b"EVAL", echo, b"1", long_utf8.as_bytes(), b"plain"]);
+    d.check_bytes(&[b"EVAL", echo, b"2", b"k", binary, b"", b"a"]);
+    let many: Vec<Vec<u8>> = (0..3000).map(|i| format!("arg{i}").into_bytes()).collect();
+    let mut args: Vec<&[u8]> = vec![
+        b"EVAL",
+        b"return {#KEYS, #ARGV, KEYS[1000], ARGV[1]}",
+        b"1000",
+    ];
+    args.extend(many.iter().map(|a| &a[..]));
+    d.check_bytes(&args);
+    d.check_bytes(&[
+        b"FUNCTION",
+        b"LOAD",
+        b"#!lua name=echo\nredis.register_function('echo', function(k, a) return {k, a} end)",
+    ]);
+    d.check_bytes(&[b"FCALL", b"echo", b"1", binary, &long]);
+    d.check_bytes(&[b"FCALL", b"echo", b"0", long_utf8.as_bytes()]);
+}

@@ -251,25 +251,16 @@ fn fcall_ro(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 fn call(ctx: &mut Ctx<'_>, args: &[Bytes], read_only_command: bool) -> CmdResult {
     let (keys, argv) = scripting::split_keys(args)?;
     let shared = ctx.shared;
-    let mut functions = lock(&shared.scripting.functions);
-    let (func, flags, engine) = functions
-        .find(&args[1])
+    let functions = lock(&shared.scripting.functions);
+    let flags = functions
+        .flags_of(&args[1])
         .ok_or_else(|| super::CmdError::from("ERR Function not found"))?;
     if read_only_command && !flags.no_writes {
         return Err("ERR Can not execute a script with write flag using *_ro command.".into());
     }
-    let lua = &engine.lua;
-    let table = |items: &[Bytes]| -> mlua::Result<mlua::Table> {
-        let strings = items
-            .iter()
-            .map(|b| lua.create_string(b))
-            .collect::<mlua::Result<Vec<_>>>()?;
-        lua.create_sequence_from(strings)
-    };
-    let tables = table(keys)
-        .and_then(|k| Ok((k, table(argv)?)))
-        .map_err(|e| super::CmdError::from(format!("ERR {e}")))?;
     let name = String::from_utf8_lossy(&args[1]).into_owned();
     let read_only = read_only_command || flags.no_writes;
-    scripting::run(ctx, engine, &func, Some(tables), read_only, &name, true)
+    functions.with_function(&shared.scripting.state, &args[1], |engine, func| {
+        scripting::run(ctx, engine, func, (keys, argv), read_only, &name, true)
+    })
 }

@@ -19,6 +19,10 @@ pub fn unix_time_ms() -> u64 {
 }
 
 /// All databases of the node.
+///
+/// `Default` is an empty stand-in with no databases: a running script takes the keyspace
+/// out of its lock guard for the run (see `scripting::call::Lent`), leaving this behind.
+#[derive(Default)]
 pub struct Keyspace {
     dbs: Vec<Db>,
     /// Clients blocked on keys of any database.

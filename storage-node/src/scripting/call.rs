@@ -1,6 +1,13 @@
 //! `redis.call` and `redis.pcall`: a script's command runs through the node's normal
 //! dispatch on the script's own client (its database and protocol, never blocking), after the
 //! checks Redis's `scriptCall` makes, and its reply comes back converted to Lua.
+//!
+//! `redis.call` is registered once per interpreter. What a run's commands act on (the
+//! keyspace, the script's client) is lent to the interpreter as app data for the run
+//! ([`Lent`]) and taken back after it, so no Rust closure is created per run and no
+//! reference outlives its borrow.
+
+use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
 use mlua::{Lua, Value};
@@ -14,10 +21,9 @@ use crate::keyspace::Keyspace;
 use crate::server::clients::Client;
 use crate::server::Shared;
 
-/// What a running script's commands run against.
-pub struct CallEnv<'a> {
-    pub shared: &'a Shared,
-    pub keyspace: &'a mut Keyspace,
+/// What a running script's commands run against (besides the keyspace), for one run.
+pub struct CallEnv {
+    pub shared: Arc<Shared>,
     /// The script's own client: the caller's database and identity, never blocking.
     pub client: Client,
     /// EVAL_RO, FCALL_RO, or a script flagged `no-writes`.
@@ -26,27 +32,49 @@ pub struct CallEnv<'a> {
     pub asking: bool,
 }
 
-impl CallEnv<'_> {
+/// An interpreter's app data for `redis.call`: the environment of the run in progress, and
+/// the keyspace, which is the node's during a run (exchanged with the command's lock guard,
+/// see [`Lent`]) and an empty stand-in otherwise. It stays in place between runs, so lending
+/// costs two swaps and no allocation.
+#[derive(Default)]
+pub struct CallSlot {
+    env: Option<CallEnv>,
+    keyspace: Keyspace,
+}
+
+impl CallSlot {
+    /// The running script's environment and the keyspace; `None` outside a run.
+    pub fn get(&mut self) -> Option<(&mut CallEnv, &mut Keyspace)> {
+        Some((self.env.as_mut()?, &mut self.keyspace))
+    }
+}
+
+impl CallEnv {
     /// Runs one `redis.call` (`raise`) or `redis.pcall`. Returns the reply, or an error table
     /// and `true` when the Lua side must raise it.
     pub fn call(
         &mut self,
         lua: &Lua,
+        keyspace: &mut Keyspace,
         raise: bool,
-        args: Vec<Value>,
+        args: &[Value],
     ) -> mlua::Result<(Value, bool)> {
-        match self.checked_args(args) {
-            Ok(argv) => self.run(lua, raise, &argv),
+        match self.checked_args(keyspace, args) {
+            Ok(argv) => self.run(lua, keyspace, raise, &argv),
             Err(text) => Ok((error_table(lua, text)?, raise)),
         }
     }
 
-    fn checked_args(&mut self, args: Vec<Value>) -> Result<Vec<Bytes>, String> {
+    fn checked_args(
+        &mut self,
+        keyspace: &mut Keyspace,
+        args: &[Value],
+    ) -> Result<Vec<Bytes>, String> {
         if args.is_empty() {
             return Err("ERR Please specify at least one argument for this redis lib call".into());
         }
         let mut argv = Vec::with_capacity(args.len());
-        for arg in &args {
+        for arg in args {
             let bytes = match arg {
                 Value::String(s) => Bytes::copy_from_slice(&s.as_bytes()),
                 // Numbers keep their precision (`%.17g`), unlike Lua's own conversion.
@@ -76,24 +104,24 @@ impl CallEnv<'_> {
         if self.read_only && (writes || spec.flags.contains(CommandFlags::MAY_REPLICATE)) {
             return Err("ERR Write commands are not allowed from read-only scripts.".into());
         }
-        super::cluster_keys_check(self.shared, self.keyspace, self.asking, spec, &argv)?;
+        super::cluster_keys_check(&self.shared, keyspace, self.asking, spec, &argv)?;
         if writes {
             self.shared.scripting.state.note_write();
         }
         Ok(argv)
     }
 
-    fn run(&mut self, lua: &Lua, raise: bool, argv: &[Bytes]) -> mlua::Result<(Value, bool)> {
+    fn run(
+        &mut self,
+        lua: &Lua,
+        keyspace: &mut Keyspace,
+        raise: bool,
+        argv: &[Bytes],
+    ) -> mlua::Result<(Value, bool)> {
         let resp3 = lua.app_data_ref::<ScriptResp>().is_some_and(|r| r.0 == 3);
         self.client.proto = if resp3 { Proto::Resp3 } else { Proto::Resp2 };
         let mut output = BytesMut::new();
-        cmd::execute(
-            self.shared,
-            self.keyspace,
-            &mut self.client,
-            &mut output,
-            argv,
-        );
+        cmd::execute(&self.shared, keyspace, &mut self.client, &mut output, argv);
         let frame = match parse_frame(&output) {
             Ok(Some((frame, _))) => frame,
             // A command that wrote no reply (it cannot block here) reads as nil.
@@ -109,4 +137,44 @@ impl CallEnv<'_> {
 
 fn error_table(lua: &Lua, text: String) -> mlua::Result<Value> {
     Ok(Value::Table(lua.create_table_from([("err", text)])?))
+}
+
+/// The node's keyspace and a [`CallEnv`] lent to an interpreter for one run. The keyspace
+/// goes back to the command's lock guard when this is dropped, also when the run unwinds
+/// from a panic.
+pub struct Lent<'a> {
+    lua: Lua,
+    keyspace: &'a mut Keyspace,
+    lent: bool,
+}
+
+impl<'a> Lent<'a> {
+    pub fn new(lua: &Lua, keyspace: &'a mut Keyspace, env: CallEnv) -> Lent<'a> {
+        let lent = match lua.app_data_mut::<CallSlot>() {
+            Some(mut slot) => {
+                std::mem::swap(&mut slot.keyspace, keyspace);
+                slot.env = Some(env);
+                true
+            }
+            // Not an engine's interpreter: redis.call then answers that it cannot run.
+            None => false,
+        };
+        Lent {
+            lua: lua.clone(),
+            keyspace,
+            lent,
+        }
+    }
+}
+
+impl Drop for Lent<'_> {
+    fn drop(&mut self) {
+        if !self.lent {
+            return;
+        }
+        if let Some(mut slot) = self.lua.app_data_mut::<CallSlot>() {
+            std::mem::swap(&mut slot.keyspace, self.keyspace);
+            slot.env = None;
+        }
+    }
 }

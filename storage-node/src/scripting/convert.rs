@@ -13,12 +13,13 @@
 use mlua::{Lua, Table, Value};
 use slotproxy::resp::{Frame, ReplyBuf};
 
+use super::engine::lua_bytes;
+
 pub fn frame_to_lua(lua: &Lua, frame: &Frame, resp3: bool) -> mlua::Result<Value> {
     let bytes = |b: &[u8]| -> mlua::Result<Value> { Ok(Value::String(lua.create_string(b)?)) };
+    // One call into Lua per table: each call has a fixed cost (mlua's lock and stack checks).
     let tagged = |tag: &str, value: Value| -> mlua::Result<Value> {
-        let t = lua.create_table()?;
-        t.raw_set(tag, value)?;
-        Ok(Value::Table(t))
+        Ok(Value::Table(lua.create_table_from([(tag, value)])?))
     };
     Ok(match frame {
         Frame::Integer(n) => Value::Number(*n as f64),
@@ -30,8 +31,10 @@ pub fn frame_to_lua(lua: &Lua, frame: &Frame, resp3: bool) -> mlua::Result<Value
                 Value::Boolean(false)
             }
         }
-        Frame::Simple(s) => tagged("ok", bytes(s)?)?,
-        Frame::Error(e) | Frame::BlobError(e) => tagged("err", bytes(e)?)?,
+        Frame::Simple(s) => Value::Table(lua.create_table_from([("ok", bstr::BStr::new(&s[..]))])?),
+        Frame::Error(e) | Frame::BlobError(e) => {
+            Value::Table(lua.create_table_from([("err", lua_bytes(e))])?)
+        }
         Frame::Array(items) | Frame::Push(items) => {
             let t = lua.create_table_with_capacity(items.len(), 0)?;
             for (i, item) in items.iter().enumerate() {
@@ -81,6 +84,22 @@ pub fn error_field(value: &Value) -> Option<String> {
     }
 }
 
+/// Writes a script's result, or returns the error text of an error table (the command
+/// then fails with it). `resp3` is the script's `redis.setresp` choice.
+pub fn write_result(out: &mut ReplyBuf<'_>, value: &Value, resp3: bool) -> Result<(), String> {
+    let Value::Table(t) = value else {
+        write_lua_value(out, value, resp3);
+        return Ok(());
+    };
+    match field(t, "err") {
+        Value::String(e) => Err(String::from_utf8_lossy(&e.as_bytes()).into_owned()),
+        err => {
+            write_fields(out, t, err, resp3);
+            Ok(())
+        }
+    }
+}
+
 /// Writes a script's result. `resp3` is the script's `redis.setresp` choice.
 pub fn write_lua_value(out: &mut ReplyBuf<'_>, value: &Value, resp3: bool) {
     match value {
@@ -102,7 +121,12 @@ pub fn write_lua_value(out: &mut ReplyBuf<'_>, value: &Value, resp3: bool) {
 }
 
 fn write_table(out: &mut ReplyBuf<'_>, t: &Table, resp3: bool) {
-    if let Value::String(e) = field(t, "err") {
+    write_fields(out, t, field(t, "err"), resp3);
+}
+
+/// [`write_table`] with its `err` field already read.
+fn write_fields(out: &mut ReplyBuf<'_>, t: &Table, err: Value, resp3: bool) {
+    if let Value::String(e) = err {
         out.error_bytes(&e.as_bytes());
         return;
     }

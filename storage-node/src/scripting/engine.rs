@@ -1,21 +1,33 @@
 //! One Lua interpreter set up as Redis 7.0 sets up its own: the libraries it loads, the
 //! globals it removes, readonly globals and library tables, the `redis` table, and the
-//! error handler. EVAL scripts and function libraries each get an interpreter, as in Redis.
+//! error handler. EVAL scripts and function libraries each get an interpreter, as in Redis,
+//! and each thread that runs scripts its own pair (see `scripts.rs`, `functions.rs`).
 
 use std::sync::Arc;
 
+use bstr::BStr;
+use bytes::Bytes;
+
 use mlua::{
-    chunk::ChunkMode, Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value, Variadic,
-    VmState,
+    chunk::ChunkMode, Either, Function, HookTriggers, Lua, LuaOptions, StdLib, Table, Value,
+    Variadic, VmState,
 };
 
 use super::busy::{ScriptState, KILLED};
-use super::call::CallEnv;
+use super::call::CallSlot;
 use super::{libs, redis_lib};
 
 /// Bytes one interpreter may allocate (all its scripts together). Redis sets no limit; the
 /// node bounds script memory so a runaway script fails with an error instead of taking the
 /// node's memory. Not a setting: CONFIG must only offer Redis 7.0's settings.
+///
+/// The limit is armed only while Lua code runs or compiles ([`Engine::limited`]): with a
+/// limit set, mlua runs every API call that may allocate (creating a string or table,
+/// setting a field) inside its own `lua_pcall` with two freshly allocated C closures, which
+/// made that bookkeeping most of an EVAL's cost. The Rust side (KEYS/ARGV, `redis.call`
+/// and its reply, the script's result) allocates little and works unlimited, as Redis's C
+/// code does; the memory it takes still counts, so the script's next allocation fails once
+/// the interpreter is past the limit.
 pub const MEMORY_LIMIT: usize = 256 * 1024 * 1024;
 
 /// Instructions between two runs of the count hook (Redis uses the same period).
@@ -124,9 +136,6 @@ pub struct Engine {
     /// The real `redis` table (functions add `register_function` to it).
     pub redis: Table,
     runner: Function,
-    /// `slot[1]` is the running script's redis.call dispatcher: it returns the reply, or an
-    /// error table and `true` when the command failed.
-    pub call_slot: Table,
     runs_since_gc: u32,
 }
 
@@ -176,12 +185,17 @@ impl Engine {
                 real_globals.raw_set(name, Value::Nil)?;
             }
         }
-        let call_slot = lua.create_table()?;
+        // Registered once: the running command's environment is app data (see `call.rs`).
+        lua.set_app_data(CallSlot::default());
         for (name, raising) in [("call", true), ("pcall", false)] {
-            let slot = call_slot.clone();
-            let f = lua.create_function(move |_, args: Variadic<Value>| {
-                let dispatch: Function = slot.raw_get(1).map_err(|_| raise(NO_CALLS))?;
-                let (reply, failed): (Value, bool) = dispatch.call((raising, args))?;
+            let f = lua.create_function(move |lua, args: Variadic<Value>| {
+                let (reply, failed) = unlimited(lua, || {
+                    let mut slot = lua
+                        .app_data_mut::<CallSlot>()
+                        .ok_or_else(|| raise(NO_CALLS))?;
+                    let (env, keyspace) = slot.get().ok_or_else(|| raise(NO_CALLS))?;
+                    env.call(lua, keyspace, raising, &args)
+                })?;
                 if failed {
                     let text = super::convert::error_field(&reply).unwrap_or_default();
                     return Err(raise(text));
@@ -190,7 +204,6 @@ impl Engine {
             })?;
             redis.raw_set(name, f)?;
         }
-        lua.set_memory_limit(MEMORY_LIMIT)?;
         lua.set_hook(
             HookTriggers::new().every_nth_instruction(HOOK_PERIOD),
             move |_lua, _debug| {
@@ -207,7 +220,6 @@ impl Engine {
             real_globals,
             redis,
             runner,
-            call_slot,
             runs_since_gc: 0,
         })
     }
@@ -215,42 +227,37 @@ impl Engine {
     /// Compiles source code into a function running with the readonly globals. The error
     /// is Lua's message (`user_script:1: ...`).
     pub fn compile(&self, source: &[u8], chunk_name: &str) -> Result<Function, String> {
-        self.lua
-            .load(source)
-            .set_name(chunk_name)
-            .set_mode(ChunkMode::Text)
-            .set_environment(self.globals.clone())
-            .into_function()
-            .map_err(|e| match e {
-                mlua::Error::SyntaxError { message, .. } => message,
-                other => other.to_string(),
-            })
+        self.limited(|| {
+            self.lua
+                .load(source)
+                .set_name(chunk_name)
+                .set_mode(ChunkMode::Text)
+                .set_environment(self.globals.clone())
+                .into_function()
+        })
+        .map_err(|e| match e {
+            mlua::Error::SyntaxError { message, .. } => message,
+            other => other.to_string(),
+        })
     }
 
-    /// Runs a compiled script (`fn_args` None: an EVAL body) or function (`fn_args`: its
-    /// KEYS and ARGV tables), its `redis.call`s going to `env`, and returns what it returned
-    /// or why it failed.
+    /// Runs a compiled script (`function` false: an EVAL body, which sees `keys` and `argv`
+    /// as KEYS and ARGV) or function (which gets them as its arguments), its `redis.call`s
+    /// going to the environment lent to the interpreter (see `call.rs`), and returns what
+    /// it returned or why it failed.
     pub fn run(
         &mut self,
         f: &Function,
-        fn_args: Option<(Table, Table)>,
-        env: &mut CallEnv<'_>,
+        keys: &[Bytes],
+        argv: &[Bytes],
+        function: bool,
     ) -> Result<Value, ScriptError> {
-        let (keys, args) = match fn_args {
-            Some((k, a)) => (Value::Table(k), Value::Table(a)),
-            None => (Value::Nil, Value::Nil),
-        };
-        let lua = self.lua.clone();
-        let (slot, runner) = (&self.call_slot, &self.runner);
-        let result = lua.scope(|scope| {
-            let dispatcher =
-                scope.create_function_mut(|lua, (raise, args): (bool, Variadic<Value>)| {
-                    env.call(lua, raise, args.into_iter().collect())
-                })?;
-            slot.raw_set(1, dispatcher)?;
-            let result = runner.call::<(bool, Value)>((f.clone(), keys, args));
-            slot.raw_set(1, Value::Nil)?;
-            result
+        // The tables are made before the memory limit is armed: see MEMORY_LIMIT.
+        let result = string_tables(&self.lua, keys, argv).and_then(|(keys, argv)| {
+            self.limited(|| {
+                self.runner
+                    .call::<(bool, Value)>((f, keys, argv, !function))
+            })
         });
         self.runs_since_gc += 1;
         // Redis makes a garbage collection step every 50 scripts.
@@ -279,16 +286,55 @@ impl Engine {
     /// Runs a function with the error handler and no redis.call (a library loading).
     /// The error is the `err` text.
     pub fn run_plain(&mut self, f: &Function) -> Result<(), String> {
-        match self
-            .runner
-            .call::<(bool, Value)>((f.clone(), Value::Nil, Value::Nil))
-        {
+        let result = self.limited(|| {
+            self.runner
+                .call::<(bool, Value)>((f, Value::Nil, Value::Nil, false))
+        });
+        match result {
             Ok((true, _)) => Ok(()),
             Ok((false, Value::Table(t))) => Err(script_error(&t).message),
             Ok((false, other)) => Err(other.to_string().unwrap_or_default()),
             Err(e) => Err(e.to_string()),
         }
     }
+}
+
+/// Bytes to push as a Lua string. mlua pushes a `&str` directly but makes any other byte
+/// string a Lua value (a reference, dropped again) first; short UTF-8 is the usual case.
+/// Longer strings skip the UTF-8 check, which would cost more than it saves.
+pub fn lua_bytes(bytes: &[u8]) -> Either<&str, &BStr> {
+    if bytes.len() <= 256 {
+        if let Ok(text) = std::str::from_utf8(bytes) {
+            return Either::Left(text);
+        }
+    }
+    Either::Right(BStr::new(bytes))
+}
+
+/// KEYS and ARGV as Lua tables, each made with one call into Lua.
+fn string_tables(lua: &Lua, keys: &[Bytes], argv: &[Bytes]) -> mlua::Result<(Table, Table)> {
+    let table = |items: &[Bytes]| lua.create_sequence_from(items.iter().map(|b| lua_bytes(b)));
+    Ok((table(keys)?, table(argv)?))
+}
+
+impl Engine {
+    /// Runs `f` (Lua code running or compiling) with the interpreter's memory limit armed;
+    /// see [`MEMORY_LIMIT`].
+    pub fn limited<R>(&self, f: impl FnOnce() -> R) -> R {
+        let _ = self.lua.set_memory_limit(MEMORY_LIMIT);
+        let result = f();
+        let _ = self.lua.set_memory_limit(0);
+        result
+    }
+}
+
+/// Runs `f` (Rust work for a script, called from Lua) with the memory limit lifted, and
+/// arms it again as it was; see [`MEMORY_LIMIT`].
+fn unlimited<R>(lua: &Lua, f: impl FnOnce() -> R) -> R {
+    let previous = lua.set_memory_limit(0).unwrap_or(0);
+    let result = f();
+    let _ = lua.set_memory_limit(previous);
+    result
 }
 
 /// Reads Redis's error table `{err=, source=, line=}`.

@@ -1,24 +1,33 @@
 //! Function libraries, as Redis 7.0 keeps them: each library is Lua code whose first line
 //! is `#!lua name=<library>`; running it calls `redis.register_function` for each function.
 //!
-//! Libraries run in their own interpreter. While a library loads, its code sees only
-//! `redis.register_function`, `redis.log` and the version constants (any other global is
-//! "nonexistent"); when a function runs, it sees the same environment as EVAL scripts.
+//! The libraries (code, function names, flags, descriptions) are shared by all threads.
+//! The interpreter they run in is per thread, like the EVAL interpreters (see `scripts.rs`
+//! for why): a thread loads the libraries into its own interpreter the first time it runs
+//! a function, and again after another thread changed them (each change gives the library
+//! set a new generation). The thread that makes a change applies it to its own interpreter
+//! as Redis does to its only one: a new library runs there, a deleted one's functions are
+//! dropped, FUNCTION FLUSH starts a new interpreter; the other libraries keep their state.
+//! Library code only registers functions, so loading it again elsewhere changes nothing a
+//! client sees, except for state a library keeps in upvalues, which is per thread.
 
+use std::cell::RefCell;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use mlua::{Function, Lua, Table, Value};
+use hashbrown::HashMap;
+use mlua::Function;
 
 use super::busy::ScriptState;
-use super::engine::{error_at_caller, raise, Args, Engine};
+use super::engine::Engine;
+use super::function_engine::{FunctionEngine, Registered};
+use super::scripts::new_generation;
 use super::shebang::ScriptFlags;
 use crate::cmd::CmdError;
 
-/// One registered function.
+/// One registered function, as every thread knows it.
 pub struct FunctionEntry {
     pub name: String,
-    pub func: Function,
     pub flags: ScriptFlags,
     pub description: Option<Vec<u8>>,
 }
@@ -29,30 +38,45 @@ pub struct Library {
     pub functions: Vec<FunctionEntry>,
 }
 
-/// Functions a loading library registered so far.
-struct Pending(Vec<FunctionEntry>);
-
-/// The interpreter for functions and the environment tables it switches between.
-struct FunctionEngine {
-    engine: Engine,
-    /// The environment of library code: empty, its `__index` pointing at `load_api` while a
-    /// library loads and at the script globals otherwise.
-    env_meta: Table,
-    env: Table,
-    load_api: Table,
-}
-
-#[derive(Default)]
+/// The libraries of a server.
 pub struct Functions {
-    engine: Option<FunctionEngine>,
     /// In load order (FUNCTION LIST shows them so).
     libraries: Vec<Library>,
+    /// Changes with every change of `libraries` (see `scripts::new_generation`).
+    generation: u64,
 }
 
-const NAME_RULES: &str = "Library names can only contain letters, numbers, or underscores(_) and \
-must be at least one character long";
+impl Default for Functions {
+    fn default() -> Self {
+        Functions {
+            libraries: Vec::new(),
+            generation: new_generation(),
+        }
+    }
+}
 
-fn valid_name(name: &[u8]) -> bool {
+/// A thread's function interpreter, and the handles of the functions loaded in it.
+struct LocalFunctions {
+    /// The generation of the libraries loaded here.
+    generation: u64,
+    engine: FunctionEngine,
+    handles: HashMap<String, Function>,
+}
+
+thread_local! {
+    static LOCAL: RefCell<Option<LocalFunctions>> = const { RefCell::new(None) };
+}
+
+/// A library compiled in this thread's interpreter, not yet installed.
+struct Prepared {
+    library: Library,
+    handles: Vec<(String, Function)>,
+}
+
+pub(super) const NAME_RULES: &str = "Library names can only contain letters, numbers, or \
+underscores(_) and must be at least one character long";
+
+pub(super) fn valid_name(name: &[u8]) -> bool {
     !name.is_empty() && name.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
 }
 
@@ -87,197 +111,6 @@ fn library_name(code: &[u8]) -> Result<String, String> {
     name.ok_or_else(|| "ERR Library name was not given".to_string())
 }
 
-impl FunctionEngine {
-    fn new(state: Arc<ScriptState>) -> mlua::Result<FunctionEngine> {
-        let engine = Engine::new(state)?;
-        let lua = &engine.lua;
-        let nonexistent =
-            lua.create_function(|lua, (_, key): (Value, Value)| -> mlua::Result<()> {
-                let name = super::redis_lib::to_bytes(&key).unwrap_or_default();
-                Err(error_at_caller(
-                    lua,
-                    &format!(
-                        "Script attempted to access nonexistent global variable '{}'",
-                        String::from_utf8_lossy(&name)
-                    ),
-                ))
-            })?;
-        let readonly = lua.create_function(|lua, _: Args| -> mlua::Result<()> {
-            Err(error_at_caller(lua, "Attempt to modify a readonly table"))
-        })?;
-        let protective = |t: &Table| -> mlua::Result<()> {
-            let meta = lua.create_table()?;
-            meta.raw_set("__index", nonexistent.clone())?;
-            meta.raw_set("__newindex", readonly.clone())?;
-            t.set_metatable(Some(meta))?;
-            Ok(())
-        };
-        let api_redis = lua.create_table()?;
-        api_redis.raw_set("register_function", lua.create_function(register_function)?)?;
-        for name in [
-            "log",
-            "LOG_DEBUG",
-            "LOG_VERBOSE",
-            "LOG_NOTICE",
-            "LOG_WARNING",
-            "REDIS_VERSION",
-            "REDIS_VERSION_NUM",
-        ] {
-            api_redis.raw_set(name, engine.redis.raw_get::<Value>(name)?)?;
-        }
-        protective(&api_redis)?;
-        let load_api = lua.create_table()?;
-        load_api.raw_set("redis", api_redis)?;
-        protective(&load_api)?;
-        let env = lua.create_table()?;
-        let env_meta = lua.create_table()?;
-        env_meta.raw_set("__index", engine.globals.clone())?;
-        env_meta.raw_set("__newindex", readonly)?;
-        env.set_metatable(Some(env_meta.clone()))?;
-        Ok(FunctionEngine {
-            engine,
-            env_meta,
-            env,
-            load_api,
-        })
-    }
-
-    /// Compiles and runs a library's code; returns the functions it registered.
-    fn load(&mut self, code: &[u8]) -> Result<Vec<FunctionEntry>, String> {
-        let end = code.iter().position(|&b| b == b'\n').unwrap_or(code.len());
-        let func = self
-            .engine
-            .lua
-            .load(&code[end..])
-            .set_name("@user_function")
-            .set_environment(self.env.clone())
-            .into_function()
-            .map_err(|e| match e {
-                mlua::Error::SyntaxError { message, .. } => {
-                    format!("ERR Error compiling function: {message}")
-                }
-                other => format!("ERR Error compiling function: {other}"),
-            })?;
-        let lua = self.engine.lua.clone();
-        lua.set_app_data(Pending(Vec::new()));
-        let switch = |to: &Table| self.env_meta.raw_set("__index", to.clone());
-        switch(&self.load_api).map_err(|e| format!("ERR {e}"))?;
-        let result = self.engine.run_plain(&func);
-        switch(&self.engine.globals).map_err(|e| format!("ERR {e}"))?;
-        let pending = lua
-            .remove_app_data::<Pending>()
-            .map(|p| p.0)
-            .unwrap_or_default();
-        if let Err(message) = result {
-            return Err(format!("ERR Error registering functions: {message}"));
-        }
-        if pending.is_empty() {
-            return Err("ERR No functions registered".into());
-        }
-        Ok(pending)
-    }
-}
-
-/// `redis.register_function(name, callback)` or `redis.register_function{function_name=,
-/// callback=, flags=, description=}`, while a library loads.
-fn register_function(lua: &Lua, args: Args) -> mlua::Result<()> {
-    let entry = match args.as_slice() {
-        [Value::Table(t)] => named_registration(t)?,
-        [_] => return Err(raise(
-            "ERR calling redis.register_function with a single argument is only applicable to Lua \
-             table (representing named arguments).",
-        )),
-        [name, callback] => {
-            let name = super::redis_lib::to_bytes(name).ok_or_else(|| {
-                raise("ERR first argument to redis.register_function must be a string")
-            })?;
-            let Value::Function(func) = callback else {
-                return Err(raise(
-                    "ERR second argument to redis.register_function must be a function",
-                ));
-            };
-            FunctionEntry {
-                name: String::from_utf8_lossy(&name).into_owned(),
-                func: func.clone(),
-                flags: ScriptFlags::default(),
-                description: None,
-            }
-        }
-        _ => {
-            return Err(raise(
-                "ERR wrong number of arguments to redis.register_function",
-            ))
-        }
-    };
-    if !valid_name(entry.name.as_bytes()) {
-        return Err(raise(format!("ERR {NAME_RULES}")));
-    }
-    let mut pending = lua.app_data_mut::<Pending>().ok_or_else(|| {
-        raise("ERR redis.register_function can only be called on FUNCTION LOAD command")
-    })?;
-    if pending.0.iter().any(|f| f.name == entry.name) {
-        return Err(raise("ERR Function already exists in the library"));
-    }
-    pending.0.push(entry);
-    Ok(())
-}
-
-fn named_registration(t: &Table) -> mlua::Result<FunctionEntry> {
-    let mut name = None;
-    let mut func = None;
-    let mut flags = ScriptFlags::default();
-    let mut description = None;
-    for pair in t.pairs::<Value, Value>() {
-        let (key, value) = pair?;
-        let key = super::redis_lib::to_bytes(&key).unwrap_or_default();
-        match &key[..] {
-            b"function_name" => {
-                name = Some(super::redis_lib::to_bytes(&value).ok_or_else(|| {
-                    raise("ERR function_name argument given to redis.register_function must be a string")
-                })?)
-            }
-            b"callback" => match value {
-                Value::Function(f) => func = Some(f),
-                _ => {
-                    return Err(raise(
-                        "ERR callback argument given to redis.register_function must be a function",
-                    ))
-                }
-            },
-            b"description" => {
-                description = Some(super::redis_lib::to_bytes(&value).ok_or_else(|| {
-                    raise("ERR description argument given to redis.register_function must be a string")
-                })?)
-            }
-            b"flags" => {
-                let Value::Table(list) = value else {
-                    return Err(raise(
-                        "ERR flags argument to redis.register_function must be a table representing \
-                         function flags",
-                    ));
-                };
-                for flag in list.sequence_values::<Value>() {
-                    let flag = super::redis_lib::to_bytes(&flag?).unwrap_or_default();
-                    if !flags.set(&flag) {
-                        return Err(raise("ERR unknown flag given"));
-                    }
-                }
-            }
-            _ => return Err(raise("ERR unknown argument given to redis.register_function")),
-        }
-    }
-    let name =
-        name.ok_or_else(|| raise("ERR redis.register_function must get a function name argument"))?;
-    let func =
-        func.ok_or_else(|| raise("ERR redis.register_function must get a callback argument"))?;
-    Ok(FunctionEntry {
-        name: String::from_utf8_lossy(&name).into_owned(),
-        func,
-        flags,
-        description,
-    })
-}
-
 /// How FUNCTION RESTORE treats libraries that already exist.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum RestorePolicy {
@@ -287,49 +120,113 @@ pub enum RestorePolicy {
 }
 
 impl Functions {
-    fn engine(&mut self, state: &Arc<ScriptState>) -> Result<&mut FunctionEngine, CmdError> {
-        if self.engine.is_none() {
-            let engine = FunctionEngine::new(state.clone())
-                .map_err(|e| CmdError::from(format!("ERR cannot start Lua: {e}")))?;
-            self.engine = Some(engine);
+    /// Runs `f` with this thread's interpreter, holding the current libraries.
+    fn with_local<R>(
+        &self,
+        state: &Arc<ScriptState>,
+        f: impl FnOnce(&mut LocalFunctions) -> Result<R, CmdError>,
+    ) -> Result<R, CmdError> {
+        LOCAL.with(|cell| {
+            // Only function commands borrow it, and functions cannot run those.
+            let mut slot = cell
+                .try_borrow_mut()
+                .map_err(|_| CmdError::from("ERR Lua interpreter busy"))?;
+            if slot
+                .as_ref()
+                .is_none_or(|l| l.generation != self.generation)
+            {
+                *slot = None;
+                *slot = Some(self.load_all(state)?);
+            }
+            let local = slot.as_mut().ok_or_else(|| CmdError::from("ERR no Lua"))?;
+            f(local)
+        })
+    }
+
+    /// A new interpreter with every library loaded.
+    fn load_all(&self, state: &Arc<ScriptState>) -> Result<LocalFunctions, CmdError> {
+        let mut engine = FunctionEngine::new(state.clone())
+            .map_err(|e| CmdError::from(format!("ERR cannot start Lua: {e}")))?;
+        let mut handles = HashMap::new();
+        for lib in &self.libraries {
+            for registered in engine.load(&lib.code).map_err(CmdError::from)? {
+                handles.insert(registered.entry.name, registered.func);
+            }
         }
-        self.engine
-            .as_mut()
-            .ok_or_else(|| CmdError::from("ERR no Lua"))
+        Ok(LocalFunctions {
+            generation: self.generation,
+            engine,
+            handles,
+        })
+    }
+
+    /// After a change of the libraries: a new generation, and this thread's interpreter
+    /// follows the change (drops the functions that went, takes `added`) if it held the
+    /// libraries from before it.
+    fn changed(&mut self, added: Vec<(String, Function)>) {
+        let before = self.generation;
+        self.generation = new_generation();
+        LOCAL.with(|cell| {
+            let Ok(mut slot) = cell.try_borrow_mut() else {
+                return;
+            };
+            let Some(local) = slot.as_mut().filter(|l| l.generation == before) else {
+                return;
+            };
+            let libraries = &self.libraries;
+            local.handles.retain(|name, _| {
+                libraries
+                    .iter()
+                    .any(|l| l.functions.iter().any(|f| &f.name == name))
+            });
+            local.handles.extend(added);
+            local.generation = self.generation;
+        });
     }
 
     pub fn libraries(&self) -> &[Library] {
         &self.libraries
     }
 
-    /// Compiles a library without installing it.
-    fn prepare(&mut self, state: &Arc<ScriptState>, code: &[u8]) -> Result<Library, CmdError> {
+    /// Compiles a library in this thread's interpreter without installing it.
+    fn prepare(&self, state: &Arc<ScriptState>, code: &[u8]) -> Result<Prepared, CmdError> {
         let name = library_name(code).map_err(CmdError::from)?;
         if !valid_name(name.as_bytes()) {
             return Err(format!("ERR {NAME_RULES}").into());
         }
-        let functions = self.engine(state)?.load(code).map_err(CmdError::from)?;
-        Ok(Library {
-            name,
-            code: Bytes::copy_from_slice(code),
-            functions,
+        let registered = self.with_local(state, |local| {
+            local.engine.load(code).map_err(CmdError::from)
+        })?;
+        let mut functions = Vec::with_capacity(registered.len());
+        let mut handles = Vec::with_capacity(registered.len());
+        for Registered { entry, func } in registered {
+            handles.push((entry.name.clone(), func));
+            functions.push(entry);
+        }
+        Ok(Prepared {
+            library: Library {
+                name,
+                code: Bytes::copy_from_slice(code),
+                functions,
+            },
+            handles,
         })
     }
 
     /// Installs libraries, checking names against those that stay. `replace`: a library
     /// with the same name is replaced instead of refused.
-    fn install(&mut self, new: Vec<Library>, replace: bool) -> Result<(), CmdError> {
-        for (i, lib) in new.iter().enumerate() {
+    fn install(&mut self, new: Vec<Prepared>, replace: bool) -> Result<(), CmdError> {
+        for (i, lib) in new.iter().map(|p| &p.library).enumerate() {
             // FUNCTION LOAD checked this already, with quotes; RESTORE's text has none.
             if !replace && self.libraries.iter().any(|l| l.name == lib.name) {
                 return Err(format!("ERR Library {} already exists", lib.name).into());
             }
-            let replaced: Vec<&str> = new.iter().map(|l| l.name.as_str()).collect();
+            let replaced: Vec<&str> = new.iter().map(|p| p.library.name.as_str()).collect();
             let others = self
                 .libraries
                 .iter()
                 .filter(|l| !replaced.contains(&l.name.as_str()))
-                .chain(new[..i].iter());
+                .chain(new[..i].iter().map(|p| &p.library));
             for other in others {
                 for f in &lib.functions {
                     if other.functions.iter().any(|g| g.name == f.name) {
@@ -338,12 +235,15 @@ impl Functions {
                 }
             }
         }
-        for lib in new {
-            match self.libraries.iter_mut().find(|l| l.name == lib.name) {
-                Some(slot) => *slot = lib,
-                None => self.libraries.push(lib),
+        let mut added = Vec::new();
+        for Prepared { library, handles } in new {
+            added.extend(handles);
+            match self.libraries.iter_mut().find(|l| l.name == library.name) {
+                Some(slot) => *slot = library,
+                None => self.libraries.push(library),
             }
         }
+        self.changed(added);
         Ok(())
     }
 
@@ -358,9 +258,9 @@ impl Functions {
         if !replace && self.libraries.iter().any(|l| l.name == name) {
             return Err(format!("ERR Library '{name}' already exists").into());
         }
-        let lib = self.prepare(state, code)?;
-        let name = lib.name.clone();
-        self.install(vec![lib], replace)?;
+        let prepared = self.prepare(state, code)?;
+        let name = prepared.library.name.clone();
+        self.install(vec![prepared], replace)?;
         Ok(name)
     }
 
@@ -370,13 +270,20 @@ impl Functions {
         if self.libraries.len() == before {
             return Err("ERR Library not found".into());
         }
+        self.changed(Vec::new());
         Ok(())
     }
 
-    /// FUNCTION FLUSH: the interpreter goes with the libraries, as in Redis.
+    /// FUNCTION FLUSH: the interpreter goes with the libraries, as in Redis (other
+    /// threads' interpreters go when those threads next run a function).
     pub fn flush(&mut self) {
         self.libraries.clear();
-        self.engine = None;
+        self.generation = new_generation();
+        LOCAL.with(|cell| {
+            if let Ok(mut slot) = cell.try_borrow_mut() {
+                *slot = None;
+            }
+        });
     }
 
     pub fn function_count(&self) -> usize {
@@ -428,16 +335,31 @@ impl Functions {
         self.install(new, policy == RestorePolicy::Replace)
     }
 
-    /// The function FCALL names, its flags, and the interpreter to run it in.
-    pub fn find(&mut self, name: &[u8]) -> Option<(Function, ScriptFlags, &mut Engine)> {
-        let (func, flags) = self
-            .libraries
+    /// The flags of the function FCALL names, if it exists.
+    pub fn flags_of(&self, name: &[u8]) -> Option<ScriptFlags> {
+        self.libraries
             .iter()
             .flat_map(|l| l.functions.iter())
             .find(|f| f.name.as_bytes() == name)
-            .map(|f| (f.func.clone(), f.flags))?;
-        let engine = &mut self.engine.as_mut()?.engine;
-        Some((func, flags, engine))
+            .map(|f| f.flags)
+    }
+
+    /// Runs `f` with this thread's interpreter and the handle of the function `name`
+    /// (which [`flags_of`](Self::flags_of) found).
+    pub fn with_function<R>(
+        &self,
+        state: &Arc<ScriptState>,
+        name: &[u8],
+        f: impl FnOnce(&mut Engine, &Function) -> Result<R, CmdError>,
+    ) -> Result<R, CmdError> {
+        self.with_local(state, |local| {
+            let name = String::from_utf8_lossy(name);
+            let func = local
+                .handles
+                .get(name.as_ref())
+                .ok_or_else(|| CmdError::from("ERR Function not found"))?;
+            f(&mut local.engine.engine, func)
+        })
     }
 }
 

@@ -114,9 +114,16 @@ raw_set(G, 'pcall', function(...)
     return pcall_result(raw_pcall(...))
 end)
 
--- Runs a script body or a function with the error handler; returns ok, result.
+-- Runs a script body or a function with the error handler; returns ok, result. An EVAL
+-- body (`eval` true) gets `keys` and `args` as the globals KEYS and ARGV, a function as its
+-- arguments; library code (`keys` nil) gets nothing.
 local xpcall = xpcall
-local function run(f, keys, args)
+local function run(f, keys, args, eval)
+    if eval then
+        raw_set(G, 'KEYS', keys)
+        raw_set(G, 'ARGV', args)
+        return xpcall(f, error_handler)
+    end
     if keys == nil then
         return xpcall(f, error_handler)
     end

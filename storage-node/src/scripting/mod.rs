@@ -5,7 +5,9 @@
 //! - `redis_lib.rs`, `call.rs`: the `redis` table; `redis.call` runs commands through the
 //!   node's dispatch. `convert.rs`: replies ↔ Lua values.
 //! - `busy.rs`: the running script as other connections see it (BUSY, SCRIPT KILL).
-//! - `functions.rs`: function libraries (FUNCTION LOAD ... / FCALL).
+//! - `scripts.rs`: the EVAL script cache, and the per-thread EVAL interpreters.
+//! - `functions.rs`: function libraries (FUNCTION LOAD ... / FCALL), `function_engine.rs`
+//!   the per-thread interpreter they run in.
 //!
 //! A script runs inside its command's handler, under the keyspace lock, so it is atomic.
 
@@ -13,57 +15,60 @@ pub mod busy;
 mod call;
 mod convert;
 mod engine;
+mod function_engine;
 pub mod functions;
 mod libs;
 mod rand48;
 mod redis_lib;
+mod scripts;
 pub mod shebang;
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use bytes::Bytes;
-use mlua::{Function, Table, Value};
+use mlua::{Function, Value};
 use slotproxy::cluster::CommandSpec;
 
 use crate::cmd::{CmdError, CmdResult, Ctx};
-use crate::server::clients::{lock, Client};
+use crate::server::clients::Client;
 use crate::server::Shared;
 pub use busy::ScriptState;
-use call::CallEnv;
+use call::{CallEnv, Lent};
 pub use engine::Engine;
-use shebang::ScriptFlags;
+use scripts::ScriptCache;
 
 /// Scripting state shared by all connections.
 pub struct Scripting {
     pub state: Arc<ScriptState>,
-    eval: Mutex<Option<EvalScripts>>,
+    scripts: ScriptCache,
     pub functions: Mutex<functions::Functions>,
+    /// The server this belongs to, for the environment lent to a running script (its
+    /// `redis.call`s run commands, which need the server; see `call.rs`).
+    server: OnceLock<Weak<Shared>>,
 }
 
 impl Default for Scripting {
     fn default() -> Self {
         Scripting {
             state: Arc::default(),
-            eval: Mutex::new(None),
+            scripts: ScriptCache::default(),
             functions: Mutex::new(functions::Functions::default()),
+            server: OnceLock::new(),
         }
     }
 }
 
-/// The EVAL interpreter and its script cache (by lowercase SHA1 hex).
-pub struct EvalScripts {
-    engine: Engine,
-    scripts: HashMap<String, CachedScript>,
-}
-
-struct CachedScript {
-    func: Function,
-    flags: ScriptFlags,
-}
-
+/// Lowercase hex SHA1, as Redis names scripts. Written by hand: `Digest`'s `Display` goes
+/// through the formatter byte by byte, which cost more than the hashing itself per EVAL.
 pub fn sha1_hex(data: &[u8]) -> String {
-    sha1_smol::Sha1::from(data).digest().to_string()
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let digest = sha1_smol::Sha1::from(data).digest().bytes();
+    let mut text = String::with_capacity(40);
+    for byte in digest {
+        text.push(char::from(HEX[usize::from(byte >> 4)]));
+        text.push(char::from(HEX[usize::from(byte & 15)]));
+    }
+    text
 }
 
 /// In cluster mode, as Redis 7.0's `scriptVerifyClusterState`: every command a script runs
@@ -93,107 +98,72 @@ pub fn cluster_keys_check(
 }
 
 impl Scripting {
-    /// The EVAL interpreter, created on first use.
-    fn eval_scripts(&self) -> Result<MutexGuard<'_, Option<EvalScripts>>, CmdError> {
-        let mut guard = lock(&self.eval);
-        if guard.is_none() {
-            let engine = Engine::new(self.state.clone())
-                .map_err(|e| CmdError::from(format!("ERR cannot start Lua: {e}")))?;
-            *guard = Some(EvalScripts {
-                engine,
-                scripts: HashMap::new(),
-            });
-        }
-        Ok(guard)
+    /// Tells scripting which server it belongs to; done once the server is shared.
+    pub fn attach(shared: &Arc<Shared>) {
+        let _ = shared.scripting.server.set(Arc::downgrade(shared));
+    }
+
+    fn server(&self) -> Result<Arc<Shared>, CmdError> {
+        self.server
+            .get()
+            .and_then(Weak::upgrade)
+            .ok_or_else(|| CmdError::from("ERR scripting needs a running server"))
     }
 
     /// SCRIPT LOAD: compiles and caches a script; returns its SHA1.
     pub fn load(&self, body: &[u8]) -> Result<String, CmdError> {
-        let mut guard = self.eval_scripts()?;
-        let scripts = guard.as_mut().ok_or_else(|| CmdError::from("ERR no Lua"))?;
-        let sha = sha1_hex(body);
-        scripts.compile(&sha, body)?;
-        Ok(sha)
+        self.scripts.load(&self.state, body)
     }
 
     pub fn exists(&self, sha: &[u8]) -> bool {
-        let sha = String::from_utf8_lossy(sha).to_ascii_lowercase();
-        lock(&self.eval)
-            .as_ref()
-            .is_some_and(|s| s.scripts.contains_key(&sha))
+        self.scripts.exists(sha)
     }
 
     /// SCRIPT FLUSH: drops every script with the interpreter, as Redis does.
     pub fn flush(&self) {
-        *lock(&self.eval) = None;
+        self.scripts.flush();
     }
 
-    /// Bytes used by the EVAL interpreter (INFO's `used_memory_lua`).
+    /// Bytes used by the EVAL interpreter of the calling thread.
     pub fn eval_memory(&self) -> usize {
-        lock(&self.eval)
-            .as_ref()
-            .map_or(0, |s| s.engine.lua.used_memory())
-    }
-}
-
-impl EvalScripts {
-    fn compile(&mut self, sha: &str, body: &[u8]) -> Result<&CachedScript, CmdError> {
-        if !self.scripts.contains_key(sha) {
-            let (flags, code) = shebang::parse_eval(body).map_err(CmdError::from)?;
-            let func = self
-                .engine
-                .compile(&code, "@user_script")
-                .map_err(|e| format!("ERR Error compiling script (new function): {e}"))?;
-            self.scripts
-                .insert(sha.to_string(), CachedScript { func, flags });
-        }
-        self.scripts
-            .get(sha)
-            .ok_or_else(|| CmdError::from("ERR script vanished"))
+        self.scripts.local_memory()
     }
 }
 
 /// EVAL, EVALSHA and their `_RO` forms. `script` is the body, or the SHA1 for EVALSHA.
 pub fn eval(ctx: &mut Ctx<'_>, args: &[Bytes], by_sha: bool, read_only_command: bool) -> CmdResult {
     let (keys, argv) = split_keys(args)?;
-    let shared = ctx.shared;
-    let mut guard = shared.scripting.eval_scripts()?;
-    let scripts = guard.as_mut().ok_or_else(|| CmdError::from("ERR no Lua"))?;
-    let sha = if by_sha {
-        String::from_utf8_lossy(&args[1]).to_ascii_lowercase()
-    } else {
-        sha1_hex(&args[1])
-    };
-    let (func, flags) = if by_sha {
-        match scripts.scripts.get(&sha) {
-            Some(s) => (s.func.clone(), s.flags),
-            None => return Err("NOSCRIPT No matching script. Please use EVAL.".into()),
+    let scripting = &ctx.shared.scripting;
+    scripting.scripts.with_local(&scripting.state, |local| {
+        let sha = if by_sha {
+            let sha = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
+            if !local.knows_sha(&scripting.scripts, &sha)? {
+                return Err("NOSCRIPT No matching script. Please use EVAL.".into());
+            }
+            sha
+        } else {
+            local.sha_of_body(&scripting.scripts, &args[1])?
+        };
+        let script = local
+            .scripts
+            .get(&sha)
+            .ok_or_else(|| CmdError::from("ERR script vanished"))?;
+        let flags = script.flags;
+        if read_only_command && !flags.eval_compat && !flags.no_writes {
+            return Err("ERR Can not execute a script with write flag using *_ro command.".into());
         }
-    } else {
-        let s = scripts.compile(&sha, &args[1])?;
-        (s.func.clone(), s.flags)
-    };
-    if read_only_command && !flags.eval_compat && !flags.no_writes {
-        return Err("ERR Can not execute a script with write flag using *_ro command.".into());
-    }
-    let engine = &mut scripts.engine;
-    let lua = &engine.lua;
-    let to_table = |items: &[Bytes]| -> mlua::Result<Table> {
-        lua.create_sequence_from(
-            items
-                .iter()
-                .map(|b| lua.create_string(b))
-                .collect::<mlua::Result<Vec<_>>>()?,
+        let read_only = read_only_command || flags.no_writes;
+        let func = &script.func;
+        run(
+            ctx,
+            &mut local.engine,
+            func,
+            (keys, argv),
+            read_only,
+            &sha,
+            false,
         )
-    };
-    let set = (|| -> mlua::Result<()> {
-        engine.real_globals.raw_set("KEYS", to_table(keys)?)?;
-        engine.real_globals.raw_set("ARGV", to_table(argv)?)?;
-        Ok(())
-    })();
-    set.map_err(|e| CmdError::from(format!("ERR {e}")))?;
-    let read_only = read_only_command || flags.no_writes;
-    run(ctx, engine, &func, None, read_only, &sha, false)
+    })
 }
 
 /// Splits `script numkeys key... arg...` (args[2] is numkeys).
@@ -210,17 +180,20 @@ pub fn split_keys(args: &[Bytes]) -> Result<(&[Bytes], &[Bytes]), CmdError> {
     Ok(rest.split_at(numkeys as usize))
 }
 
-/// Runs a compiled script or function for a command and writes its reply.
+/// Runs a compiled script or function for a command and writes its reply. `args` are KEYS
+/// and ARGV: a function (FCALL, `is_function`) gets them as arguments, an EVAL body sees
+/// them as globals.
 pub fn run(
     ctx: &mut Ctx<'_>,
     engine: &mut Engine,
     func: &Function,
-    fn_args: Option<(Table, Table)>,
+    args: (&[Bytes], &[Bytes]),
     read_only: bool,
     name: &str,
     is_function: bool,
 ) -> CmdResult {
     let shared = ctx.shared;
+    let server = shared.scripting.server()?;
     let asking = ctx.client.asking;
     let mut client = Client::new(ctx.client.handle.clone(), false);
     client.select(ctx.client.db);
@@ -228,29 +201,27 @@ pub fn run(
     // mode check, and the script's frozen clock, as in Redis.
     client.may_block = false;
     client.nested = true;
-    let mut env = CallEnv {
-        shared,
-        keyspace: &mut *ctx.keyspace,
+    if let Some(mut resp) = engine.lua.app_data_mut::<redis_lib::ScriptResp>() {
+        resp.0 = 2;
+    }
+    let env = CallEnv {
+        shared: server,
         client,
         read_only,
         asking,
     };
-    engine.lua.set_app_data(redis_lib::ScriptResp(2));
+    let lent = Lent::new(&engine.lua, ctx.keyspace, env);
     shared.scripting.state.start(is_function);
-    let result = engine.run(func, fn_args, &mut env);
+    let (keys, argv) = args;
+    let result = engine.run(func, keys, argv, is_function);
     shared.scripting.state.finish();
+    drop(lent);
     let resp3 = engine
         .lua
         .app_data_ref::<redis_lib::ScriptResp>()
         .is_some_and(|r| r.0 == 3);
     match result {
-        Ok(value) => {
-            if let Some(text) = convert::error_field(&value) {
-                return Err(text.into());
-            }
-            convert::write_lua_value(&mut ctx.out, &value, resp3);
-            Ok(())
-        }
+        Ok(value) => convert::write_result(&mut ctx.out, &value, resp3).map_err(CmdError::from),
         Err(engine::ScriptError {
             message,
             place: Some((source, line)),

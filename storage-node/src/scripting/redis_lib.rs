@@ -156,7 +156,10 @@ fn setresp(lua: &Lua, args: Args) -> mlua::Result<()> {
     }
     match to_number(&args[0]).map(|n| n as i64) {
         Some(resp @ (2 | 3)) => {
-            lua.set_app_data(ScriptResp(resp as u8));
+            // Changed in place: inserting app data is refused while any of it is borrowed.
+            if let Some(mut current) = lua.app_data_mut::<ScriptResp>() {
+                current.0 = resp as u8;
+            }
             Ok(())
         }
         _ => Err(raise("ERR RESP version must be 2 or 3.")),

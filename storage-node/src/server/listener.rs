@@ -43,6 +43,7 @@ pub async fn run(config: Config) -> std::io::Result<()> {
     let mut shared = Shared::new(config, port);
     shared.cluster = cluster;
     let shared = Arc::new(shared);
+    crate::scripting::Scripting::attach(&shared);
     if shared.cluster.is_some() {
         crate::cluster::bus::start(shared.clone()).await?;
     }
