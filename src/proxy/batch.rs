@@ -15,7 +15,7 @@ use std::task::{Context, Poll};
 use bytes::{Bytes, BytesMut};
 use tokio::sync::oneshot;
 
-use super::forward::{error_reply, follow, is_redirect, received, Pending};
+use super::forward::{follow, is_redirect, master_node, received, Pending};
 use super::Proxy;
 use crate::backend::{BackendConn, BackendError, Lane, ReplyResult};
 use crate::resp::{Proto, ReplyScanner};
@@ -79,17 +79,9 @@ impl Batcher {
         lane: Lane,
     ) -> Pending {
         let topology = proxy.topology.load();
-        let node = match slot {
-            Some(slot) => topology.master_for(slot),
-            None => super::forward::any_master_node(&topology),
-        };
-        let Some(node) = node else {
-            return Pending::Ready(error_reply(
-                &BackendError::NoNode {
-                    slot: slot.unwrap_or(0),
-                }
-                .to_reply(),
-            ));
+        let node = match master_node(&topology, slot) {
+            Ok(node) => node,
+            Err(no_node) => return no_node,
         };
         let at = match self.open.iter().position(|o| o.conn.addr == node.addr) {
             Some(i) => i,

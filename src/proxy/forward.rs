@@ -142,7 +142,7 @@ impl Proxy {
 
 /// Some master for a keyless command, rotating per worker thread (a shared counter would
 /// be written by every worker on every such request).
-pub(super) fn any_master_node(topology: &Topology) -> Option<&Node> {
+fn any_master_node(topology: &Topology) -> Option<&Node> {
     thread_local! {
         static NEXT: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     }
@@ -191,6 +191,22 @@ fn send_on(
     }
 }
 
+/// The master serving `slot` (some master for `None`), or the reply that says there is none.
+pub(super) fn master_node(topology: &Topology, slot: Option<u16>) -> Result<&Node, Pending> {
+    let node = match slot {
+        Some(slot) => topology.master_for(slot),
+        None => any_master_node(topology),
+    };
+    node.ok_or_else(|| {
+        Pending::Ready(error_reply(
+            &BackendError::NoNode {
+                slot: slot.unwrap_or(0),
+            }
+            .to_reply(),
+        ))
+    })
+}
+
 /// Sends a request to a slot's master (or any master for `None`) on the client's lane and
 /// returns what the session waits on. The request leaves now, so requests keep their order.
 pub fn forward(
@@ -201,18 +217,9 @@ pub fn forward(
     lane: Lane,
 ) -> Pending {
     let topology = proxy.topology.load();
-    let node = match slot {
-        Some(slot) => topology.master_for(slot),
-        None => any_master_node(&topology),
-    };
-    match node {
-        Some(node) => send_on(proxy, &node.addr, slot, request, proto, lane),
-        None => Pending::Ready(error_reply(
-            &BackendError::NoNode {
-                slot: slot.unwrap_or(0),
-            }
-            .to_reply(),
-        )),
+    match master_node(&topology, slot) {
+        Ok(node) => send_on(proxy, &node.addr, slot, request, proto, lane),
+        Err(no_node) => no_node,
     }
 }
 

@@ -43,6 +43,19 @@ fn write(frame_writer: impl FnOnce(&mut ReplyBuf<'_>), proto: Proto) -> Bytes {
     buf.freeze()
 }
 
+/// Every child's reply, in order; or the first error reply among them, which then answers
+/// for the whole request.
+async fn gather(proxy: &Arc<Proxy>, children: Vec<Pending>) -> Result<Vec<Bytes>, Bytes> {
+    let mut replies = Vec::with_capacity(children.len());
+    for child in children {
+        replies.push(child.reply(proxy).await);
+    }
+    match replies.iter().find(|r| r.first() == Some(&b'-')) {
+        Some(error) => Err(error.clone()),
+        None => Ok(replies),
+    }
+}
+
 /// The masters, in a stable order (SCAN cursors index into it).
 fn masters(proxy: &Proxy) -> Vec<String> {
     proxy.topology.load().master_addrs()
@@ -84,13 +97,10 @@ async fn merge_all(
     children: Vec<Pending>,
     proto: Proto,
 ) -> Bytes {
-    let mut replies = Vec::with_capacity(children.len());
-    for child in children {
-        replies.push(child.reply(&proxy).await);
-    }
-    if let Some(error) = replies.iter().find(|r| r.first() == Some(&b'-')) {
-        return error.clone();
-    }
+    let replies = match gather(&proxy, children).await {
+        Ok(replies) => replies,
+        Err(error) => return error,
+    };
     let sub = args
         .get(1)
         .map(|s| s.to_ascii_lowercase())

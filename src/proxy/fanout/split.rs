@@ -145,13 +145,10 @@ async fn merge_children(
     groups: Vec<Group>,
     children: Vec<Pending>,
 ) -> Bytes {
-    let mut replies = Vec::with_capacity(children.len());
-    for child in children {
-        replies.push(child.reply(&proxy).await);
-    }
-    if let Some(error) = replies.iter().find(|r| r.first() == Some(&b'-')) {
-        return error.clone();
-    }
+    let replies = match super::gather(&proxy, children).await {
+        Ok(replies) => replies,
+        Err(error) => return error,
+    };
     match merge {
         Merge::Ok => Bytes::from_static(b"+OK\r\n"),
         Merge::Values => merge_values(key_count, &groups, &replies),
