@@ -184,6 +184,17 @@ impl Links {
         addrs: &[String],
         commands: &[Command],
     ) -> Result<(), String> {
+        self.ok_on_all_but(addrs, commands, |_| false).await
+    }
+
+    /// [`Links::ok_on_all`], except that an error reply for which `expected` holds counts
+    /// as success.
+    pub async fn ok_on_all_but(
+        &mut self,
+        addrs: &[String],
+        commands: &[Command],
+        expected: fn(&Frame) -> bool,
+    ) -> Result<(), String> {
         let mut tasks = tokio::task::JoinSet::new();
         for addr in addrs {
             let mut link = self.take(addr).await?;
@@ -191,10 +202,12 @@ impl Links {
             tasks.spawn(async move {
                 match link.pipeline(&commands).await {
                     Ok(replies) => {
-                        let answer = commands
-                            .iter()
-                            .zip(replies)
-                            .try_for_each(|(c, r)| checked(&link.addr, c, r).map(|_| ()));
+                        let answer = commands.iter().zip(replies).try_for_each(|(c, r)| {
+                            if r.is_error() && expected(&r) {
+                                return Ok(());
+                            }
+                            checked(&link.addr, c, r).map(|_| ())
+                        });
                         (answer, Some(link))
                     }
                     // A link that failed in transport is not reused.
