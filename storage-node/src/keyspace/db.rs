@@ -288,31 +288,43 @@ impl Db {
         })
     }
 
-    /// Stores a whole entry, replacing any previous one. Returns the previous entry.
+    /// Stores a whole entry, replacing any previous one. Returns the previous entry (None
+    /// when there was none, or only an expired one, which is then counted as expired).
     pub fn insert_entry(&mut self, mut entry: Entry) -> Option<Entry> {
         entry.lru = lru_clock(self.now_ms);
-        // The slot and hash are computed once for the expiry check and the insertion.
         let slot = key_slot(&entry.key);
         let hash = self.hash(&entry.key);
-        self.expire_at(slot as usize, hash, &entry.key);
         self.dirty += 1;
         // The key is needed after the entry moved into the table only when someone listens.
         let observed_key = (!self.watched.is_empty() || self.log_events & notify::NEW != 0)
             .then(|| entry.key.clone());
         let hasher = self.hasher;
         let volatile = entry.has_expiry();
+        let now = self.now_ms;
         let table = self.table_mut(slot);
-        let old = match table.entry(
+        // One probe: an expired entry found under the key is replaced in place and counted
+        // as expired, as if it had been removed first.
+        let (old, expired) = match table.entry(
             hash,
             |e| e.key.as_slice() == entry.key.as_slice(),
             |e| hasher.hash_one(e.key.as_slice()),
         ) {
-            TableEntry::Occupied(mut slot) => Some(std::mem::replace(&mut **slot.get_mut(), entry)),
+            TableEntry::Occupied(mut slot) => {
+                let previous = std::mem::replace(&mut **slot.get_mut(), entry);
+                if previous.is_expired(now) {
+                    (None, Some(previous))
+                } else {
+                    (Some(previous), None)
+                }
+            }
             TableEntry::Vacant(slot) => {
                 slot.insert(Box::new(entry));
-                None
+                (None, None)
             }
         };
+        if let Some(expired) = expired {
+            self.count_expired(&expired, &expired.key);
+        }
         match &old {
             Some(old) => {
                 self.volatile = self.volatile + volatile as usize - old.has_expiry() as usize
