@@ -77,7 +77,8 @@ bench:
   servers:
 $TW_SERVERS
 YML
-nutcracker -c "$WORK/nutcracker.yml" -o "$WORK/nutcracker.log" &
+# Its stats port too is a free one (the default, 22222, would clash with any other nutcracker).
+nutcracker -c "$WORK/nutcracker.yml" -o "$WORK/nutcracker.log" -s "$(free_port)" &
 PIDS+=($!)
 wait_ping "$TW_PORT"
 
