@@ -251,7 +251,7 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
         input: BytesMut::new(),
         output: BytesMut::new(),
         // Redis's own bulk limit applies; the whole-request limit is checked in `decode`.
-        decoder: RequestDecoder::new(Limits::default()),
+        decoder: RequestDecoder::sharing_arguments(Limits::default()),
         requests: VecDeque::new(),
         protocol_error: None,
         proxy: proxy.clone(),

@@ -51,6 +51,9 @@ struct PartialMultibulk {
 pub struct RequestDecoder {
     pub limits: Limits,
     partial: Option<PartialMultibulk>,
+    /// Short arguments of a whole buffered request are views into one shared copy of the
+    /// request instead of copies of their own (see [`RequestDecoder::sharing_arguments`]).
+    share_arguments: bool,
 }
 
 impl RequestDecoder {
@@ -58,6 +61,18 @@ impl RequestDecoder {
         RequestDecoder {
             limits,
             partial: None,
+            share_arguments: false,
+        }
+    }
+
+    /// A decoder whose arguments share the request's bytes. A server keeps its arguments
+    /// (copied, each is one small allocation, as Redis makes one object per argument); a
+    /// proxy only re-encodes them and lets them go, so for it one shared buffer per request
+    /// beats an allocation per argument.
+    pub fn sharing_arguments(limits: Limits) -> Self {
+        RequestDecoder {
+            share_arguments: true,
+            ..RequestDecoder::new(limits)
         }
     }
 
@@ -135,7 +150,11 @@ impl RequestDecoder {
             return None;
         }
         let max_len = COPY_ARG_MAX.min(self.limits.max_bulk_len);
-        let mut args = Vec::with_capacity(count as usize);
+        let (mut args, mut ranges) = if self.share_arguments {
+            (Vec::new(), Vec::with_capacity(count as usize))
+        } else {
+            (Vec::with_capacity(count as usize), Vec::new())
+        };
         let mut pos = header_end + 2;
         for _ in 0..count {
             let rest = bytes.get(pos..)?;
@@ -154,8 +173,16 @@ impl RequestDecoder {
             if bytes.len() < end + 2 {
                 return None;
             }
-            args.push(Bytes::copy_from_slice(&bytes[start..end]));
+            if self.share_arguments {
+                ranges.push(start..end);
+            } else {
+                args.push(Bytes::copy_from_slice(&bytes[start..end]));
+            }
             pos = end + 2;
+        }
+        if self.share_arguments {
+            let request = buf.split_to(pos).freeze();
+            return Some(ranges.into_iter().map(|r| request.slice(r)).collect());
         }
         buf.advance(pos);
         Some(args)

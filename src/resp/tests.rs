@@ -46,15 +46,23 @@ fn every_chunking_decodes_the_same() {
     assert_eq!(expected[3][2], Bytes::from_static(b"c'd"));
     assert_eq!(expected[3][3], Bytes::from_static(b"A\n"));
     for chunk in 1..=input.len() {
-        let mut decoder = RequestDecoder::default();
-        let mut buf = BytesMut::new();
-        let mut got = Vec::new();
-        for piece in input.chunks(chunk) {
-            buf.extend_from_slice(piece);
-            got.extend(decode_all(&mut decoder, &mut buf));
+        // Both kinds of decoder: arguments copied (the node) or sharing the request (the
+        // proxy).
+        for sharing in [false, true] {
+            let mut decoder = if sharing {
+                RequestDecoder::sharing_arguments(Limits::default())
+            } else {
+                RequestDecoder::default()
+            };
+            let mut buf = BytesMut::new();
+            let mut got = Vec::new();
+            for piece in input.chunks(chunk) {
+                buf.extend_from_slice(piece);
+                got.extend(decode_all(&mut decoder, &mut buf));
+            }
+            assert_eq!(got, expected, "chunk size {chunk}, sharing {sharing}");
+            assert!(buf.is_empty() && !decoder.in_progress());
         }
-        assert_eq!(got, expected, "chunk size {chunk}");
-        assert!(buf.is_empty() && !decoder.in_progress());
     }
 }
 

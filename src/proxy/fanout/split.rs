@@ -53,7 +53,29 @@ impl Merge {
 /// The keys of one slot: their positions among all the keys, in order.
 struct Group {
     slot: u16,
-    members: Vec<usize>,
+    /// The first key's position.
+    first: usize,
+    /// The positions of the group's other keys: usually none (random keys rarely share a
+    /// slot), and an empty vector allocates nothing.
+    more: Vec<usize>,
+}
+
+impl Group {
+    fn new(slot: u16, first: usize) -> Group {
+        Group {
+            slot,
+            first,
+            more: Vec::new(),
+        }
+    }
+
+    fn members(&self) -> impl Iterator<Item = usize> + '_ {
+        std::iter::once(self.first).chain(self.more.iter().copied())
+    }
+
+    fn len(&self) -> usize {
+        1 + self.more.len()
+    }
 }
 
 /// Keys past which grouping indexes slots in a map instead of scanning the groups.
@@ -72,15 +94,12 @@ fn group_by_slot(args: &[Bytes], stride: usize) -> Vec<Group> {
             groups.iter().position(|g| g.slot == slot)
         };
         match found {
-            Some(g) => groups[g].members.push(n),
+            Some(g) => groups[g].more.push(n),
             None => {
                 if many {
                     index.insert(slot, groups.len());
                 }
-                groups.push(Group {
-                    slot,
-                    members: vec![n],
-                });
+                groups.push(Group::new(slot, n));
             }
         }
     }
@@ -109,17 +128,24 @@ pub fn split_keys(
         return batcher.add(proxy, Some(only.slot), encode(args), proto, lane);
     }
     stats.fanout(groups.len());
+    // The children are encoded into one buffer and cut from it, so they share one
+    // allocation; the estimate covers the headers (`*N`, `$len`) of realistic sizes.
+    let estimate =
+        args.iter().map(|a| a.len() + 16).sum::<usize>() + groups.len() * (args[0].len() + 24);
+    let mut buf = BytesMut::with_capacity(estimate);
     let mut child: Vec<&[u8]> = Vec::new();
     let children: Vec<Pending> = groups
         .iter()
         .map(|group| {
             child.clear();
             child.push(&args[0]);
-            for &n in &group.members {
+            for n in group.members() {
                 let first = 1 + n * stride;
                 child.extend(args[first..first + stride].iter().map(|a| &a[..]));
             }
-            batcher.add(proxy, Some(group.slot), encode(&child), proto, lane)
+            encode_request(&mut buf, &child);
+            let request = buf.split().freeze();
+            batcher.add(proxy, Some(group.slot), request, proto, lane)
         })
         .collect();
     let key_count = (args.len() - 1) / stride;
@@ -191,10 +217,10 @@ fn merge_values(key_count: usize, groups: &[Group], replies: &[Bytes]) -> Bytes 
         let Some(elements) = array_elements(reply) else {
             return error_reply("ERR slotproxy: unexpected MGET reply from node");
         };
-        if elements.len() != group.members.len() {
+        if elements.len() != group.len() {
             return error_reply("ERR slotproxy: unexpected MGET reply from node");
         }
-        for (&n, element) in group.members.iter().zip(elements) {
+        for (n, element) in group.members().zip(elements) {
             values[n] = element;
         }
     }
@@ -223,12 +249,10 @@ mod tests {
         let groups = vec![
             Group {
                 slot: 1,
-                members: vec![0, 2],
+                first: 0,
+                more: vec![2],
             },
-            Group {
-                slot: 2,
-                members: vec![1],
-            },
+            Group::new(2, 1),
         ];
         let replies = vec![
             Bytes::from_static(b"*2\r\n$1\r\na\r\n_\r\n"),
@@ -248,13 +272,16 @@ mod tests {
             .collect();
         let groups = group_by_slot(&args, 1);
         assert_eq!(groups.len(), 2);
-        assert_eq!(groups[0].members, vec![0, 2]);
-        assert_eq!(groups[1].members, vec![1]);
+        assert_eq!(groups[0].members().collect::<Vec<_>>(), vec![0, 2]);
+        assert_eq!(groups[1].members().collect::<Vec<_>>(), vec![1]);
         let many: Vec<Bytes> = std::iter::once(Bytes::from_static(b"DEL"))
             .chain((0..100).map(|i| Bytes::from(format!("{{k{}}}x{i}", i % 7))))
             .collect();
         let groups = group_by_slot(&many, 1);
         assert_eq!(groups.len(), 7);
-        assert_eq!(groups[0].members, (0..100).step_by(7).collect::<Vec<_>>());
+        assert_eq!(
+            groups[0].members().collect::<Vec<_>>(),
+            (0..100).step_by(7).collect::<Vec<_>>()
+        );
     }
 }
