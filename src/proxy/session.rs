@@ -40,6 +40,10 @@ use crate::resp::{encode_request, Limits, Proto, RequestDecoder};
 /// Requests in flight per client before the session stops reading more.
 const MAX_PENDING: usize = 1024;
 
+/// Replies gathered for a client that are written even though some of its pipeline is
+/// still waiting for a node.
+const FLUSH_AT: usize = 16 * 1024;
+
 /// A client handed from the acceptor to a worker.
 pub struct Accepted {
     stream: std::net::TcpStream,
@@ -307,7 +311,11 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
                 session.closing = true;
             }
         }
-        if !io.flush().await {
+        // Replies go out once the client's whole pipeline is answered (as Redis writes a
+        // batch's replies together), or once enough has gathered: a pipeline spread over
+        // several nodes then costs the client one write, not one per node.
+        let answered = session.pending.is_empty() && io.requests.is_empty();
+        if (answered || io.output.len() >= FLUSH_AT) && !io.flush().await {
             break;
         }
         if session.closing && session.pending.is_empty() {
