@@ -144,29 +144,19 @@ impl BackendConn {
 
     /// Queues a request and returns where its reply will arrive.
     pub fn send(&self, bytes: Bytes, asking: bool) -> oneshot::Receiver<ReplyResult> {
-        self.send_commands(bytes, 1, asking)
-    }
-
-    /// Queues `commands` encoded commands as one request; the reply is their replies back to
-    /// back, in order.
-    pub fn send_commands(
-        &self,
-        bytes: Bytes,
-        commands: u32,
-        asking: bool,
-    ) -> oneshot::Receiver<ReplyResult> {
         let (reply, rx) = oneshot::channel();
         self.queue(Outgoing {
             bytes,
-            commands: commands.max(1),
+            commands: 1,
             asking,
             reply,
         });
         rx
     }
 
-    /// Like [`BackendConn::send_commands`], answering on a channel the caller made earlier
-    /// (a batch hands out its receiver before it is sent).
+    /// Queues `commands` encoded commands as one request, answering on a channel the caller
+    /// made earlier (a batch hands out its receiver before it is sent); the reply is their
+    /// replies back to back, in order.
     pub fn send_prepared(&self, bytes: Bytes, commands: u32, reply: oneshot::Sender<ReplyResult>) {
         self.queue(Outgoing {
             bytes,
@@ -324,6 +314,21 @@ impl Expected {
             self.current = self.waiters.recv().await?.into_iter();
         }
     }
+
+    /// Every waiter still owed a reply, in order, once the connection is gone.
+    fn into_unanswered(mut self) -> Vec<Waiter> {
+        self.waiters.close();
+        let mut left: Vec<Waiter> = self
+            .gathering
+            .map(|(waiter, _)| waiter)
+            .into_iter()
+            .collect();
+        left.extend(self.current);
+        while let Ok(batch) = self.waiters.try_recv() {
+            left.extend(batch);
+        }
+        left
+    }
 }
 
 async fn read_replies(
@@ -397,22 +402,7 @@ async fn read_replies(
     };
     alive.store(false, Ordering::Relaxed);
     drop(socket);
-    let mut unanswered = expected.gathering.take().map(|(waiter, _)| waiter);
-    expected.waiters.close();
-    loop {
-        let waiter = match unanswered.take() {
-            Some(waiter) => waiter,
-            None => match expected.current.next() {
-                Some(waiter) => waiter,
-                None => match expected.waiters.try_recv() {
-                    Ok(batch) => {
-                        expected.current = batch.into_iter();
-                        continue;
-                    }
-                    Err(_) => break,
-                },
-            },
-        };
+    for waiter in expected.into_unanswered() {
         if let Waiter::Reply { tx, commands, .. } = waiter {
             bump(&stats.failed_sent, commands.into());
             let _ = tx.send(Err(failure.clone()));

@@ -18,11 +18,11 @@ use tokio::sync::oneshot;
 use super::forward::{follow, is_redirect, master_node, received, Pending};
 use super::Proxy;
 use crate::backend::{BackendConn, BackendError, Lane, ReplyResult};
+use crate::registry::lock;
 use crate::resp::{Proto, ReplyScanner};
 
 /// Requests batched for one node, not yet sent.
 struct Open {
-    conn: Arc<BackendConn>,
     /// The first request, sent as it is when it stays alone (a client without a pipeline).
     first: Bytes,
     /// The requests after the first, copied back to back (with the first, once there are
@@ -83,7 +83,11 @@ impl Batcher {
             Ok(node) => node,
             Err(no_node) => return no_node,
         };
-        let at = match self.open.iter().position(|o| o.conn.addr == node.addr) {
+        let at = match self
+            .open
+            .iter()
+            .position(|o| o.shared.conn.addr == node.addr)
+        {
             Some(i) => i,
             None => {
                 let conn = match proxy.pool(lane).get(&node.addr, proto, lane.conn) {
@@ -103,11 +107,10 @@ impl Batcher {
                 };
                 let (reply, rx) = oneshot::channel();
                 let shared = Arc::new(Shared {
-                    conn: conn.clone(),
+                    conn,
                     state: Mutex::new(State::Waiting(rx, 0)),
                 });
                 self.open.push(Open {
-                    conn,
                     first: Bytes::new(),
                     bytes: BytesMut::new(),
                     commands: 0,
@@ -158,17 +161,17 @@ const MAX_COMMANDS: u32 = 64;
 const MAX_BYTES: usize = 256 * 1024;
 
 fn send(open: Open) {
-    if let Ok(mut state) = open.shared.state.lock() {
-        if let State::Waiting(_, commands) = &mut *state {
-            *commands = open.commands;
-        }
+    if let State::Waiting(_, commands) = &mut *lock(&open.shared.state) {
+        *commands = open.commands;
     }
     let bytes = if open.commands == 1 {
         open.first
     } else {
         open.bytes.freeze()
     };
-    open.conn.send_prepared(bytes, open.commands, open.reply);
+    open.shared
+        .conn
+        .send_prepared(bytes, open.commands, open.reply);
 }
 
 impl Part {
@@ -179,10 +182,7 @@ impl Part {
 
     /// Polls for this request's first reply.
     fn poll_first(&mut self, cx: &mut Context<'_>) -> Poll<ReplyResult> {
-        let mut state = match self.shared.state.lock() {
-            Ok(state) => state,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let mut state = lock(&self.shared.state);
         if let State::Waiting(rx, commands) = &mut *state {
             let commands = *commands as usize;
             let result = match std::pin::Pin::new(rx).poll(cx) {
@@ -241,7 +241,7 @@ impl Part {
 }
 
 /// `count` replies that arrived back to back, each as its own bytes.
-pub fn split_replies(blob: &Bytes, count: usize) -> Option<Vec<Bytes>> {
+fn split_replies(blob: &Bytes, count: usize) -> Option<Vec<Bytes>> {
     let mut parts = Vec::with_capacity(count);
     let mut at = 0;
     for _ in 0..count {

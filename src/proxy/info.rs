@@ -7,7 +7,7 @@ use bytes::{Bytes, BytesMut};
 use super::forward::send_to_node;
 use super::stats::Stats;
 use super::Proxy;
-use crate::resp::{encode_request, parse_frame, Proto, ReplyBuf};
+use crate::resp::{parse_frame, request_bytes, Proto, ReplyBuf};
 
 const SECTIONS: &[&str] = &["server", "clients", "stats", "cluster", "keyspace"];
 
@@ -33,9 +33,7 @@ fn wanted(args: &[Bytes]) -> Vec<String> {
 /// Sums `dbN:keys=..,expires=..,avg_ttl=..` lines over the masters.
 async fn keyspace(proxy: &Arc<Proxy>) -> String {
     let addrs = proxy.topology.load().master_addrs();
-    let mut request = BytesMut::new();
-    encode_request(&mut request, &["INFO", "keyspace"]);
-    let request = request.freeze();
+    let request = request_bytes(&["INFO", "keyspace"]);
     let mut totals: Vec<(String, u64, u64)> = Vec::new();
     for addr in addrs {
         let reply = send_to_node(

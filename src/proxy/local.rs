@@ -22,7 +22,7 @@ use super::stats::Stats;
 use super::{info, Proxy};
 use crate::backend::Lane;
 use crate::cluster::{key_slot, CommandSpec, CommandTable};
-use crate::resp::{encode_request, Frame, Proto, ReplyBuf};
+use crate::resp::{request_bytes, Frame, Proto, ReplyBuf};
 
 /// What the session knows about its client.
 pub struct ClientState {
@@ -473,12 +473,10 @@ fn cluster(proxy: &Arc<Proxy>, args: &[Bytes], proto: Proto, lane: Lane) -> Loca
             else {
                 return now(error_reply("ERR Invalid slot"));
             };
-            let mut request = BytesMut::new();
-            encode_request(&mut request, args);
             LocalReply::Later(forward(
                 proxy,
                 Some(slot as u16),
-                request.freeze(),
+                request_bytes(args),
                 proto,
                 lane,
             ))

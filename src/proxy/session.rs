@@ -35,7 +35,7 @@ use super::Proxy;
 use crate::admin::metrics::workers::unknown_command;
 use crate::admin::metrics::{Timing, WorkerStats};
 use crate::backend::dedicated::Dedicated;
-use crate::resp::{encode_request, Limits, Proto, RequestDecoder};
+use crate::resp::{request_bytes, Limits, Proto, RequestDecoder};
 
 /// Requests in flight per client before the session stops reading more.
 const MAX_PENDING: usize = 1024;
@@ -377,12 +377,6 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
     }
 }
 
-fn encode(args: &[Bytes]) -> Bytes {
-    let mut buf = BytesMut::new();
-    encode_request(&mut buf, args);
-    buf.freeze()
-}
-
 /// How a request is served.
 enum Step {
     /// Leaves a pending reply in the FIFO.
@@ -529,20 +523,27 @@ impl Session {
                 Stats::inc(&self.proxy.stats.errors);
                 Self::ready(error_reply(&e))
             }
-            Route::Slot(slot) => {
-                Step::Queue(
-                    self.batcher
-                        .add(&self.proxy, Some(slot), encode(args), proto, lane),
-                )
-            }
+            Route::Slot(slot) => Step::Queue(self.batcher.add(
+                &self.proxy,
+                Some(slot),
+                request_bytes(args),
+                proto,
+                lane,
+            )),
             Route::AnyMaster => {
                 Step::Queue(
                     self.batcher
-                        .add(&self.proxy, None, encode(args), proto, lane),
+                        .add(&self.proxy, None, request_bytes(args), proto, lane),
                 )
             }
             Route::PubSubHome => match self.proxy.pubsub_home() {
-                Ok(addr) => Step::Queue(send_to_node(&self.proxy, addr, encode(args), proto, lane)),
+                Ok(addr) => Step::Queue(send_to_node(
+                    &self.proxy,
+                    addr,
+                    request_bytes(args),
+                    proto,
+                    lane,
+                )),
                 Err(e) => Self::ready(error_reply(&e.to_reply())),
             },
             Route::SplitKeys => Step::Queue(fanout::split_keys(
@@ -581,7 +582,7 @@ impl Session {
                 match super::blocking::run(
                     &self.proxy,
                     slot,
-                    encode(&args),
+                    request_bytes(&args),
                     proto,
                     io,
                     &mut self.blocking_conn,

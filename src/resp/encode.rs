@@ -1,6 +1,6 @@
 //! Reply encoding straight into an output buffer, without building frames first.
 
-use bytes::{BufMut, BytesMut};
+use bytes::{BufMut, Bytes, BytesMut};
 
 /// The protocol a client speaks, chosen with `HELLO`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
@@ -218,6 +218,13 @@ fn trim_fraction_zeros(s: &str) -> &str {
     } else {
         s
     }
+}
+
+/// A request encoded as its own bytes.
+pub fn request_bytes<A: AsRef<[u8]>>(args: &[A]) -> Bytes {
+    let mut buf = BytesMut::new();
+    encode_request(&mut buf, args);
+    buf.freeze()
 }
 
 /// Bytes `encode_request` writes for `args`.

@@ -15,7 +15,8 @@ mod request;
 mod scan;
 
 pub use encode::{
-    encode_request, format_double, format_g, request_len, write_integer_decimal, Proto, ReplyBuf,
+    encode_request, format_double, format_g, request_bytes, request_len, write_integer_decimal,
+    Proto, ReplyBuf,
 };
 pub use frame::Frame;
 pub use limits::Limits;

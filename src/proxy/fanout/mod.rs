@@ -14,19 +14,13 @@ use bytes::{Bytes, BytesMut};
 use super::forward::{error_reply, send_to_node, Pending};
 use super::Proxy;
 use crate::backend::Lane;
-use crate::resp::{encode_request, parse_frame, Frame, Proto, ReplyBuf};
+use crate::resp::{parse_frame, request_bytes, Frame, Proto, ReplyBuf};
 
 mod split;
 pub use split::split_keys;
 
 /// Bits of a proxy SCAN cursor that name the master; the rest is that master's cursor.
 const SCAN_NODE_BITS: u32 = 10;
-
-fn encode(args: &[&[u8]]) -> Bytes {
-    let mut buf = BytesMut::new();
-    encode_request(&mut buf, args);
-    buf.freeze()
-}
 
 fn parse(reply: &[u8]) -> Frame {
     match parse_frame(reply) {
@@ -74,7 +68,7 @@ pub fn all_masters(proxy: &Arc<Proxy>, args: Vec<Bytes>, proto: Proto, lane: Lan
     }
     let request = {
         let refs: Vec<&[u8]> = args.iter().map(|a| &a[..]).collect();
-        encode(&refs)
+        request_bytes(&refs)
     };
     proxy.metrics.worker(lane.worker).fanout(addrs.len());
     let children: Vec<Pending> = addrs
@@ -189,9 +183,15 @@ async fn scan(
         let mut child: Vec<Vec<u8>> = vec![b"SCAN".to_vec(), node_cursor.to_string().into_bytes()];
         child.extend(args[2..].iter().map(|a| a.to_vec()));
         let refs: Vec<&[u8]> = child.iter().map(|a| &a[..]).collect();
-        let reply = send_to_node(&proxy, addrs[node].clone(), encode(&refs), proto, lane)
-            .reply(&proxy)
-            .await;
+        let reply = send_to_node(
+            &proxy,
+            addrs[node].clone(),
+            request_bytes(&refs),
+            proto,
+            lane,
+        )
+        .reply(&proxy)
+        .await;
         if reply.first() == Some(&b'-') {
             return reply;
         }

@@ -16,7 +16,7 @@ use super::super::forward::{error_reply, Pending};
 use super::super::Proxy;
 use crate::backend::Lane;
 use crate::cluster::key_slot;
-use crate::resp::{encode_request, write_integer_decimal, Proto, ReplyScanner};
+use crate::resp::{encode_request, request_bytes, write_integer_decimal, Proto, ReplyScanner};
 
 /// How the children's replies merge.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -125,7 +125,7 @@ pub fn split_keys(
         stats.slot_op(group.slot);
     }
     if let [only] = groups.as_slice() {
-        return batcher.add(proxy, Some(only.slot), encode(args), proto, lane);
+        return batcher.add(proxy, Some(only.slot), request_bytes(args), proto, lane);
     }
     stats.fanout(groups.len());
     // The children are encoded into one buffer and cut from it, so they share one
@@ -156,12 +156,6 @@ pub fn split_keys(
         groups,
         children,
     )))
-}
-
-fn encode<A: AsRef<[u8]>>(args: &[A]) -> Bytes {
-    let mut buf = BytesMut::new();
-    encode_request(&mut buf, args);
-    buf.freeze()
 }
 
 async fn merge_children(
@@ -196,10 +190,7 @@ fn array_elements(reply: &[u8]) -> Option<Vec<&[u8]>> {
     if reply.first() != Some(&b'*') {
         return None;
     }
-    let count: usize = std::str::from_utf8(&reply[1..header_end])
-        .ok()?
-        .parse()
-        .ok()?;
+    let count = usize::try_from(crate::numbers::parse_u64(&reply[1..header_end])?).ok()?;
     let mut at = header_end + 2;
     let mut elements = Vec::with_capacity(count);
     for _ in 0..count {
