@@ -6,62 +6,10 @@
 use std::time::{Duration, Instant};
 
 use slotproxy::resp::Frame;
+use test_harness::notifications::{
+    compare_notifications, messages_until_sentinel, show, subscribe,
+};
 use test_harness::{Differential, RawClient};
-
-fn show(raw: &[u8]) -> String {
-    String::from_utf8_lossy(raw).replace("\r\n", "\\r\\n")
-}
-
-/// Reads messages until the sentinel published after the command arrives.
-fn messages_until_sentinel(subscriber: &mut RawClient) -> Vec<String> {
-    let mut seen = Vec::new();
-    for _ in 0..1000 {
-        let raw = subscriber.read_reply().1;
-        if show(&raw).contains("__sentinel__") {
-            return seen;
-        }
-        seen.push(show(&raw));
-    }
-    panic!("no sentinel");
-}
-
-/// Subscribes to every keyspace event and the sentinel, reading both confirmations.
-fn subscribe(subscriber: &mut RawClient) {
-    subscriber.call(&["PSUBSCRIBE", "__key*__:*", "__sentinel__"]);
-    subscriber.read_reply();
-}
-
-/// Runs each command on both servers and compares the reply and the notifications it
-/// caused.
-fn compare_notifications(d: &Differential, flags: &str, resp3: bool, commands: &[&[&str]]) {
-    let (mut node, mut redis) = d.clients();
-    let (mut node_sub, mut redis_sub) = d.clients();
-    for (client, subscriber) in [(&mut node, &mut node_sub), (&mut redis, &mut redis_sub)] {
-        client.call(&["FLUSHALL"]);
-        client.call(&["CONFIG", "SET", "notify-keyspace-events", flags]);
-        if resp3 {
-            subscriber.call(&["HELLO", "3"]);
-        }
-        subscribe(subscriber);
-    }
-    for command in commands {
-        let args: Vec<&[u8]> = command.iter().map(|a| a.as_bytes()).collect();
-        let mut events = Vec::new();
-        for (client, subscriber) in [(&mut node, &mut node_sub), (&mut redis, &mut redis_sub)] {
-            let mut reply = show(&client.call_raw(&args));
-            if command[0] == "SPOP" {
-                // Which members SPOP takes is random; only the events are compared.
-                reply = "(random)".into();
-            }
-            client.call(&["PUBLISH", "__sentinel__", "end"]);
-            events.push((reply, messages_until_sentinel(subscriber)));
-        }
-        assert_eq!(events[0], events[1], "{command:?} with flags {flags:?}");
-    }
-    for client in [&mut node, &mut redis] {
-        client.call(&["CONFIG", "SET", "notify-keyspace-events", ""]);
-    }
-}
 
 /// Runs a command list with several flag sets, in RESP2 and RESP3.
 fn compare_with_flag_sets(commands: &[&[&str]]) {

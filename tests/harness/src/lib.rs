@@ -8,11 +8,13 @@
 //! - [`http`]: a minimal HTTP client for the admin API.
 //! - [`differential`]: the same commands against a storage-node and a real redis-server,
 //!   with the replies compared byte for byte.
+//! - [`notifications`]: the keyspace notifications commands cause, on both servers.
 
 pub mod client;
 pub mod cluster;
 pub mod differential;
 pub mod http;
+pub mod notifications;
 pub mod process;
 
 pub use client::RawClient;
