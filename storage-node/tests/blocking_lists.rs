@@ -7,35 +7,7 @@
 use std::time::{Duration, Instant};
 
 use slotproxy::resp::Frame;
-use test_harness::{Differential, RawClient};
-
-fn show(raw: &[u8]) -> String {
-    String::from_utf8_lossy(raw).replace("\r\n", "\\r\\n")
-}
-
-/// `blocked_clients` from INFO.
-fn blocked_clients(admin: &mut RawClient) -> usize {
-    let Frame::Bulk(info) = admin.call(&["INFO", "clients"]) else {
-        panic!("INFO did not answer a bulk string")
-    };
-    let text = String::from_utf8_lossy(&info).into_owned();
-    text.lines()
-        .find_map(|l| l.strip_prefix("blocked_clients:"))
-        .and_then(|n| n.trim().parse().ok())
-        .expect("blocked_clients in INFO")
-}
-
-/// Polls until exactly `n` clients are blocked (bounded: fails after 10 s).
-fn wait_blocked(admin: &mut RawClient, n: usize) {
-    let start = Instant::now();
-    while blocked_clients(admin) != n {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "never saw {n} blocked clients"
-        );
-        std::thread::sleep(Duration::from_millis(1));
-    }
-}
+use test_harness::{blocked_clients, show, wait_blocked, Differential, RawClient};
 
 fn send(client: &mut RawClient, args: &[&str]) {
     let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();

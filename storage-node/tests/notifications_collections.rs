@@ -3,13 +3,10 @@
 //! commands publish nothing, the `del` of a collection that becomes empty, the order of
 //! events of commands touching two keys, and blocking pops served by a push.
 
-use std::time::{Duration, Instant};
-
-use slotproxy::resp::Frame;
 use test_harness::notifications::{
     compare_notifications, messages_until_sentinel, show, subscribe,
 };
-use test_harness::{Differential, RawClient};
+use test_harness::{wait_blocked, Differential, RawClient};
 
 /// Runs a command list with several flag sets, in RESP2 and RESP3.
 fn compare_with_flag_sets(commands: &[&[&str]]) {
@@ -249,30 +246,6 @@ fn sorted_set_commands_publish_what_redis_publishes() {
 #[test]
 fn sort_store_publishes_what_redis_publishes() {
     compare_with_flag_sets(SORTS);
-}
-
-/// `blocked_clients` from INFO.
-fn blocked_clients(admin: &mut RawClient) -> usize {
-    let Frame::Bulk(info) = admin.call(&["INFO", "clients"]) else {
-        panic!("INFO did not answer a bulk string")
-    };
-    let text = String::from_utf8_lossy(&info).into_owned();
-    text.lines()
-        .find_map(|l| l.strip_prefix("blocked_clients:"))
-        .and_then(|n| n.trim().parse().ok())
-        .expect("blocked_clients in INFO")
-}
-
-/// Polls until exactly `n` clients are blocked (bounded: fails after 10 s).
-fn wait_blocked(admin: &mut RawClient, n: usize) {
-    let start = Instant::now();
-    while blocked_clients(admin) != n {
-        assert!(
-            start.elapsed() < Duration::from_secs(10),
-            "never saw {n} blocked clients"
-        );
-        std::thread::sleep(Duration::from_millis(1));
-    }
 }
 
 fn call(client: &mut RawClient, args: &[&str]) -> String {

@@ -3,16 +3,12 @@
 //! introspection, and cleanup when subscribers leave.
 
 use slotproxy::resp::Frame;
-use test_harness::{Differential, RawClient};
+use test_harness::{show, Differential, RawClient};
 
 /// A client on each server, compared byte for byte.
 struct Pair {
     node: RawClient,
     redis: RawClient,
-}
-
-fn show(raw: &[u8]) -> String {
-    String::from_utf8_lossy(raw).replace("\r\n", "\\r\\n")
 }
 
 impl Pair {

@@ -7,16 +7,12 @@ use std::cell::RefCell;
 
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
-use test_harness::{Differential, RawClient};
+use test_harness::{show, Differential, RawClient};
 
 /// One more client on each server, used as a pair.
 struct Pair {
     node: RawClient,
     redis: RawClient,
-}
-
-fn show(raw: &[u8]) -> String {
-    String::from_utf8_lossy(raw).replace("\r\n", "\\r\\n")
 }
 
 impl Pair {

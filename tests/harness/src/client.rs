@@ -80,3 +80,32 @@ impl RawClient {
         self.read_reply().1
     }
 }
+
+/// A raw reply or message as one line, for assertions that show what differed.
+pub fn show(raw: &[u8]) -> String {
+    String::from_utf8_lossy(raw).replace("\r\n", "\\r\\n")
+}
+
+/// `blocked_clients` from INFO.
+pub fn blocked_clients(admin: &mut RawClient) -> usize {
+    let Frame::Bulk(info) = admin.call(&["INFO", "clients"]) else {
+        panic!("INFO did not answer a bulk string")
+    };
+    let text = String::from_utf8_lossy(&info).into_owned();
+    text.lines()
+        .find_map(|l| l.strip_prefix("blocked_clients:"))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("blocked_clients in INFO")
+}
+
+/// Polls until exactly `n` clients are blocked (bounded: fails after 10 s).
+pub fn wait_blocked(admin: &mut RawClient, n: usize) {
+    let start = std::time::Instant::now();
+    while blocked_clients(admin) != n {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "never saw {n} blocked clients"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}

@@ -17,7 +17,7 @@ pub mod http;
 pub mod notifications;
 pub mod process;
 
-pub use client::RawClient;
+pub use client::{blocked_clients, show, wait_blocked, RawClient};
 pub use cluster::{start_proxy, Cluster};
 pub use differential::Differential;
 pub use process::{free_port, ServerProcess};

@@ -2,12 +2,8 @@
 //! subscriber per server on every keyspace event, and a sentinel message published after
 //! each command so the events it caused can be read without waiting on a clock.
 
+pub use crate::show;
 use crate::{Differential, RawClient};
-
-/// A raw reply or message as one line, for assertions that show what differed.
-pub fn show(raw: &[u8]) -> String {
-    String::from_utf8_lossy(raw).replace("\r\n", "\\r\\n")
-}
 
 /// Reads messages until the sentinel published after the command arrives.
 pub fn messages_until_sentinel(subscriber: &mut RawClient) -> Vec<String> {
