@@ -59,7 +59,13 @@ impl RawClient {
                 return Some((frame, raw));
             }
             let mut chunk = [0u8; 64 * 1024];
-            let n = self.stream.read(&mut chunk).expect("read from server");
+            // A server that closes with input it never read (Redis after a protocol error,
+            // with more requests queued behind the bad one) makes the kernel send a reset
+            // instead of an orderly end: that too is the server closing the connection.
+            let n = match self.stream.read(&mut chunk) {
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => 0,
+                read => read.expect("read from server"),
+            };
             if n == 0 {
                 return None;
             }
