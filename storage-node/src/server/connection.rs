@@ -92,6 +92,12 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
             }
         }
         if !output.is_empty() {
+            // Let the other connections that are ready run their requests first, so that the
+            // replies of one turn of the runtime leave together, as Redis writes them all
+            // before it sleeps. Written one by one between requests, each reply finds its
+            // client asleep and pays a cross-CPU wakeup: at -P 16 that was 17% of the
+            // node's CPU, and the node ran 10-20% below redis-server.
+            tokio::task::yield_now().await;
             Stats::add(&shared.stats.total_net_output_bytes, output.len() as u64);
             // A client that never reads must still be closable (output buffer limits, KILL).
             let written = tokio::select! {
