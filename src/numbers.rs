@@ -34,6 +34,14 @@ pub fn parse_i64(text: &[u8]) -> Option<i64> {
     }
 }
 
+/// "00", "01", ... "99", back to back.
+const DIGIT_PAIRS: &[u8; 200] = b"\
+    0001020304050607080910111213141516171819\
+    2021222324252627282930313233343536373839\
+    4041424344454647484950515253545556575859\
+    6061626364656667686970717273747576777879\
+    8081828384858687888990919293949596979899";
+
 /// The decimal text of an `i64`, formatted on the stack (`i64::MIN` takes all 20 bytes).
 /// Replies and integer values (INCR) are formatted on every request: `to_string` would
 /// allocate and free a `String` each time.
@@ -47,13 +55,20 @@ impl IntegerText {
         let mut digits = [0u8; 20];
         let mut start = digits.len();
         let mut value = n.unsigned_abs();
-        loop {
+        // Two digits per division: lengths and counts are written several times per request.
+        while value >= 100 {
+            let pair = (value % 100) as usize * 2;
+            value /= 100;
+            start -= 2;
+            digits[start..start + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+        }
+        if value >= 10 {
+            let pair = value as usize * 2;
+            start -= 2;
+            digits[start..start + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+        } else {
             start -= 1;
-            digits[start] = b'0' + (value % 10) as u8;
-            value /= 10;
-            if value == 0 {
-                break;
-            }
+            digits[start] = b'0' + value as u8;
         }
         if n < 0 {
             start -= 1;
@@ -156,6 +171,9 @@ mod tests {
             i64::MIN,
             i64::MIN + 1,
         ] {
+            assert_eq!(IntegerText::new(n).as_bytes(), n.to_string().as_bytes());
+        }
+        for n in (-12_345..12_345).chain((0..64).map(|shift| 1i64 << shift)) {
             assert_eq!(IntegerText::new(n).as_bytes(), n.to_string().as_bytes());
         }
     }

@@ -9,7 +9,7 @@
 //! its own redirects like any request.
 
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::task::{Context, Poll};
 
 use bytes::{Bytes, BytesMut};
@@ -36,19 +36,22 @@ struct Open {
 /// What the parts of one batch share: the reply, split once when the first part needs it.
 struct Shared {
     conn: Arc<BackendConn>,
-    state: Mutex<State>,
-}
-
-enum State {
-    /// Sent (or about to be); `commands` replies will arrive together.
-    Waiting(oneshot::Receiver<ReplyResult>, u32),
-    /// The reply of every request, in order; or why there is none.
-    Done(Result<Replies, BackendError>),
+    /// Until the reply arrives: its receiver, and how many replies it carries (set when the
+    /// batch is sent).
+    waiting: Mutex<Option<(oneshot::Receiver<ReplyResult>, u32)>>,
+    /// The reply of every request, in order; or why there is none. Once set, the other parts
+    /// read it without taking the lock.
+    done: OnceLock<Result<Replies, BackendError>>,
 }
 
 enum Replies {
     One(Bytes),
-    Many(Vec<Bytes>),
+    /// The batch's replies, back to back, and where each one ends: a part slices its own
+    /// reply out when it is polled, so the split costs no reference count per reply.
+    Many {
+        blob: Bytes,
+        ends: Vec<usize>,
+    },
 }
 
 /// One request's place in a batch.
@@ -108,7 +111,8 @@ impl Batcher {
                 let (reply, rx) = oneshot::channel();
                 let shared = Arc::new(Shared {
                     conn,
-                    state: Mutex::new(State::Waiting(rx, 0)),
+                    waiting: Mutex::new(Some((rx, 0))),
+                    done: OnceLock::new(),
                 });
                 self.open.push(Open {
                     first: Bytes::new(),
@@ -161,7 +165,7 @@ const MAX_COMMANDS: u32 = 64;
 const MAX_BYTES: usize = 256 * 1024;
 
 fn send(open: Open) {
-    if let State::Waiting(_, commands) = &mut *lock(&open.shared.state) {
+    if let Some((_, commands)) = &mut *lock(&open.shared.waiting) {
         *commands = open.commands;
     }
     let bytes = if open.commands == 1 {
@@ -182,36 +186,64 @@ impl Part {
 
     /// Polls for this request's first reply.
     fn poll_first(&mut self, cx: &mut Context<'_>) -> Poll<ReplyResult> {
-        let mut state = lock(&self.shared.state);
-        if let State::Waiting(rx, commands) = &mut *state {
-            let commands = *commands as usize;
-            let result = match std::pin::Pin::new(rx).poll(cx) {
+        let done = match self.shared.done.get() {
+            Some(done) => done,
+            None => match self.receive(cx) {
                 Poll::Pending => return Poll::Pending,
-                Poll::Ready(result) => received(result, &self.shared.conn.addr),
-            };
-            *state = State::Done(result.and_then(|blob| {
-                if commands == 1 {
-                    // The connection delivered exactly one reply.
-                    return Ok(Replies::One(blob));
+                Poll::Ready(done) => done,
+            },
+        };
+        let reply = match done {
+            Ok(Replies::One(reply)) => (self.index == 0).then(|| reply.clone()),
+            Ok(Replies::Many { blob, ends }) => {
+                let index = self.index as usize;
+                let start = index
+                    .checked_sub(1)
+                    .map_or(Some(0), |i| ends.get(i).copied());
+                match (start, ends.get(index)) {
+                    (Some(start), Some(&end)) => Some(blob.slice(start..end)),
+                    _ => None,
                 }
-                split_replies(&blob, commands)
-                    .map(Replies::Many)
-                    .ok_or_else(|| BackendError::Protocol {
-                        addr: self.shared.conn.addr.clone(),
-                        reason: "replies do not match the batched requests".into(),
-                    })
-            }));
-        }
-        let reply = match &*state {
-            State::Done(Ok(Replies::One(reply))) => (self.index == 0).then(|| reply.clone()),
-            State::Done(Ok(Replies::Many(replies))) => replies.get(self.index as usize).cloned(),
-            State::Done(Err(e)) => return Poll::Ready(Err(e.clone())),
-            State::Waiting(..) => return Poll::Pending,
+            }
+            Err(e) => return Poll::Ready(Err(e.clone())),
         };
         Poll::Ready(reply.ok_or_else(|| BackendError::Protocol {
             addr: self.shared.conn.addr.clone(),
             reason: "a batched request has no reply".into(),
         }))
+    }
+
+    /// Waits for the batch's reply and splits it for every part (the first part to see it
+    /// does this once).
+    fn receive(&self, cx: &mut Context<'_>) -> Poll<&Result<Replies, BackendError>> {
+        let mut waiting = lock(&self.shared.waiting);
+        let Some((rx, commands)) = &mut *waiting else {
+            // Another part took the reply; it set `done` before letting go of the lock.
+            return match self.shared.done.get() {
+                Some(done) => Poll::Ready(done),
+                None => Poll::Pending,
+            };
+        };
+        let commands = *commands as usize;
+        let result = match std::pin::Pin::new(rx).poll(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(result) => received(result, &self.shared.conn.addr),
+        };
+        let done = result.and_then(|blob| {
+            if commands == 1 {
+                // The connection delivered exactly one reply.
+                return Ok(Replies::One(blob));
+            }
+            reply_ends(&blob, commands)
+                .map(|ends| Replies::Many { blob, ends })
+                .ok_or_else(|| BackendError::Protocol {
+                    addr: self.shared.conn.addr.clone(),
+                    reason: "replies do not match the batched requests".into(),
+                })
+        });
+        let done = self.shared.done.get_or_init(|| done);
+        *waiting = None;
+        Poll::Ready(done)
     }
 
     /// Polls for the reply; a redirect or a failure turns into the retry loop, returned as a
@@ -240,16 +272,16 @@ impl Part {
     }
 }
 
-/// `count` replies that arrived back to back, each as its own bytes.
-fn split_replies(blob: &Bytes, count: usize) -> Option<Vec<Bytes>> {
-    let mut parts = Vec::with_capacity(count);
+/// Where each of `count` replies that arrived back to back ends; None unless the blob is
+/// exactly that many whole replies.
+fn reply_ends(blob: &[u8], count: usize) -> Option<Vec<usize>> {
+    let mut ends = Vec::with_capacity(count);
     let mut at = 0;
     for _ in 0..count {
-        let len = ReplyScanner::default().scan(blob.get(at..)?).ok()??;
-        parts.push(blob.slice(at..at + len));
-        at += len;
+        at += ReplyScanner::default().scan(blob.get(at..)?).ok()??;
+        ends.push(at);
     }
-    (at == blob.len()).then_some(parts)
+    (at == blob.len()).then_some(ends)
 }
 
 #[cfg(test)]
@@ -259,11 +291,11 @@ mod tests {
     #[test]
     fn replies_split_back_to_back() {
         let blob = Bytes::from_static(b"+OK\r\n$3\r\nabc\r\n*2\r\n:1\r\n$-1\r\n");
-        let parts = split_replies(&blob, 3).unwrap();
-        assert_eq!(parts[0], &b"+OK\r\n"[..]);
-        assert_eq!(parts[1], &b"$3\r\nabc\r\n"[..]);
-        assert_eq!(parts[2], &b"*2\r\n:1\r\n$-1\r\n"[..]);
-        assert!(split_replies(&blob, 2).is_none());
-        assert!(split_replies(&blob, 4).is_none());
+        let ends = reply_ends(&blob, 3).unwrap();
+        assert_eq!(&blob[..ends[0]], &b"+OK\r\n"[..]);
+        assert_eq!(&blob[ends[0]..ends[1]], &b"$3\r\nabc\r\n"[..]);
+        assert_eq!(&blob[ends[1]..ends[2]], &b"*2\r\n:1\r\n$-1\r\n"[..]);
+        assert!(reply_ends(&blob, 2).is_none());
+        assert!(reply_ends(&blob, 4).is_none());
     }
 }

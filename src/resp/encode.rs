@@ -174,6 +174,10 @@ impl<'a> ReplyBuf<'a> {
 
 /// Writes the decimal digits of `n` without going through `fmt`.
 pub fn write_integer_decimal(buf: &mut BytesMut, n: i64) {
+    if (0..10).contains(&n) {
+        buf.put_u8(b'0' + n as u8);
+        return;
+    }
     buf.put_slice(crate::numbers::IntegerText::new(n).as_bytes());
 }
 

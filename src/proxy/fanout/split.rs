@@ -134,7 +134,7 @@ pub fn split_keys(
         args.iter().map(|a| a.len() + 16).sum::<usize>() + groups.len() * (args[0].len() + 24);
     let mut buf = BytesMut::with_capacity(estimate);
     let mut child: Vec<&[u8]> = Vec::new();
-    let children: Vec<Pending> = groups
+    let ends: Vec<usize> = groups
         .iter()
         .map(|group| {
             child.clear();
@@ -144,7 +144,17 @@ pub fn split_keys(
                 child.extend(args[first..first + stride].iter().map(|a| &a[..]));
             }
             encode_request(&mut buf, &child);
-            let request = buf.split().freeze();
+            buf.len()
+        })
+        .collect();
+    let buf = buf.freeze();
+    let mut start = 0;
+    let children: Vec<Pending> = groups
+        .iter()
+        .zip(ends)
+        .map(|(group, end)| {
+            let request = buf.slice(start..end);
+            start = end;
             batcher.add(proxy, Some(group.slot), request, proto, lane)
         })
         .collect();
