@@ -54,6 +54,20 @@ enum Replies {
     },
 }
 
+impl Replies {
+    /// The reply to the batch's request number `index`.
+    fn get(&self, index: usize) -> Option<Bytes> {
+        match self {
+            Replies::One(reply) => (index == 0).then(|| reply.clone()),
+            Replies::Many { blob, ends } => {
+                let end = *ends.get(index)?;
+                let start = if index == 0 { 0 } else { ends[index - 1] };
+                Some(blob.slice(start..end))
+            }
+        }
+    }
+}
+
 /// One request's place in a batch.
 pub struct Part {
     shared: Arc<Shared>,
@@ -193,24 +207,18 @@ impl Part {
                 Poll::Ready(done) => done,
             },
         };
-        let reply = match done {
-            Ok(Replies::One(reply)) => (self.index == 0).then(|| reply.clone()),
-            Ok(Replies::Many { blob, ends }) => {
-                let index = self.index as usize;
-                let start = index
-                    .checked_sub(1)
-                    .map_or(Some(0), |i| ends.get(i).copied());
-                match (start, ends.get(index)) {
-                    (Some(start), Some(&end)) => Some(blob.slice(start..end)),
-                    _ => None,
-                }
-            }
+        let replies = match done {
+            Ok(replies) => replies,
             Err(e) => return Poll::Ready(Err(e.clone())),
         };
-        Poll::Ready(reply.ok_or_else(|| BackendError::Protocol {
-            addr: self.shared.conn.addr.clone(),
-            reason: "a batched request has no reply".into(),
-        }))
+        Poll::Ready(
+            replies
+                .get(self.index as usize)
+                .ok_or_else(|| BackendError::Protocol {
+                    addr: self.shared.conn.addr.clone(),
+                    reason: "a batched request has no reply".into(),
+                }),
+        )
     }
 
     /// Waits for the batch's reply and splits it for every part (the first part to see it
