@@ -18,9 +18,11 @@ fn main() {
             std::process::exit(1);
         }
     };
+    storage_node::server::busy_poll::set_budget_usecs(config.busy_poll_usecs);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(config.io_threads.max(1))
         .enable_all()
+        .on_thread_park(storage_node::server::busy_poll::before_park)
         .build();
     let result = match runtime {
         Ok(rt) => rt.block_on(storage_node::server::run(config)),

@@ -335,7 +335,12 @@ fn config_get_patterns_return_the_same_settings() {
     assert!(node.len() >= 10);
     // Settings whose values depend on how each server was started.
     let per_server = ["port", "bind", "dir", "logfile"];
+    // The node's own settings, which Redis does not have.
+    let node_only = ["busy-poll-usecs"];
     for (name, value) in &node {
+        if node_only.contains(&name.as_str()) {
+            continue;
+        }
         let theirs = redis
             .get(name)
             .unwrap_or_else(|| panic!("'{name}' is not a Redis 7.0 setting"));
@@ -345,6 +350,34 @@ fn config_get_patterns_return_the_same_settings() {
     }
     let (node, redis) = d.both(&["CONFIG", "GET", "maxclients", "timeout"]);
     assert_eq!(pairs(&node), pairs(&redis));
+}
+
+#[test]
+fn busy_poll_usecs_is_read_and_set_like_other_integer_settings() {
+    let d = Differential::start();
+    let mut c = RawClient::connect(d.node.port);
+    let get = |c: &mut RawClient| c.call(&["CONFIG", "GET", "busy-poll-usecs"]);
+    let shown =
+        |value: &str| Frame::Array(vec![Frame::bulk("busy-poll-usecs"), Frame::bulk(value)]);
+    assert_eq!(get(&mut c), shown("30"));
+    assert_eq!(
+        c.call(&["CONFIG", "SET", "busy-poll-usecs", "0"]),
+        Frame::Simple("OK".into())
+    );
+    assert_eq!(get(&mut c), shown("0"));
+    assert_eq!(
+        c.call(&["CONFIG", "SET", "busy-poll-usecs", "-1"]),
+        Frame::Error(
+            "ERR CONFIG SET failed (possibly related to argument 'busy-poll-usecs') - argument \
+             must be between 0 and 1000000 inclusive"
+                .into()
+        )
+    );
+    assert_eq!(get(&mut c), shown("0"));
+    // Requests are still served with the setting off and on.
+    assert_eq!(c.call(&["PING"]), Frame::Simple("PONG".into()));
+    c.call(&["CONFIG", "SET", "busy-poll-usecs", "1000"]);
+    assert_eq!(c.call(&["PING"]), Frame::Simple("PONG".into()));
 }
 
 #[test]

@@ -155,6 +155,7 @@ fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             .map_err(|reason| failed(name, &reason))?;
     }
     ctx.keyspace.apply_settings(&updated);
+    crate::server::busy_poll::set_budget_usecs(updated.busy_poll_usecs);
     *ctx.shared.config_mut() = updated;
     ctx.out.ok();
     Ok(())

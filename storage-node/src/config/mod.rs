@@ -30,6 +30,8 @@ pub struct Config {
     pub logfile: String,
     pub loglevel: String,
     pub io_threads: usize,
+    /// Microseconds the worker watches the sockets before it sleeps (`server::busy_poll`).
+    pub busy_poll_usecs: u64,
     /// `busy-reply-threshold` (alias `lua-time-limit`): milliseconds a script runs before
     /// other clients are answered BUSY.
     pub busy_reply_threshold_ms: u64,
@@ -101,6 +103,7 @@ impl Default for Config {
             logfile: String::new(),
             loglevel: "notice".into(),
             io_threads: 1,
+            busy_poll_usecs: crate::server::busy_poll::DEFAULT_BUDGET_USECS,
             busy_reply_threshold_ms: 5000,
             save: Vec::new(),
             appendonly: false,

@@ -117,6 +117,15 @@ pub const PARAMS: &[Param] = &[
         Kind::Int { min: 1, max: 128 },
         Access::Immutable,
     ),
+    // Not a Redis setting: the node's busy polling (`server::busy_poll`), 0 to turn it off.
+    param(
+        "busy-poll-usecs",
+        Kind::Int {
+            min: 0,
+            max: 1_000_000,
+        },
+        Access::Mutable,
+    ),
     param("save", Kind::Words, Access::Mutable),
     param(
         "busy-reply-threshold",
@@ -418,6 +427,7 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         "logfile" => config.logfile = one(values)?.to_string(),
         "loglevel" => config.loglevel = choice(LOGLEVELS, values)?,
         "io-threads" => config.io_threads = number(kind, values)? as usize,
+        "busy-poll-usecs" => config.busy_poll_usecs = number(kind, values)? as u64,
         "save" => config.save = save_points(values)?,
         "busy-reply-threshold" | "lua-time-limit" => {
             config.busy_reply_threshold_ms = number(kind, values)? as u64
@@ -484,6 +494,7 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
         "logfile" => config.logfile.clone(),
         "loglevel" => config.loglevel.clone(),
         "io-threads" => config.io_threads.to_string(),
+        "busy-poll-usecs" => config.busy_poll_usecs.to_string(),
         "busy-reply-threshold" | "lua-time-limit" => config.busy_reply_threshold_ms.to_string(),
         "save" => config
             .save

@@ -50,6 +50,7 @@ pub async fn run(config: Config) -> std::io::Result<()> {
     tokio::spawn(active_expire_cycle(shared.clone()));
     tokio::spawn(super::stats::sample_forever(shared.clone()));
     for listener in listeners {
+        super::busy_poll::watch(&listener);
         tokio::spawn(accept_loop(shared.clone(), listener));
     }
     // Test harnesses wait for this line instead of sleeping.
@@ -80,6 +81,7 @@ async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
             continue;
         }
         let _ = stream.set_nodelay(true);
+        super::busy_poll::watch(&stream);
         let local = stream.local_addr().unwrap_or(addr);
         let handle = shared
             .clients
