@@ -31,14 +31,20 @@ pub fn frame_to_lua(lua: &Lua, frame: &Frame, resp3: bool) -> mlua::Result<Value
                 Value::Boolean(false)
             }
         }
-        Frame::Simple(s) => Value::Table(lua.create_table_from([("ok", bstr::BStr::new(&s[..]))])?),
+        Frame::Simple(s) => Value::Table(lua.create_table_from([("ok", lua_bytes(s))])?),
         Frame::Error(e) | Frame::BlobError(e) => {
             Value::Table(lua.create_table_from([("err", lua_bytes(e))])?)
         }
         Frame::Array(items) | Frame::Push(items) => {
             let t = lua.create_table_with_capacity(items.len(), 0)?;
             for (i, item) in items.iter().enumerate() {
-                t.raw_set(i + 1, frame_to_lua(lua, item, resp3)?)?;
+                // Strings and numbers go straight into the table: made into a `Value`
+                // first, each string would be a reference taken and dropped again.
+                match item {
+                    Frame::Bulk(b) => t.raw_set(i + 1, lua_bytes(b))?,
+                    Frame::Integer(n) => t.raw_set(i + 1, *n as f64)?,
+                    other => t.raw_set(i + 1, frame_to_lua(lua, other, resp3)?)?,
+                }
             }
             Value::Table(t)
         }

