@@ -288,74 +288,6 @@ impl Db {
         })
     }
 
-    /// A read-modify-write of one key (INCR and its kin) in one probe of the slot table:
-    /// the live entry under `key` with `false`, or a new entry holding `make()` with `true`.
-    /// The bookkeeping is that of [`get_mut`](Self::get_mut) followed, for a missing or
-    /// expired key, by [`insert`](Self::insert). `None` only if the table lost the entry,
-    /// which would be a bug.
-    pub fn upsert(
-        &mut self,
-        key: &[u8],
-        make: impl FnOnce() -> Value,
-    ) -> Option<(&mut Entry, bool)> {
-        if !self.watched.is_empty() || self.log_events != 0 {
-            // Watchers and notifications want the two-step path's bookkeeping.
-            let inserted = self.get_mut(key).is_none();
-            if inserted {
-                self.insert(key, make(), 0);
-            }
-            return self.lookup(key, false, false).map(|e| (e, inserted));
-        }
-        let slot = key_slot(key);
-        let hash = self.hash(key);
-        let hasher = self.hasher;
-        let now = self.now_ms;
-        let _ = self.table_mut(slot);
-        // Field by field, so the table's entry can be returned while the counters change.
-        let Db {
-            slots,
-            len,
-            volatile,
-            dirty,
-            expired_keys,
-            ..
-        } = self;
-        let table = slots.get_mut(slot as usize)?;
-        let fresh = |value| {
-            Box::new(Entry {
-                key: key.into(),
-                value,
-                expire_at_ms: 0,
-                lru: lru_clock(now),
-            })
-        };
-        let entry = match table.entry(
-            hash,
-            |e| e.key.as_slice() == key,
-            |e| hasher.hash_one(e.key.as_slice()),
-        ) {
-            TableEntry::Occupied(found) if !found.get().is_expired(now) => {
-                let entry = &mut **found.into_mut();
-                entry.lru = lru_clock(now);
-                return Some((entry, false));
-            }
-            TableEntry::Occupied(mut found) => {
-                // Expired: counted as expired and replaced in place, as `insert_entry` does.
-                *expired_keys += 1;
-                *volatile -= found.get().has_expiry() as usize;
-                *dirty += 2;
-                *found.get_mut() = fresh(make());
-                found.into_mut()
-            }
-            TableEntry::Vacant(vacant) => {
-                *len += 1;
-                *dirty += 1;
-                vacant.insert(fresh(make())).into_mut()
-            }
-        };
-        Some((&mut **entry, true))
-    }
-
     /// Stores a whole entry, replacing any previous one. Returns the previous entry (None
     /// when there was none, or only an expired one, which is then counted as expired).
     pub fn insert_entry(&mut self, mut entry: Entry) -> Option<Entry> {
@@ -525,43 +457,5 @@ impl Db {
         std::mem::swap(&mut self.hasher, &mut other.hasher);
         std::mem::swap(&mut self.len, &mut other.len);
         std::mem::swap(&mut self.volatile, &mut other.volatile);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::types::StringValue;
-
-    fn int(n: i64) -> Value {
-        Value::Str(StringValue::from_integer(n))
-    }
-
-    fn holds(entry: &Entry, n: i64) -> bool {
-        matches!(&entry.value, Value::Str(s) if s.as_integer() == Some(n))
-    }
-
-    #[test]
-    fn upsert_keeps_the_books_of_get_mut_then_insert() {
-        let mut db = Db {
-            now_ms: 1_000,
-            ..Db::default()
-        };
-        let (entry, inserted) = db.upsert(b"a", || int(1)).expect("inserted");
-        assert!(inserted && holds(entry, 1));
-        assert_eq!((db.len(), db.dirty), (1, 1));
-        let (entry, inserted) = db.upsert(b"a", || int(2)).expect("found");
-        assert!(!inserted && holds(entry, 1));
-        assert_eq!((db.len(), db.dirty), (1, 1));
-        db.insert(b"b", int(5), 1_500);
-        assert_eq!((db.len(), db.volatile, db.dirty), (2, 1, 2));
-        db.now_ms = 2_000;
-        // Expired: replaced by a new key without expiry, and counted as expired.
-        let (entry, inserted) = db.upsert(b"b", || int(7)).expect("replaced");
-        assert!(inserted && holds(entry, 7) && entry.expire_at_ms == 0);
-        assert_eq!(
-            (db.len(), db.volatile, db.expired_keys, db.dirty),
-            (2, 0, 1, 4)
-        );
     }
 }

@@ -12,7 +12,7 @@ use bytes::Bytes;
 
 use super::{db_and_out, write_string};
 use crate::cmd::args::int;
-use crate::cmd::errors::{NOT_FLOAT, NOT_INTEGER, OVERFLOW, WRONGTYPE};
+use crate::cmd::errors::{NOT_FLOAT, NOT_INTEGER, OVERFLOW};
 use crate::cmd::{CmdResult, Ctx};
 use crate::types::long_double::{self, LongDouble, Parsed};
 use crate::types::{StringValue, Value};
@@ -41,21 +41,18 @@ pub fn decrby(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 fn add_integer(ctx: &mut Ctx<'_>, key: &[u8], delta: i64) -> CmdResult {
     let (db, out) = db_and_out(ctx);
-    // One probe for both cases: a missing key becomes `delta` at once.
-    let (entry, inserted) = db
-        .upsert(key, || Value::Str(StringValue::from_integer(delta)))
-        .ok_or("ERR the key vanished during INCR")?;
-    let sum = if inserted {
-        delta
-    } else {
-        let Value::Str(value) = &mut entry.value else {
-            return Err(WRONGTYPE.into());
-        };
-        let current = value.as_integer().ok_or(NOT_INTEGER)?;
-        let sum = current.checked_add(delta).ok_or(OVERFLOW)?;
-        *value = StringValue::from_integer(sum);
-        db.dirty += 1;
-        sum
+    let sum = match write_string(db, key)? {
+        Some(value) => {
+            let current = value.as_integer().ok_or(NOT_INTEGER)?;
+            let sum = current.checked_add(delta).ok_or(OVERFLOW)?;
+            *value = StringValue::from_integer(sum);
+            db.dirty += 1;
+            sum
+        }
+        None => {
+            db.insert(key, Value::Str(StringValue::from_integer(delta)), 0);
+            delta
+        }
     };
     out.integer(sum);
     ctx.notify(crate::pubsub::notify::STRING, "incrby", key);
