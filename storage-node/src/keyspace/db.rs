@@ -7,11 +7,11 @@
 
 use std::hash::BuildHasher;
 
-use hashbrown::hash_table::{Entry as TableEntry, HashTable};
 use hashbrown::DefaultHashBuilder;
 use slotproxy::cluster::{key_slot, SLOT_COUNT};
 
 use super::entry::Entry;
+use super::slot_table::SlotTable;
 use super::watch::{Replacement, WatchIndex};
 use crate::pubsub::notify;
 use crate::types::{CompactBytes, Value};
@@ -29,10 +29,10 @@ pub enum DbEvent {
 #[derive(Default)]
 pub struct Db {
     /// Entries are boxed: with every slot table holding about the same number of keys, all
-    /// tables cross hashbrown's 7/8 load threshold together and then sit half empty (at one
-    /// million keys, 61 keys in 128 buckets). An empty bucket then costs a pointer, not a
-    /// whole entry, which keeps memory per key at or below Redis's (its dict does the same).
-    slots: Vec<HashTable<Box<Entry>>>,
+    /// tables cross the load threshold together and then sit half empty (at one million
+    /// keys, 61 keys in 128 buckets). An empty bucket then costs 16 bytes, not a whole
+    /// entry, which keeps memory per key close to Redis's (its dict does the same).
+    slots: Vec<SlotTable>,
     hasher: DefaultHashBuilder,
     len: usize,
     volatile: usize,
@@ -63,13 +63,13 @@ impl Db {
         self.hasher.hash_one(key)
     }
 
-    fn table(&self, key: &[u8]) -> Option<&HashTable<Box<Entry>>> {
+    fn table(&self, key: &[u8]) -> Option<&SlotTable> {
         self.slots.get(key_slot(key) as usize)
     }
 
-    fn table_mut(&mut self, slot: u16) -> &mut HashTable<Box<Entry>> {
+    fn table_mut(&mut self, slot: u16) -> &mut SlotTable {
         if self.slots.is_empty() {
-            self.slots = (0..SLOT_COUNT).map(|_| HashTable::new()).collect();
+            self.slots = (0..SLOT_COUNT).map(|_| SlotTable::default()).collect();
         }
         &mut self.slots[slot as usize]
     }
@@ -104,8 +104,8 @@ impl Db {
         let Some(table) = self.slots.get_mut(slot) else {
             return false;
         };
-        let removed = match table.find_entry(hash, |e| e.key.as_slice() == key) {
-            Ok(found) if found.get().is_expired(now) => found.remove().0,
+        let removed = match table.find_index(hash, key) {
+            Some(index) if table.at_mut(index).is_expired(now) => table.remove_at(index),
             _ => return false,
         };
         self.count_expired(&removed, key);
@@ -133,29 +133,14 @@ impl Db {
         let slot = key_slot(key) as usize;
         let hash = self.hash(key);
         let now = self.now_ms;
-        let found = self
-            .slots
-            .get_mut(slot)
-            .and_then(|t| t.find_entry(hash, |e| e.key.as_slice() == key).ok());
+        let found = self.slots.get(slot).and_then(|t| t.find_index(hash, key));
         let entry = match found {
-            Some(found) if found.get().is_expired(now) => {
-                let removed = found.remove().0;
-                // `count_expired`, written out: the call would borrow all of `self` while the
-                // probe still borrows a slot table (the borrow checker cannot see that the
-                // entry returned in the other arm is the only borrow that lives on).
-                self.len -= 1;
-                self.volatile -= removed.has_expiry() as usize;
-                self.dirty += 1;
-                self.expired_keys += 1;
-                if !self.watched.is_empty() {
-                    self.watched.touch(key, false);
-                }
-                if self.log_events & notify::EXPIRED != 0 {
-                    self.events.push((DbEvent::Expired, CompactBytes::new(key)));
-                }
+            Some(index) if self.slots[slot].at_mut(index).is_expired(now) => {
+                let removed = self.slots[slot].remove_at(index);
+                self.count_expired(&removed, key);
                 None
             }
-            Some(found) => Some(&mut **found.into_mut()),
+            Some(index) => Some(self.slots[slot].at_mut(index)),
             None => None,
         };
         if count {
@@ -185,9 +170,7 @@ impl Db {
     /// The entry as stored, expired or not, without side effects.
     fn stored(&self, key: &[u8]) -> Option<&Entry> {
         let hash = self.hash(key);
-        self.table(key)?
-            .find(hash, |e| e.key.as_slice() == key)
-            .map(|e| &**e)
+        self.table(key)?.find(hash, key)
     }
 
     /// Whether `key` is stored but past its expiry time (Redis's `keyIsExpired`), without
@@ -298,27 +281,22 @@ impl Db {
         // The key is needed after the entry moved into the table only when someone listens.
         let observed_key = (!self.watched.is_empty() || self.log_events & notify::NEW != 0)
             .then(|| entry.key.clone());
-        let hasher = self.hasher;
         let volatile = entry.has_expiry();
         let now = self.now_ms;
         let table = self.table_mut(slot);
-        // One probe: an expired entry found under the key is replaced in place and counted
-        // as expired, as if it had been removed first.
-        let (old, expired) = match table.entry(
-            hash,
-            |e| e.key.as_slice() == entry.key.as_slice(),
-            |e| hasher.hash_one(e.key.as_slice()),
-        ) {
-            TableEntry::Occupied(mut slot) => {
-                let previous = std::mem::replace(&mut **slot.get_mut(), entry);
+        // An expired entry found under the key is replaced in place and counted as expired,
+        // as if it had been removed first.
+        let (old, expired) = match table.find_index(hash, &entry.key) {
+            Some(index) => {
+                let previous = std::mem::replace(table.at_mut(index), entry);
                 if previous.is_expired(now) {
                     (None, Some(previous))
                 } else {
                     (Some(previous), None)
                 }
             }
-            TableEntry::Vacant(slot) => {
-                slot.insert(Box::new(entry));
+            None => {
+                table.insert_new(hash, Box::new(entry));
                 (None, None)
             }
         };
@@ -347,12 +325,8 @@ impl Db {
         let hash = self.hash(key);
         let slot = key_slot(key) as usize;
         let table = self.slots.get_mut(slot)?;
-        let removed = table
-            .find_entry(hash, |e| e.key.as_slice() == key)
-            .ok()?
-            .remove()
-            .0;
-        let removed = *removed;
+        let index = table.find_index(hash, key)?;
+        let removed = *table.remove_at(index);
         self.len -= 1;
         self.volatile -= removed.has_expiry() as usize;
         self.dirty += 1;
@@ -395,7 +369,7 @@ impl Db {
 
     /// Number of keys stored in one hash slot.
     pub fn count_in_slot(&self, slot: u16) -> usize {
-        self.slots.get(slot as usize).map_or(0, HashTable::len)
+        self.slots.get(slot as usize).map_or(0, SlotTable::len)
     }
 
     /// The entries of one slot, in table order (expired ones included).
@@ -403,12 +377,12 @@ impl Db {
         self.slots
             .get(slot as usize)
             .into_iter()
-            .flat_map(|t| t.iter().map(|e| &**e))
+            .flat_map(SlotTable::iter)
     }
 
     /// All entries, slot by slot (expired ones included).
     pub fn entries(&self) -> impl Iterator<Item = &Entry> {
-        self.slots.iter().flat_map(|t| t.iter().map(|e| &**e))
+        self.slots.iter().flat_map(SlotTable::iter)
     }
 
     /// Removes expired keys from the slots `from..` until `budget` slots were visited.

@@ -4,6 +4,7 @@ pub mod blocking;
 mod db;
 mod entry;
 pub mod scan;
+mod slot_table;
 mod watch;
 
 pub use db::{lru_clock, Db, DbEvent};

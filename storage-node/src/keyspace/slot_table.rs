@@ -1,0 +1,321 @@
+//! The hash table of one hash slot: open addressing with linear probing, where each bucket
+//! keeps 32 bits of the key's hash next to the boxed entry.
+//!
+//! # Why not hashbrown
+//! A hashbrown lookup reads the control bytes, then the bucket's pointer (another cache
+//! line, 1 KB away in a 128-bucket table), then the entry. Over a keyspace much bigger than
+//! the caches each of those is a miss to memory, and they depend on each other. Here the
+//! hash bits and the pointer share a bucket, so a lookup costs one miss for the bucket and
+//! one for the entry, which is what Redis's dict costs. Over one million keys that took the
+//! node's CPU per `INCR` at `-P 16` from 1.49 to 1.22 µs (redis-server: 1.30 µs).
+//!
+//! # Layout
+//! - A bucket is 16 bytes: the low 32 bits of the key's hash (its *tag*) and the entry.
+//!   The tag alone gives the bucket the key belongs at (`tag & mask`), so growing the
+//!   table and shifting buckets on removal never rehash a key.
+//! - The table grows (doubling) before it is more than 3/4 full, which keeps probe runs
+//!   short: linear probing degrades quickly above that.
+//! - Removal shifts the following buckets of the run back (no tombstones), so a table that
+//!   sees many inserts and removals does not fill up with dead buckets.
+
+use super::entry::Entry;
+
+/// One bucket. Empty when `entry` is `None`.
+#[derive(Default)]
+struct Bucket {
+    tag: u32,
+    entry: Option<Box<Entry>>,
+}
+
+/// The smallest table allocated on the first insert.
+const MIN_BUCKETS: usize = 4;
+
+/// The keys of one hash slot.
+#[derive(Default)]
+pub struct SlotTable {
+    buckets: Box<[Bucket]>,
+    len: usize,
+}
+
+/// The part of a key's hash a bucket keeps.
+fn tag_of(hash: u64) -> u32 {
+    hash as u32
+}
+
+impl SlotTable {
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    fn mask(&self) -> usize {
+        self.buckets.len().wrapping_sub(1)
+    }
+
+    /// The bucket index holding `key` (whose hash is `hash`), if it is stored.
+    pub fn find_index(&self, hash: u64, key: &[u8]) -> Option<usize> {
+        if self.len == 0 {
+            return None;
+        }
+        let tag = tag_of(hash);
+        let mask = self.mask();
+        let mut index = tag as usize & mask;
+        loop {
+            let bucket = &self.buckets[index];
+            let entry = bucket.entry.as_deref()?;
+            if bucket.tag == tag && entry.key.as_slice() == key {
+                return Some(index);
+            }
+            index = (index + 1) & mask;
+        }
+    }
+
+    pub fn find(&self, hash: u64, key: &[u8]) -> Option<&Entry> {
+        let index = self.find_index(hash, key)?;
+        self.buckets[index].entry.as_deref()
+    }
+
+    /// The entry at an index returned by [`find_index`](Self::find_index).
+    pub fn at_mut(&mut self, index: usize) -> &mut Entry {
+        match self.buckets[index].entry.as_deref_mut() {
+            Some(entry) => entry,
+            None => unreachable!("slot table index {index} names an empty bucket"),
+        }
+    }
+
+    /// Stores an entry whose key is not in the table.
+    pub fn insert_new(&mut self, hash: u64, entry: Box<Entry>) {
+        if (self.len + 1) * 4 > self.buckets.len() * 3 {
+            self.grow();
+        }
+        let tag = tag_of(hash);
+        let slot = self.vacant_for(tag);
+        self.buckets[slot] = Bucket {
+            tag,
+            entry: Some(entry),
+        };
+        self.len += 1;
+    }
+
+    /// The first empty bucket of the probe run for `tag`. The table must have one.
+    fn vacant_for(&self, tag: u32) -> usize {
+        let mask = self.mask();
+        let mut index = tag as usize & mask;
+        while self.buckets[index].entry.is_some() {
+            index = (index + 1) & mask;
+        }
+        index
+    }
+
+    fn grow(&mut self) {
+        let size = (self.buckets.len() * 2).max(MIN_BUCKETS);
+        let old = std::mem::replace(
+            &mut self.buckets,
+            std::iter::repeat_with(Bucket::default).take(size).collect(),
+        );
+        for bucket in old.into_vec() {
+            if bucket.entry.is_some() {
+                let index = self.vacant_for(bucket.tag);
+                self.buckets[index] = bucket;
+            }
+        }
+    }
+
+    /// Removes and returns the entry at an index returned by [`find_index`](Self::find_index).
+    pub fn remove_at(&mut self, index: usize) -> Box<Entry> {
+        let removed = match self.buckets[index].entry.take() {
+            Some(entry) => entry,
+            None => unreachable!("slot table index {index} names an empty bucket"),
+        };
+        self.len -= 1;
+        self.close_gap(index);
+        removed
+    }
+
+    /// Moves buckets after the emptied one back, so that every key stays reachable from its
+    /// home bucket without crossing an empty one.
+    fn close_gap(&mut self, mut gap: usize) {
+        let mask = self.mask();
+        let mut next = gap;
+        loop {
+            next = (next + 1) & mask;
+            if self.buckets[next].entry.is_none() {
+                return;
+            }
+            let home = self.buckets[next].tag as usize & mask;
+            // The bucket at `next` may fill the gap unless its home lies after the gap
+            // (cyclically, in `gap+1 ..= next`): it would then sit before its home.
+            let home_after_gap = if gap <= next {
+                gap < home && home <= next
+            } else {
+                gap < home || home <= next
+            };
+            if !home_after_gap {
+                self.buckets.swap(gap, next);
+                gap = next;
+            }
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &Entry> {
+        self.buckets.iter().filter_map(|b| b.entry.as_deref())
+    }
+
+    /// Keeps only the entries for which `keep` returns true.
+    ///
+    /// `keep` may be called more than once for an entry it keeps (a removal near the end of
+    /// the array can shift an already visited bucket back into the unvisited part), never
+    /// for one it removed.
+    pub fn retain(&mut self, mut keep: impl FnMut(&Entry) -> bool) {
+        let mut index = 0;
+        while index < self.buckets.len() {
+            match self.buckets[index].entry.as_deref() {
+                Some(entry) if !keep(entry) => {
+                    // The gap may be refilled from later in the run: look at it again.
+                    drop(self.remove_at(index));
+                }
+                _ => index += 1,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::Value;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    fn entry(key: &[u8]) -> Box<Entry> {
+        Box::new(Entry::new(
+            key,
+            Value::Str(crate::types::StringValue::plain(b"v")),
+        ))
+    }
+
+    /// Hashes that collide a lot in a small table, to exercise long runs and wrapping.
+    fn clustered_hash(n: u64) -> u64 {
+        (n % 7) * 3 + (n << 40)
+    }
+
+    #[test]
+    fn inserts_finds_and_removes_through_runs_that_wrap() {
+        let mut table = SlotTable::default();
+        let mut model = HashMap::new();
+        for n in 0..200u64 {
+            let key = format!("k{n}").into_bytes();
+            table.insert_new(clustered_hash(n), entry(&key));
+            model.insert(key, n);
+        }
+        // Remove in an order that leaves gaps everywhere, then check every key.
+        for n in (0..200u64).filter(|n| n % 3 != 1) {
+            let key = format!("k{n}").into_bytes();
+            let index = table
+                .find_index(clustered_hash(n), &key)
+                .expect("stored key");
+            assert_eq!(table.remove_at(index).key.as_slice(), key.as_slice());
+            model.remove(&key);
+        }
+        assert_eq!(table.len(), model.len());
+        for (key, n) in &model {
+            assert!(table.find(clustered_hash(*n), key).is_some());
+        }
+        for n in (0..200u64).filter(|n| n % 3 != 1) {
+            let key = format!("k{n}").into_bytes();
+            assert!(table.find(clustered_hash(n), &key).is_none());
+        }
+    }
+
+    #[test]
+    fn retain_removes_exactly_the_rejected_entries() {
+        let mut table = SlotTable::default();
+        for n in 0..100u64 {
+            table.insert_new(clustered_hash(n), entry(format!("k{n}").as_bytes()));
+        }
+        let mut rejected = 0;
+        table.retain(|e| {
+            let keep = !e.key.as_slice().ends_with(b"5");
+            rejected += !keep as usize;
+            keep
+        });
+        assert_eq!(rejected, 10);
+        assert_eq!(table.len(), 90);
+        assert_eq!(table.iter().count(), 90);
+        for n in 0..100u64 {
+            let key = format!("k{n}");
+            let found = table.find(clustered_hash(n), key.as_bytes()).is_some();
+            assert_eq!(found, !key.ends_with('5'), "{key}");
+        }
+    }
+
+    #[test]
+    fn stays_at_most_three_quarters_full() {
+        let mut table = SlotTable::default();
+        for n in 0..1000u64 {
+            table.insert_new(
+                n.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                entry(&n.to_be_bytes()),
+            );
+            assert!(table.len() * 4 <= table.buckets.len() * 3);
+        }
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Insert(u8),
+        Remove(u8),
+        /// Keep only the keys whose number is not a multiple of this (1 and 0 clear none).
+        RetainNotMultipleOf(u8),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            4 => any::<u8>().prop_map(Op::Insert),
+            3 => any::<u8>().prop_map(Op::Remove),
+            1 => (2u8..6).prop_map(Op::RetainNotMultipleOf),
+        ]
+    }
+
+    /// Few distinct tags, so that runs are long, wrap around the end and share tags.
+    fn colliding_hash(n: u8) -> u64 {
+        u64::from(n % 13) * 5 + (u64::from(n) << 32)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        #[test]
+        fn behaves_like_a_map(ops in proptest::collection::vec(op(), 0..300)) {
+            let mut table = SlotTable::default();
+            let mut model: HashMap<Vec<u8>, ()> = HashMap::new();
+            for op in ops {
+                match op {
+                    Op::Insert(n) => {
+                        let key = vec![b'k', n];
+                        if table.find_index(colliding_hash(n), &key).is_none() {
+                            table.insert_new(colliding_hash(n), entry(&key));
+                        }
+                        model.insert(key, ());
+                    }
+                    Op::Remove(n) => {
+                        let key = vec![b'k', n];
+                        let removed = table
+                            .find_index(colliding_hash(n), &key)
+                            .map(|index| table.remove_at(index));
+                        prop_assert_eq!(removed.is_some(), model.remove(&key).is_some());
+                    }
+                    Op::RetainNotMultipleOf(m) => {
+                        table.retain(|e| e.key.as_slice()[1] % m != 0);
+                        model.retain(|k, _| k[1] % m != 0);
+                    }
+                }
+                prop_assert_eq!(table.len(), model.len());
+                prop_assert_eq!(table.iter().count(), model.len());
+                for n in 0..=255u8 {
+                    let key = [b'k', n];
+                    let found = table.find(colliding_hash(n), &key).map(|e| e.key.to_vec());
+                    prop_assert_eq!(found, model.contains_key(&key[..]).then(|| key.to_vec()));
+                }
+            }
+        }
+    }
+}
