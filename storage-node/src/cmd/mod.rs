@@ -342,24 +342,39 @@ fn dispatch(
 }
 
 /// Finds the command and checks its arity and the client's authentication.
+/// The implementation and the table entry (the subcommand's, for a container command
+/// such as CONFIG) of the command `args` names. `args` must not be empty.
+pub fn find_command<'s>(
+    shared: &'s Shared,
+    args: &[Bytes],
+) -> Result<(&'s Command, &'static CommandSpec), LookupError> {
+    let command = args
+        .first()
+        .and_then(|name| shared.dispatch.get(name))
+        .ok_or(LookupError::UnknownCommand)?;
+    // Only container commands (CONFIG, CLIENT, ...) need a second look-up for the subcommand.
+    if command.spec.subcommands.is_empty() {
+        return Ok((command, command.spec));
+    }
+    match CommandTable::get().lookup(args) {
+        Ok(spec) => Ok((command, spec)),
+        Err(LookupError::UnknownSubcommand) => Err(LookupError::UnknownSubcommand),
+        Err(LookupError::UnknownCommand) => Ok((command, command.spec)),
+    }
+}
+
 fn check_request<'s>(
     shared: &'s Shared,
     client: &Client,
     args: &[Bytes],
 ) -> Result<(&'s Command, &'static CommandSpec), CmdError> {
-    let name = args.first().ok_or_else(|| CmdError::from(""))?;
-    let Some(command) = shared.dispatch.get(name) else {
-        return Err(unknown_command_error(args).into());
-    };
-    // Only container commands (CONFIG, CLIENT, ...) need a second look-up for the subcommand.
-    let spec = if command.spec.subcommands.is_empty() {
-        command.spec
-    } else {
-        match CommandTable::get().lookup(args) {
-            Ok(spec) => spec,
-            Err(LookupError::UnknownSubcommand) => return Err(unknown_subcommand(args)),
-            Err(LookupError::UnknownCommand) => command.spec,
-        }
+    if args.is_empty() {
+        return Err(CmdError::from(""));
+    }
+    let (command, spec) = match find_command(shared, args) {
+        Ok(found) => found,
+        Err(LookupError::UnknownCommand) => return Err(unknown_command_error(args).into()),
+        Err(LookupError::UnknownSubcommand) => return Err(unknown_subcommand(args)),
     };
     if !spec.arity_ok(args.len()) {
         return Err(format!(

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use bytes::{Bytes, BytesMut};
 use mlua::{Lua, Value};
-use slotproxy::cluster::{CommandFlags, CommandTable, LookupError};
+use slotproxy::cluster::CommandFlags;
 use slotproxy::resp::{format_double, parse_frame, Frame, Proto};
 
 use super::convert::frame_to_lua;
@@ -20,6 +20,9 @@ use crate::cmd;
 use crate::keyspace::Keyspace;
 use crate::server::clients::Client;
 use crate::server::Shared;
+
+/// The largest reply buffer kept for the next call.
+const MAX_KEPT_REPLY_BYTES: usize = 16 * 1024;
 
 /// What a running script's commands run against (besides the keyspace), for one run.
 pub struct CallEnv {
@@ -40,27 +43,43 @@ pub struct CallEnv {
 pub struct CallSlot {
     env: Option<CallEnv>,
     keyspace: Keyspace,
+    /// Where a call's command writes its reply before it is converted; kept between calls
+    /// so that a call allocates nothing for it.
+    reply: BytesMut,
 }
 
 impl CallSlot {
-    /// The running script's environment and the keyspace; `None` outside a run.
-    pub fn get(&mut self) -> Option<(&mut CallEnv, &mut Keyspace)> {
-        Some((self.env.as_mut()?, &mut self.keyspace))
+    /// Runs one `redis.call` (`raise`) or `redis.pcall` of the script in progress (`None`
+    /// outside a run). Returns the reply, or an error table and `true` when the Lua side
+    /// must raise it.
+    pub fn call(
+        &mut self,
+        lua: &Lua,
+        raise: bool,
+        args: &[Value],
+    ) -> Option<mlua::Result<(Value, bool)>> {
+        let env = self.env.as_mut()?;
+        self.reply.clear();
+        let result = env.call(lua, &mut self.keyspace, &mut self.reply, raise, args);
+        // One big reply (an LRANGE of a long list) must not pin its buffer for good.
+        if self.reply.capacity() > MAX_KEPT_REPLY_BYTES {
+            self.reply = BytesMut::new();
+        }
+        Some(result)
     }
 }
 
 impl CallEnv {
-    /// Runs one `redis.call` (`raise`) or `redis.pcall`. Returns the reply, or an error table
-    /// and `true` when the Lua side must raise it.
-    pub fn call(
+    fn call(
         &mut self,
         lua: &Lua,
         keyspace: &mut Keyspace,
+        output: &mut BytesMut,
         raise: bool,
         args: &[Value],
     ) -> mlua::Result<(Value, bool)> {
         match self.checked_args(keyspace, args) {
-            Ok(argv) => self.run(lua, keyspace, raise, &argv),
+            Ok(argv) => self.run(lua, keyspace, output, raise, &argv),
             Err(text) => Ok((error_table(lua, text)?, raise)),
         }
     }
@@ -88,11 +107,8 @@ impl CallEnv {
             };
             argv.push(bytes);
         }
-        let spec = match CommandTable::get().lookup(&argv) {
-            Ok(spec) if self.shared.dispatch.get(&argv[0]).is_some() => spec,
-            Ok(_) | Err(LookupError::UnknownCommand | LookupError::UnknownSubcommand) => {
-                return Err("ERR Unknown Redis command called from script".into())
-            }
+        let Ok((_, spec)) = cmd::find_command(&self.shared, &argv) else {
+            return Err("ERR Unknown Redis command called from script".into());
         };
         if !spec.arity_ok(argv.len()) {
             return Err("ERR Wrong number of args calling Redis command from script".into());
@@ -115,14 +131,14 @@ impl CallEnv {
         &mut self,
         lua: &Lua,
         keyspace: &mut Keyspace,
+        output: &mut BytesMut,
         raise: bool,
         argv: &[Bytes],
     ) -> mlua::Result<(Value, bool)> {
         let resp3 = lua.app_data_ref::<ScriptResp>().is_some_and(|r| r.0 == 3);
         self.client.proto = if resp3 { Proto::Resp3 } else { Proto::Resp2 };
-        let mut output = BytesMut::new();
-        cmd::execute(&self.shared, keyspace, &mut self.client, &mut output, argv);
-        let frame = match parse_frame(&output) {
+        cmd::execute(&self.shared, keyspace, &mut self.client, output, argv);
+        let frame = match parse_frame(output) {
             Ok(Some((frame, _))) => frame,
             // A command that wrote no reply (it cannot block here) reads as nil.
             _ => Frame::Null,

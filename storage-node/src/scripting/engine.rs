@@ -192,8 +192,8 @@ impl Engine {
                     let mut slot = lua
                         .app_data_mut::<CallSlot>()
                         .ok_or_else(|| raise(NO_CALLS))?;
-                    let (env, keyspace) = slot.get().ok_or_else(|| raise(NO_CALLS))?;
-                    env.call(lua, keyspace, raising, &args)
+                    slot.call(lua, raising, &args)
+                        .ok_or_else(|| raise(NO_CALLS))?
                 })?;
                 if failed {
                     let text = super::convert::error_field(&reply).unwrap_or_default();
