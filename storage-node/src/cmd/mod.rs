@@ -341,9 +341,8 @@ fn dispatch(
     result
 }
 
-/// Finds the command and checks its arity and the client's authentication.
 /// The implementation and the table entry (the subcommand's, for a container command
-/// such as CONFIG) of the command `args` names. `args` must not be empty.
+/// such as CONFIG) of the command `args` names.
 pub fn find_command<'s>(
     shared: &'s Shared,
     args: &[Bytes],
@@ -363,6 +362,7 @@ pub fn find_command<'s>(
     }
 }
 
+/// Finds the command and checks its arity and the client's authentication.
 fn check_request<'s>(
     shared: &'s Shared,
     client: &Client,

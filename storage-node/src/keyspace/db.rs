@@ -104,9 +104,11 @@ impl Db {
         let Some(table) = self.slots.get_mut(slot) else {
             return false;
         };
-        let removed = match table.find_index(hash, key) {
-            Some(index) if table.at_mut(index).is_expired(now) => table.remove_at(index),
-            _ => return false,
+        let expired = table
+            .find_index(hash, key)
+            .filter(|&index| table.at(index).is_some_and(|e| e.is_expired(now)));
+        let Some(removed) = expired.and_then(|index| table.remove_at(index)) else {
+            return false;
         };
         self.count_expired(&removed, key);
         true
@@ -135,12 +137,17 @@ impl Db {
         let now = self.now_ms;
         let found = self.slots.get(slot).and_then(|t| t.find_index(hash, key));
         let entry = match found {
-            Some(index) if self.slots[slot].at_mut(index).is_expired(now) => {
-                let removed = self.slots[slot].remove_at(index);
-                self.count_expired(&removed, key);
+            Some(index)
+                if self.slots[slot]
+                    .at(index)
+                    .is_some_and(|e| e.is_expired(now)) =>
+            {
+                if let Some(removed) = self.slots[slot].remove_at(index) {
+                    self.count_expired(&removed, key);
+                }
                 None
             }
-            Some(index) => Some(self.slots[slot].at_mut(index)),
+            Some(index) => self.slots[slot].at_mut(index),
             None => None,
         };
         if count {
@@ -286,9 +293,10 @@ impl Db {
         let table = self.table_mut(slot);
         // An expired entry found under the key is replaced in place and counted as expired,
         // as if it had been removed first.
-        let (old, expired) = match table.find_index(hash, &entry.key) {
-            Some(index) => {
-                let previous = std::mem::replace(table.at_mut(index), entry);
+        let found = table.find_index(hash, &entry.key);
+        let (old, expired) = match found.and_then(|index| table.at_mut(index)) {
+            Some(stored) => {
+                let previous = std::mem::replace(stored, entry);
                 if previous.is_expired(now) {
                     (None, Some(previous))
                 } else {
@@ -326,7 +334,7 @@ impl Db {
         let slot = key_slot(key) as usize;
         let table = self.slots.get_mut(slot)?;
         let index = table.find_index(hash, key)?;
-        let removed = *table.remove_at(index);
+        let removed = *table.remove_at(index)?;
         self.len -= 1;
         self.volatile -= removed.has_expiry() as usize;
         self.dirty += 1;

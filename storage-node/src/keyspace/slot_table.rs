@@ -70,16 +70,17 @@ impl SlotTable {
     }
 
     pub fn find(&self, hash: u64, key: &[u8]) -> Option<&Entry> {
-        let index = self.find_index(hash, key)?;
-        self.buckets[index].entry.as_deref()
+        self.at(self.find_index(hash, key)?)
     }
 
-    /// The entry at an index returned by [`find_index`](Self::find_index).
-    pub fn at_mut(&mut self, index: usize) -> &mut Entry {
-        match self.buckets[index].entry.as_deref_mut() {
-            Some(entry) => entry,
-            None => unreachable!("slot table index {index} names an empty bucket"),
-        }
+    /// The entry at an index returned by [`find_index`](Self::find_index) (None for an
+    /// empty bucket or an index out of range).
+    pub fn at(&self, index: usize) -> Option<&Entry> {
+        self.buckets.get(index)?.entry.as_deref()
+    }
+
+    pub fn at_mut(&mut self, index: usize) -> Option<&mut Entry> {
+        self.buckets.get_mut(index)?.entry.as_deref_mut()
     }
 
     /// Stores an entry whose key is not in the table.
@@ -121,14 +122,11 @@ impl SlotTable {
     }
 
     /// Removes and returns the entry at an index returned by [`find_index`](Self::find_index).
-    pub fn remove_at(&mut self, index: usize) -> Box<Entry> {
-        let removed = match self.buckets[index].entry.take() {
-            Some(entry) => entry,
-            None => unreachable!("slot table index {index} names an empty bucket"),
-        };
+    pub fn remove_at(&mut self, index: usize) -> Option<Box<Entry>> {
+        let removed = self.buckets.get_mut(index)?.entry.take()?;
         self.len -= 1;
         self.close_gap(index);
-        removed
+        Some(removed)
     }
 
     /// Moves buckets after the emptied one back, so that every key stays reachable from its
@@ -213,7 +211,8 @@ mod tests {
             let index = table
                 .find_index(clustered_hash(n), &key)
                 .expect("stored key");
-            assert_eq!(table.remove_at(index).key.as_slice(), key.as_slice());
+            let removed = table.remove_at(index).expect("an occupied bucket");
+            assert_eq!(removed.key.as_slice(), key.as_slice());
             model.remove(&key);
         }
         assert_eq!(table.len(), model.len());
@@ -300,7 +299,7 @@ mod tests {
                         let key = vec![b'k', n];
                         let removed = table
                             .find_index(colliding_hash(n), &key)
-                            .map(|index| table.remove_at(index));
+                            .and_then(|index| table.remove_at(index));
                         prop_assert_eq!(removed.is_some(), model.remove(&key).is_some());
                     }
                     Op::RetainNotMultipleOf(m) => {
