@@ -56,6 +56,7 @@ on_both_backends!(
         transactions::multi_exec_in_one_slot(port);
         transactions::cross_slot_multi_aborts(port);
         transactions::watch_detects_changes(port);
+        transactions::pipelined_transactions_in_every_split(port);
         blocking_pubsub::blocking_pop_woken_by_another_client(port);
         blocking_pubsub::pubsub_across_nodes(cluster, port);
         blocking_pubsub::sharded_pubsub(port);

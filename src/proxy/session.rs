@@ -206,6 +206,10 @@ struct Session {
     closing: bool,
     /// Requests routed but not yet sent, per node; sent when the decoded batch is dispatched.
     batcher: Batcher,
+    /// A stateful request (EXEC, WATCH, a blocking command, a subscription) waiting for the
+    /// replies before it to complete. It is stepped once only: stepping it again would run
+    /// its checks and counters twice.
+    parked: Option<(Route, Vec<Bytes>, Timing)>,
 }
 
 /// Moves every reply at the front of the FIFO that is already complete into `output`.
@@ -275,6 +279,7 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
         blocking_conn: None,
         closing: false,
         batcher: Batcher::default(),
+        parked: None,
     };
     let operation_timeout = Duration::from_millis(config.timeouts.operation_ms.max(1));
     let idle_timeout = config.timeouts.idle_secs;
@@ -314,14 +319,18 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
         // Replies go out once the client's whole pipeline is answered (as Redis writes a
         // batch's replies together), or once enough has gathered: a pipeline spread over
         // several nodes then costs the client one write, not one per node.
-        let answered = session.pending.is_empty() && io.requests.is_empty();
+        let answered =
+            session.pending.is_empty() && io.requests.is_empty() && session.parked.is_none();
         if (answered || io.output.len() >= FLUSH_AT) && !io.flush().await {
             break;
         }
         if session.closing && session.pending.is_empty() {
             break;
         }
-        let can_read = !session.closing && io.requests.is_empty() && io.protocol_error.is_none();
+        let can_read = !session.closing
+            && io.requests.is_empty()
+            && session.parked.is_none()
+            && io.protocol_error.is_none();
         tokio::select! {
             _ = &mut kill => break,
             bytes = std::future::poll_fn(|cx| match session.pending.front_mut() {
@@ -395,7 +404,31 @@ impl Session {
         self.client.handle.touch();
         // Requests decoded together share one dispatch instant.
         let mut start = None;
-        while !self.closing && self.pending.len() < MAX_PENDING {
+        loop {
+            if let Some((route, args, timing)) = self.parked.take() {
+                // Replies that are already complete (MULTI's +OK, QUEUED, local answers)
+                // wake nothing: take them now, or a pipelined `MULTI ... EXEC` would wait
+                // for an event that never comes.
+                drain_ready(&mut self.pending, &mut io.output, stats, proxy);
+                if !self.pending.is_empty() {
+                    self.parked = Some((route, args, timing));
+                    break;
+                }
+                self.batcher.flush();
+                if !io.flush().await {
+                    return false;
+                }
+                let mark = io.output.len();
+                if !self.inline(route, args, io).await {
+                    return false;
+                }
+                stats.record(timing, io.output.get(mark..).unwrap_or(&[]), Instant::now());
+                start = None;
+                continue;
+            }
+            if self.closing || self.pending.len() >= MAX_PENDING {
+                break;
+            }
             let Some(args) = io.requests.pop_front() else {
                 break;
             };
@@ -406,23 +439,7 @@ impl Session {
             };
             match step {
                 Step::Queue(pending) => self.pending.push_back((pending, timing)),
-                Step::Inline(route) => {
-                    if !self.pending.is_empty() {
-                        io.requests.push_front(args);
-                        break;
-                    }
-                    drain_ready(&mut self.pending, &mut io.output, stats, proxy);
-                    if !io.flush().await {
-                        return false;
-                    }
-                    let mark = io.output.len();
-                    if !self.inline(route, args, io).await {
-                        return false;
-                    }
-                    let now = Instant::now();
-                    stats.record(timing, io.output.get(mark..).unwrap_or(&[]), now);
-                    start = None;
-                }
+                Step::Inline(route) => self.parked = Some((route, args, timing)),
             }
         }
         self.batcher.flush();

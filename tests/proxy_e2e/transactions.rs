@@ -111,3 +111,70 @@ pub fn watch_detects_changes(port: u16) {
     );
     assert_eq!(c.call(&["DISCARD"]), ok());
 }
+
+/// Client libraries send a transaction in one write (`MULTI`, the commands, `EXEC`), often
+/// several back to back mixed with other commands. The same bytes are fed to the proxy in
+/// every two-part split and one byte at a time; the replies must not depend on the split.
+pub fn pipelined_transactions_in_every_split(port: u16) {
+    let script: &[(&[&str], Frame)] = &[
+        (&["SET", "{p}n", "0"], ok()),
+        (&["MULTI"], ok()),
+        (&["INCR", "{p}n"], queued()),
+        (&["INCR", "{p}n"], queued()),
+        (
+            &["EXEC"],
+            Frame::Array(vec![Frame::Integer(1), Frame::Integer(2)]),
+        ),
+        (&["GET", "{p}n"], Frame::bulk("2")),
+        (&["MULTI"], ok()),
+        (&["SET", "{p}q", "x"], queued()),
+        (&["DISCARD"], ok()),
+        (&["WATCH", "{p}n"], ok()),
+        (&["GET", "{p}n"], Frame::bulk("2")),
+        (&["MULTI"], ok()),
+        (&["SET", "{p}n", "10"], queued()),
+        (&["EXEC"], Frame::Array(vec![ok()])),
+        (&["MULTI"], ok()),
+        (&["GET", "{p}n"], queued()),
+        (
+            &["SET", "{other}n", "1"],
+            Frame::Error("CROSSSLOT Keys in request don't hash to the same slot".into()),
+        ),
+        (
+            &["EXEC"],
+            Frame::Error("EXECABORT Transaction discarded because of previous errors.".into()),
+        ),
+        (&["GET", "{p}q"], Frame::Null),
+        (&["PING"], Frame::Simple("PONG".into())),
+    ];
+    let mut bytes = Vec::new();
+    for (args, _) in script {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        bytes.extend_from_slice(&RawClient::encode(&args));
+    }
+    let expect_all = |c: &mut RawClient, split: &str| {
+        for (args, expected) in script {
+            let (reply, _) = c.read_reply();
+            assert_eq!(&reply, expected, "{args:?} with the bytes split {split}");
+        }
+    };
+    let mut c = RawClient::connect(port);
+    for at in 0..=bytes.len() {
+        c.send_raw(&bytes[..at]);
+        c.send_raw(&bytes[at..]);
+        expect_all(&mut c, &format!("at byte {at}"));
+    }
+    for byte in &bytes {
+        c.send_raw(std::slice::from_ref(byte));
+    }
+    expect_all(&mut c, "one byte at a time");
+    // Many transactions back to back in one write.
+    let mut many = Vec::new();
+    for _ in 0..50 {
+        many.extend_from_slice(&bytes);
+    }
+    c.send_raw(&many);
+    for _ in 0..50 {
+        expect_all(&mut c, "50 times in one write");
+    }
+}
