@@ -15,6 +15,7 @@ use bytes::{Bytes, BytesMut};
 
 use super::forward::error_reply;
 use super::router::{lookup, single_slot, CROSSSLOT};
+use super::stats::Stats;
 use super::Proxy;
 use crate::backend::dedicated::Dedicated;
 use crate::cluster::{CommandFlags, CommandSpec};
@@ -191,12 +192,19 @@ impl Transaction {
             if tokio::time::Instant::now() + wait > deadline {
                 return error_reply("ERR slotproxy: transaction kept meeting a slot migration");
             }
+            // Counted like the redirects single requests follow, so the metric covers
+            // transactions too.
             match redirect {
-                TxRedirect::Ask(addr) => ask_target = Some(addr),
+                TxRedirect::Ask(addr) => {
+                    Stats::inc(&proxy.stats.redirects_ask);
+                    ask_target = Some(addr)
+                }
                 TxRedirect::Moved => {
+                    Stats::inc(&proxy.stats.redirects_moved);
                     let _ = proxy.refresh_topology().await;
                 }
                 TxRedirect::TryAgain => {
+                    Stats::inc(&proxy.stats.redirects_tryagain);
                     tokio::time::sleep(wait).await;
                     wait = (wait * 2).min(Duration::from_millis(50));
                 }

@@ -356,7 +356,8 @@ fn memory_usage_has_redis_shape() {
 
 #[test]
 fn debug_subcommands_match_redis() {
-    let mut d = Differential::start_with(&[], &["--enable-debug-command", "yes"]);
+    let debug = ["--enable-debug-command", "yes"];
+    let mut d = Differential::start_with(&debug, &debug);
     d.check_both_protocols(&[
         &["DEBUG", "SLEEP", "0"],
         &["DEBUG", "SLEEP", "0.01"],
@@ -404,7 +405,7 @@ fn debug_subcommands_match_redis() {
 
 #[test]
 fn debug_sleep_stops_the_node() {
-    let d = Differential::start();
+    let d = Differential::start_with(&["--enable-debug-command", "yes"], &[]);
     let mut sleeper = RawClient::connect(d.node.port);
     let started = Instant::now();
     assert_eq!(

@@ -165,24 +165,78 @@ fn active_expiry_removes_unread_keys() {
     assert_eq!(info, Frame::Integer(2));
 }
 
-/// A key whose TTL passed is gone for every command, even before active expiry runs.
+/// A key whose TTL passed is gone for every command, even while it is still stored because
+/// active expiry has not reached it. Active expiry is off on both servers and every command
+/// gets its own key, so each one meets a key that is expired but not yet deleted: DBSIZE,
+/// which counts stored keys, shows it is there before the command and (for the commands
+/// that look keys up) gone after it. Waiting is on the clock, not on PTTL, which would
+/// itself delete the key.
 #[test]
 fn expired_keys_are_invisible() {
-    let node = ServerProcess::storage_node(&["--hz", "1"]);
-    let mut c = RawClient::connect(node.port);
-    c.call(&["SET", "k", "v"]);
-    c.call(&["PEXPIRE", "k", "1"]);
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while c.call(&["PTTL", "k"]) != Frame::Integer(-2) {
-        assert!(Instant::now() < deadline);
-        std::thread::sleep(Duration::from_millis(1));
+    let debug = ["--enable-debug-command", "yes"];
+    let mut d = Differential::start_with(&debug, &debug);
+    d.check(&["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+    let probes: &[(&str, &[&str], Frame)] = &[
+        ("k-exists", &["EXISTS"], Frame::Integer(0)),
+        ("k-type", &["TYPE"], Frame::Simple("none".into())),
+        ("k-get", &["GET"], Frame::Null),
+        ("k-pttl", &["PTTL"], Frame::Integer(-2)),
+        ("k-persist", &["PERSIST"], Frame::Integer(0)),
+        (
+            "k-expire",
+            &["EXPIRE", "k-expire", "100"],
+            Frame::Integer(0),
+        ),
+        ("k-keys", &["KEYS"], Frame::Array(vec![])),
+    ];
+    // Far enough ahead that setting every key up takes less time, even on a loaded machine.
+    let expires_at = unix_ms() + 2000;
+    let expires_at_text = expires_at.to_string();
+    for (key, _, _) in probes {
+        d.check(&["SET", key, "v"]);
+        d.check(&["PEXPIREAT", key, &expires_at_text]);
     }
-    assert_eq!(c.call(&["EXISTS", "k"]), Frame::Integer(0));
-    assert_eq!(c.call(&["TYPE", "k"]), Frame::Simple("none".into()));
-    assert_eq!(c.call(&["GET", "k"]), Frame::Null);
-    assert_eq!(c.call(&["PERSIST", "k"]), Frame::Integer(0));
-    assert_eq!(c.call(&["EXPIRE", "k", "100"]), Frame::Integer(0));
-    assert_eq!(c.call(&["KEYS", "*"]), Frame::Array(vec![]));
+    let stored = probes.len() as i64;
+    assert_eq!(
+        d.check(&["DBSIZE"]),
+        Frame::Integer(stored),
+        "all set up in time"
+    );
+
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while unix_ms() <= expires_at + 1 {
+        assert!(
+            Instant::now() < deadline,
+            "the clock did not pass the expiry time"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(
+        d.check(&["DBSIZE"]),
+        Frame::Integer(stored),
+        "expired keys are still stored while active expiry is off"
+    );
+    for (probed, (key, command, expected)) in probes.iter().enumerate() {
+        let mut args: Vec<&str> = command.to_vec();
+        if args.len() == 1 {
+            args.push(key);
+        }
+        // Each earlier command deleted its own key (KEYS, last, only skips it), no other.
+        assert_eq!(
+            d.check(&["DBSIZE"]),
+            Frame::Integer(stored - probed as i64),
+            "{key} is still stored when {args:?} runs"
+        );
+        assert_eq!(&d.check(&args), expected, "{args:?} on an expired key");
+    }
+    d.check(&["DBSIZE"]);
+}
+
+fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock after 1970")
+        .as_millis() as u64
 }
 
 /// One command of the expiry proptest. Relative times are long (a key must not expire while

@@ -266,7 +266,7 @@ fn wait_until_gone(pair: &mut Pair, probe: &str) {
 #[test]
 fn expiry_of_a_watched_key_invalidates_the_watch() {
     let debug = ["--enable-debug-command", "yes"];
-    let mut d = Differential::start_with(&[], &debug);
+    let mut d = Differential::start_with(&debug, &debug);
     let mut a = main_pair(&mut d);
     let mut b = Pair::new(&d);
     // No active expiry: the key stays stored, expired, until EXEC looks at it.

@@ -12,7 +12,11 @@
 #
 # Environment (defaults in brackets):
 #   N [100000], DEPTH [16], CLIENTS [50], KEYSPACE [1000000], TESTS [set,get,incr,zpopmin],
-#   SERVERS [node redis], OUT_DIR [/tmp/callgrind-<pid>], SKIP_BUILD=1: see common.sh
+#   SERVERS [node redis], OUT_DIR [/tmp/callgrind-<pid>], BENCH_TIMEOUT seconds [1800],
+#   SKIP_BUILD=1: see common.sh
+#
+# Any failed step (server not starting, redis-benchmark failing or getting error replies,
+# no dump) stops the script with exit status 1 and prints no figure for that run.
 set -uo pipefail
 
 # shellcheck source=tests/bench/common.sh
@@ -30,11 +34,29 @@ require_tools valgrind callgrind_control redis-server redis-cli redis-benchmark 
 build_node
 mkdir -p "$OUT_DIR"
 
+SERVER_PID=""
+stop_server() {
+    if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+        kill "$SERVER_PID" 2>/dev/null
+        wait "$SERVER_PID" 2>/dev/null
+    fi
+    SERVER_PID=""
+}
+trap stop_server EXIT
+trap 'exit 130' INT TERM
+
+# fail SERVER TEST MESSAGE: a run that did not measure what it claims ends the script, so a
+# broken run never prints a figure (dividing a partial count by N would look like a result).
+fail() {
+    echo "error: $1 $2: $3 (server log: $OUT_DIR/$1-$2.log)" >&2
+    exit 1
+}
+
 # run_one SERVER TEST: one measured run; prints "SERVER TEST Ir/request".
 run_one() {
-    local server="$1" test="$2" port pid i out="$OUT_DIR/$1-$2.out"
+    local server="$1" test="$2" port i out="$OUT_DIR/$1-$2.out" bench rc
     port="$(free_ports | cut -d' ' -f1)"
-    rm -f "$out"
+    rm -f "$out" "$out".*
     local -a cmd
     if [ "$server" = node ]; then
         # Busy polling would count its spinning as instructions; it is a wall-clock matter.
@@ -44,23 +66,33 @@ run_one() {
     fi
     valgrind --tool=callgrind --callgrind-out-file="$out" "${cmd[@]}" \
         >"$OUT_DIR/$server-$test.log" 2>&1 &
-    pid=$!
+    SERVER_PID=$!
     for i in $(seq 1 300); do
         [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] && break
+        kill -0 "$SERVER_PID" 2>/dev/null || fail "$server" "$test" "the server exited while starting"
         sleep 0.1
     done
-    callgrind_control -z "$pid" >/dev/null 2>&1
-    redis-benchmark -p "$port" -n "$N" -P "$DEPTH" -c "$CLIENTS" -r "$KEYSPACE" -t "$test" \
-        -q >/dev/null 2>&1
-    callgrind_control -d "$pid" >/dev/null 2>&1
-    kill "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
+    [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] ||
+        fail "$server" "$test" "the server did not answer PING within 30 s"
+    callgrind_control -z "$SERVER_PID" >/dev/null 2>&1 ||
+        fail "$server" "$test" "callgrind_control -z could not zero the counters"
+    # redis-benchmark exits non-zero on an error reply; bounded because it retries forever
+    # (spinning a CPU) when the server goes away.
+    bench="$(timeout "${BENCH_TIMEOUT:-1800}" redis-benchmark -p "$port" -n "$N" -P "$DEPTH" \
+        -c "$CLIENTS" -r "$KEYSPACE" -t "$test" -q 2>&1)"
+    rc=$?
+    if [ "$rc" -ne 0 ] || ! grep -q 'requests per second' <<<"$bench"; then
+        fail "$server" "$test" "redis-benchmark failed (exit $rc): $(tail -c 300 <<<"$bench")"
+    fi
+    kill -0 "$SERVER_PID" 2>/dev/null || fail "$server" "$test" "the server died during the run"
+    callgrind_control -d "$SERVER_PID" >/dev/null 2>&1 ||
+        fail "$server" "$test" "callgrind_control -d could not dump the counters"
+    stop_server
     # The dump taken by -d is "<out>.1"; its summary line is the total since the zeroing.
     local total
     total="$(awk '/^summary:/ { print $2 }' "$out.1" 2>/dev/null)"
-    if [ -z "$total" ]; then
-        echo "$server $test: no dump (see $OUT_DIR/$server-$test.log)" >&2
-        return
+    if ! [[ "$total" =~ ^[0-9]+$ ]] || [ "$total" -eq 0 ]; then
+        fail "$server" "$test" "no instruction count in $out.1"
     fi
     printf '%-6s %-10s %10d Ir/request\n' "$server" "$test" "$((total / N))"
 }

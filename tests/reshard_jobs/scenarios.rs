@@ -363,73 +363,141 @@ pub fn request_errors(cluster: &Cluster, admin: u16) {
     }
 }
 
-/// A slot held half migrated for 400 ms (longer than the old 5-retry TRYAGAIN limit):
-/// an MGET of its keys and a transaction on it wait it out and answer normally.
+/// A slot held half migrated for longer than the old 5-retry TRYAGAIN limit: an MGET of
+/// its keys, and then a transaction on another such slot, wait it out and answer normally.
+/// Each request runs alone, and the migration is finished only once the proxy's
+/// `redirects_tryagain` counter shows that request met TRYAGAIN more than 5 times.
 pub fn multi_key_requests_wait_out_a_slow_migration(cluster: &Cluster, proxy_port: u16) {
     use slotproxy::resp::Frame;
     use test_harness::RawClient;
     let mut client = RawClient::connect(proxy_port);
-    for k in ["{slow}a", "{slow}b"] {
+    for k in ["{slow}a", "{slow}b", "{slowtx}a"] {
         assert_eq!(
             client.call(&["SET", k, &format!("v-{k}")]),
             Frame::Simple("OK".into())
         );
     }
-    let slot = slotproxy::cluster::key_slot(b"{slow}a");
-    let src = cluster.node_for_slot(slot);
-    let dst = (src + 1) % cluster.nodes.len();
-    let (src, dst) = (&cluster.nodes[src], &cluster.nodes[dst]);
-    let (src_id, dst_id) = (node_id(src.port), node_id(dst.port));
-    let s = slot.to_string();
-    let mut on_src = RawClient::connect(src.port);
-    let mut on_dst = RawClient::connect(dst.port);
-    assert!(!on_dst
-        .call(&["CLUSTER", "SETSLOT", &s, "IMPORTING", &src_id])
-        .is_error());
-    assert!(!on_src
-        .call(&["CLUSTER", "SETSLOT", &s, "MIGRATING", &dst_id])
-        .is_error());
-    let dst_port = dst.port.to_string();
-    let migrate = |c: &mut RawClient, key: &str| {
-        let reply = c.call(&["MIGRATE", "127.0.0.1", &dst_port, key, "0", "5000"]);
-        assert_eq!(reply, Frame::Simple("OK".into()));
-    };
-    migrate(&mut on_src, "{slow}a");
-    let started = std::time::Instant::now();
+
+    // MGET {slow}a {slow}b with only {slow}a moved: the source answers TRYAGAIN.
+    let mut slow = SplitSlot::open(cluster, "{slow}a");
+    let before = tryagain_count(&mut client);
     let mget = std::thread::spawn(move || {
         let mut c = RawClient::connect(proxy_port);
         c.call(&["MGET", "{slow}a", "{slow}b"])
     });
-    let tx = std::thread::spawn(move || {
-        let mut c = RawClient::connect(proxy_port);
-        assert_eq!(c.call(&["MULTI"]), Frame::Simple("OK".into()));
-        c.call(&["SET", "{slow}c", "v-c"]);
-        c.call(&["GET", "{slow}a"]);
-        c.call(&["EXEC"])
-    });
-    // The migration stays split for a while: that is the scenario.
-    std::thread::sleep(Duration::from_millis(400));
-    migrate(&mut on_src, "{slow}b");
-    let node = ["CLUSTER", "SETSLOT", &s, "NODE", &dst_id];
-    assert!(!on_dst.call(&node).is_error());
-    for n in &cluster.nodes {
-        if n.port != dst.port {
-            assert!(!RawClient::connect(n.port).call(&node).is_error());
-        }
-    }
+    wait_for_tryagains(&mut client, before + 6);
+    slow.migrate("{slow}b");
+    slow.finish(cluster);
     let mget = mget.join().expect("mget thread");
-    let tx = tx.join().expect("tx thread");
-    println!(
-        "slow migration: MGET {mget:?}, EXEC {tx:?} after {:?}",
-        started.elapsed()
-    );
     assert_eq!(
         mget,
         Frame::Array(vec![Frame::bulk("v-{slow}a"), Frame::bulk("v-{slow}b")])
     );
+
+    // A transaction writing a new key beside a moved one: the target answers TRYAGAIN.
+    let slow = SplitSlot::open(cluster, "{slowtx}a");
+    let before = tryagain_count(&mut client);
+    let tx = std::thread::spawn(move || {
+        let mut c = RawClient::connect(proxy_port);
+        assert_eq!(c.call(&["MULTI"]), Frame::Simple("OK".into()));
+        c.call(&["SET", "{slowtx}c", "v-c"]);
+        c.call(&["GET", "{slowtx}a"]);
+        c.call(&["EXEC"])
+    });
+    wait_for_tryagains(&mut client, before + 6);
+    slow.finish(cluster);
+    let tx = tx.join().expect("tx thread");
     assert_eq!(
         tx,
-        Frame::Array(vec![Frame::Simple("OK".into()), Frame::bulk("v-{slow}a")])
+        Frame::Array(vec![Frame::Simple("OK".into()), Frame::bulk("v-{slowtx}a")])
     );
-    assert_eq!(client.call(&["GET", "{slow}c"]), Frame::bulk("v-c"));
+    assert_eq!(client.call(&["GET", "{slowtx}c"]), Frame::bulk("v-c"));
+}
+
+/// A slot being migrated from its owner to the next node, with its first key moved.
+struct SplitSlot {
+    slot: String,
+    src: test_harness::RawClient,
+    dst: test_harness::RawClient,
+    dst_port: u16,
+    dst_id: String,
+}
+
+impl SplitSlot {
+    fn open(cluster: &Cluster, first_key: &str) -> SplitSlot {
+        use test_harness::RawClient;
+        let slot = slotproxy::cluster::key_slot(first_key.as_bytes());
+        let src = cluster.node_for_slot(slot);
+        let dst = (src + 1) % cluster.nodes.len();
+        let (src, dst) = (&cluster.nodes[src], &cluster.nodes[dst]);
+        let mut split = SplitSlot {
+            slot: slot.to_string(),
+            src: RawClient::connect(src.port),
+            dst: RawClient::connect(dst.port),
+            dst_port: dst.port,
+            dst_id: node_id(dst.port),
+        };
+        let src_id = node_id(src.port);
+        let s = split.slot.clone();
+        assert!(!split
+            .dst
+            .call(&["CLUSTER", "SETSLOT", &s, "IMPORTING", &src_id])
+            .is_error());
+        let dst_id = split.dst_id.clone();
+        assert!(!split
+            .src
+            .call(&["CLUSTER", "SETSLOT", &s, "MIGRATING", &dst_id])
+            .is_error());
+        split.migrate(first_key);
+        split
+    }
+
+    fn migrate(&mut self, key: &str) {
+        let port = self.dst_port.to_string();
+        let reply = self
+            .src
+            .call(&["MIGRATE", "127.0.0.1", &port, key, "0", "5000"]);
+        assert_eq!(reply, slotproxy::resp::Frame::Simple("OK".into()));
+    }
+
+    /// Gives the slot to the target on every node.
+    fn finish(mut self, cluster: &Cluster) {
+        let node = ["CLUSTER", "SETSLOT", &self.slot, "NODE", &self.dst_id];
+        assert!(!self.dst.call(&node).is_error());
+        for n in &cluster.nodes {
+            if n.port != self.dst_port {
+                assert!(!test_harness::RawClient::connect(n.port)
+                    .call(&node)
+                    .is_error());
+            }
+        }
+    }
+}
+
+/// TRYAGAIN replies the proxy has waited out so far (INFO stats through the proxy).
+fn tryagain_count(client: &mut test_harness::RawClient) -> u64 {
+    let slotproxy::resp::Frame::Bulk(text) = client.call(&["INFO", "stats"]) else {
+        panic!("INFO stats is not a bulk string");
+    };
+    String::from_utf8_lossy(&text)
+        .lines()
+        .find_map(|line| line.strip_prefix("redirects_tryagain:"))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("redirects_tryagain in the proxy's INFO stats")
+}
+
+/// Polls until the proxy has met at least `count` TRYAGAIN replies.
+fn wait_for_tryagains(client: &mut test_harness::RawClient, count: u64) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let seen = tryagain_count(client);
+        if seen >= count {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the proxy met {seen} TRYAGAIN replies, expected {count}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }

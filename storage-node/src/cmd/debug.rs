@@ -11,8 +11,9 @@
 //! - `DEBUG HELP` → the subcommands this node supports.
 //!
 //! Anything else: `ERR unknown subcommand or wrong number of arguments for '…'. Try DEBUG
-//! HELP.` Redis refuses DEBUG unless `enable-debug-command` allows it; this node always
-//! allows it (the setting is accepted and ignored), as test suites expect.
+//! HELP.` Like Redis 7.0, the node refuses DEBUG unless `enable-debug-command` (default
+//! `no`) allows it; the check runs before the command is queued or authenticated
+//! (`crate::server::protection`), so a handler here only runs when it is allowed.
 
 use std::time::Duration;
 

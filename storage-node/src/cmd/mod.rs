@@ -362,7 +362,8 @@ pub fn find_command<'s>(
     }
 }
 
-/// Finds the command and checks its arity and the client's authentication.
+/// Finds the command and checks its arity, whether DEBUG is enabled, and the client's
+/// authentication.
 fn check_request<'s>(
     shared: &'s Shared,
     client: &Client,
@@ -382,6 +383,12 @@ fn check_request<'s>(
             spec.display_name()
         )
         .into());
+    }
+    // Before authentication and MULTI, as Redis refuses protected commands.
+    if spec.name == "debug" {
+        let config = shared.config();
+        crate::server::protection::check_debug_allowed(&config, &client.handle.addr)
+            .map_err(CmdError::from)?;
     }
     if !client.authenticated
         && !spec

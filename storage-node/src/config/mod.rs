@@ -18,6 +18,11 @@ pub struct Config {
     pub port: u16,
     pub bind: Vec<String>,
     pub requirepass: Option<Vec<u8>>,
+    /// `protected-mode`: without a password, only loopback clients are served
+    /// (`crate::server::protection`).
+    pub protected_mode: bool,
+    /// `enable-debug-command`: who may run DEBUG (fixed at startup, as in Redis).
+    pub enable_debug_command: crate::server::protection::ProtectedAction,
     pub dir: PathBuf,
     pub databases: usize,
     pub maxclients: usize,
@@ -92,6 +97,8 @@ impl Default for Config {
             port: 6379,
             bind: vec!["127.0.0.1".into()],
             requirepass: None,
+            protected_mode: true,
+            enable_debug_command: crate::server::protection::ProtectedAction::No,
             dir: PathBuf::from("."),
             databases: 16,
             maxclients: 10000,

@@ -9,6 +9,7 @@
 use slotproxy::numbers::parse_i64;
 
 use super::Config;
+use crate::server::protection::ProtectedAction;
 
 /// Whether CONFIG SET may change a setting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,6 +62,12 @@ pub const PARAMS: &[Param] = &[
     param("port", Kind::Int { min: 0, max: 65535 }, Access::Immutable),
     param("bind", Kind::Words, Access::Immutable),
     param("requirepass", Kind::Text, Access::Mutable),
+    param("protected-mode", Kind::Bool, Access::Mutable),
+    param(
+        "enable-debug-command",
+        Kind::Enum(ProtectedAction::NAMES),
+        Access::Immutable,
+    ),
     param("dir", Kind::Text, Access::Protected),
     param(
         "databases",
@@ -390,14 +397,8 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         return match name.to_ascii_lowercase().as_str() {
             // Accepted so existing redis.conf files and test harnesses work; they have no
             // effect on a node that runs in the foreground and has no persistence files.
-            "daemonize"
-            | "protected-mode"
-            | "supervised"
-            | "pidfile"
-            | "dbfilename"
-            | "appendfilename"
-            | "always-show-logo"
-            | "enable-debug-command" => Ok(()),
+            "daemonize" | "supervised" | "pidfile" | "dbfilename" | "appendfilename"
+            | "always-show-logo" => Ok(()),
             other => Err(format!("unknown setting '{other}'")),
         };
     };
@@ -413,6 +414,12 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         "requirepass" => {
             let pass = one(values)?;
             config.requirepass = (!pass.is_empty()).then(|| pass.as_bytes().to_vec());
+        }
+        "protected-mode" => config.protected_mode = boolean(values)?,
+        "enable-debug-command" => {
+            let name = choice(ProtectedAction::NAMES, values)?;
+            config.enable_debug_command =
+                ProtectedAction::from_name(&name).ok_or("unknown protected action")?
         }
         "dir" => config.dir = one(values)?.into(),
         "databases" => config.databases = number(kind, values)? as usize,
@@ -481,6 +488,8 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
             .as_deref()
             .map(|p| String::from_utf8_lossy(p).into_owned())
             .unwrap_or_default(),
+        "protected-mode" => yes_no(config.protected_mode),
+        "enable-debug-command" => config.enable_debug_command.name().to_string(),
         "dir" => std::fs::canonicalize(&config.dir)
             .unwrap_or_else(|_| config.dir.clone())
             .display()

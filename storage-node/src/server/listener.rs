@@ -11,7 +11,7 @@ use tokio::net::TcpListener;
 
 use super::clients::ClientHandle;
 use super::stats::Stats;
-use super::{connection, Shared};
+use super::{connection, protection, Shared};
 use crate::config::Config;
 use crate::keyspace::unix_time_ms;
 
@@ -77,6 +77,13 @@ async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
                 let _ = stream
                     .write_all(b"-ERR max number of clients reached\r\n")
                     .await;
+            });
+            continue;
+        }
+        if protection::refuses_connection(&shared.config(), &addr) {
+            Stats::add(&shared.stats.rejected_connections, 1);
+            tokio::spawn(async move {
+                let _ = stream.write_all(protection::DENIED.as_bytes()).await;
             });
             continue;
         }

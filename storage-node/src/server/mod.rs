@@ -5,6 +5,7 @@ pub mod busy_poll;
 pub mod clients;
 mod connection;
 mod listener;
+pub mod protection;
 pub mod stats;
 
 pub use listener::{run, Server};

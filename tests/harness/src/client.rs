@@ -16,6 +16,11 @@ impl RawClient {
     pub fn connect(port: u16) -> RawClient {
         let stream = TcpStream::connect(("127.0.0.1", port))
             .unwrap_or_else(|e| panic!("connect to port {port}: {e}"));
+        RawClient::from_stream(stream)
+    }
+
+    /// A client on a connection the test made itself (e.g. from a chosen source address).
+    pub fn from_stream(stream: TcpStream) -> RawClient {
         stream
             .set_read_timeout(Some(Duration::from_secs(30)))
             .expect("set timeout");
