@@ -15,7 +15,19 @@ use slotproxy::resp::{Frame, ReplyBuf};
 
 use super::engine::lua_bytes;
 
+/// Deepest reply converted. Command replies nest a few levels; the frame comes from
+/// `parse_frame`, which bounds nesting itself, and the walk recurses, so it checks again.
+const MAX_REPLY_DEPTH: usize = 512;
+
 pub fn frame_to_lua(lua: &Lua, frame: &Frame, resp3: bool) -> mlua::Result<Value> {
+    nested_frame_to_lua(lua, frame, resp3, 0)
+}
+
+fn nested_frame_to_lua(lua: &Lua, frame: &Frame, resp3: bool, depth: usize) -> mlua::Result<Value> {
+    if depth > MAX_REPLY_DEPTH {
+        return Err(super::engine::raise(STACK_LIMIT_ERROR));
+    }
+    let frame_to_lua = |lua, frame, resp3| nested_frame_to_lua(lua, frame, resp3, depth + 1);
     let bytes = |b: &[u8]| -> mlua::Result<Value> { Ok(Value::String(lua.create_string(b)?)) };
     // One call into Lua per table: each call has a fixed cost (mlua's lock and stack checks).
     let tagged = |tag: &str, value: Value| -> mlua::Result<Value> {
@@ -90,97 +102,138 @@ pub fn error_field(value: &Value) -> Option<String> {
     }
 }
 
+/// Lua 5.1's `LUAI_MAXCSTACK`: the most stack slots C code may hold at once. Redis
+/// converts a script's result with the Lua C API, each nested value holding a few slots, and
+/// answers `reached lua stack limit` in place of a value it has no room for; the same count
+/// is kept here, so the walk is bounded and its output matches Redis byte for byte.
+const LUA_MAX_C_STACK: usize = 8000;
+/// Slots in use when the conversion starts: the error handler and the result.
+const SLOTS_AT_TOP: usize = 2;
+/// Slots Redis makes sure of before converting one value (a map needs four).
+const SLOTS_PER_VALUE: usize = 4;
+/// Extra slots a nested value is converted with: below an array the element; below a map
+/// the map table, the iteration key and value and the key's copy (the key) or not (the
+/// value); below a set the set table, the key and its copy.
+const ARRAY_ITEM_SLOTS: usize = 1;
+const MAP_KEY_SLOTS: usize = 4;
+const MAP_VALUE_SLOTS: usize = 3;
+const SET_MEMBER_SLOTS: usize = 3;
+
+const STACK_LIMIT_ERROR: &str = "ERR reached lua stack limit";
+
 /// Writes a script's result, or returns the error text of an error table (the command
 /// then fails with it). `resp3` is the script's `redis.setresp` choice.
 pub fn write_result(out: &mut ReplyBuf<'_>, value: &Value, resp3: bool) -> Result<(), String> {
-    let Value::Table(t) = value else {
-        write_lua_value(out, value, resp3);
-        return Ok(());
-    };
-    match field(t, "err") {
-        Value::String(e) => Err(String::from_utf8_lossy(&e.as_bytes()).into_owned()),
-        err => {
-            write_fields(out, t, err, resp3);
-            Ok(())
-        }
+    if let Some(text) = error_field(value) {
+        return Err(text);
     }
+    write_lua_value(out, value, resp3);
+    Ok(())
 }
+
+/// What is left to write of one aggregate: its values, each with the Lua stack slots it
+/// would be converted with.
+type Pending = std::vec::IntoIter<(Value, usize)>;
 
 /// Writes a script's result. `resp3` is the script's `redis.setresp` choice.
+///
+/// Nested tables are walked with an explicit stack, never by recursion: a script controls
+/// the nesting (a table may even contain itself), and the walk is bounded by the Lua stack
+/// count Redis keeps ([`LUA_MAX_C_STACK`]).
 pub fn write_lua_value(out: &mut ReplyBuf<'_>, value: &Value, resp3: bool) {
-    match value {
-        Value::String(s) => out.bulk(&s.as_bytes()),
-        Value::Number(n) => out.integer(*n as i64),
-        Value::Integer(n) => out.integer(*n),
-        Value::Boolean(b) => {
-            if resp3 {
-                out.boolean(*b)
-            } else if *b {
-                out.integer(1)
-            } else {
-                out.null()
+    let mut open: Vec<Pending> = Vec::new();
+    let mut current = Some((value.clone(), SLOTS_AT_TOP));
+    loop {
+        let Some((value, slots)) = current.take() else {
+            let Some(top) = open.last_mut() else {
+                return;
+            };
+            current = top.next();
+            if current.is_none() {
+                open.pop();
             }
+            continue;
+        };
+        if slots + SLOTS_PER_VALUE > LUA_MAX_C_STACK {
+            out.error(STACK_LIMIT_ERROR);
+            continue;
         }
-        Value::Table(t) => write_table(out, t, resp3),
-        _ => out.null(),
+        match value {
+            Value::String(s) => out.bulk(&s.as_bytes()),
+            Value::Number(n) => out.integer(n as i64),
+            Value::Integer(n) => out.integer(n),
+            Value::Boolean(b) => {
+                if resp3 {
+                    out.boolean(b)
+                } else if b {
+                    out.integer(1)
+                } else {
+                    out.null()
+                }
+            }
+            Value::Table(t) => {
+                if let Some(pending) = write_table_head(out, t, slots) {
+                    open.push(pending);
+                }
+            }
+            _ => out.null(),
+        }
     }
 }
 
-fn write_table(out: &mut ReplyBuf<'_>, t: &Table, resp3: bool) {
-    write_fields(out, t, field(t, "err"), resp3);
-}
-
-/// [`write_table`] with its `err` field already read.
-fn write_fields(out: &mut ReplyBuf<'_>, t: &Table, err: Value, resp3: bool) {
-    if let Value::String(e) = err {
+/// Writes a table that is a single reply (error, status, double, big number), or the
+/// header of an aggregate and returns what remains to write of it.
+fn write_table_head(out: &mut ReplyBuf<'_>, t: Table, slots: usize) -> Option<Pending> {
+    if let Value::String(e) = field(&t, "err") {
         out.error_bytes(&e.as_bytes());
-        return;
+        return None;
     }
-    if let Value::String(s) = field(t, "ok") {
+    if let Value::String(s) = field(&t, "ok") {
         out.simple_bytes(&sanitize(&s.as_bytes()));
-        return;
+        return None;
     }
-    match field(t, "double") {
-        Value::Number(d) => return out.double(d),
-        Value::Integer(d) => return out.double(d as f64),
+    match field(&t, "double") {
+        Value::Number(d) => {
+            out.double(d);
+            return None;
+        }
+        Value::Integer(d) => {
+            out.double(d as f64);
+            return None;
+        }
         _ => {}
     }
-    if let Value::String(s) = field(t, "big_number") {
+    if let Value::String(s) = field(&t, "big_number") {
         out.big_number(&sanitize(&s.as_bytes()));
-        return;
+        return None;
     }
-    if let Value::Table(map) = field(t, "map") {
-        let pairs: Vec<(Value, Value)> =
-            map.pairs::<Value, Value>().filter_map(Result::ok).collect();
-        out.map(pairs.len());
-        for (k, v) in &pairs {
-            write_lua_value(out, k, resp3);
-            write_lua_value(out, v, resp3);
+    if let Value::Table(map) = field(&t, "map") {
+        let mut values = Vec::new();
+        for (k, v) in map.pairs::<Value, Value>().filter_map(Result::ok) {
+            values.push((k, slots + MAP_KEY_SLOTS));
+            values.push((v, slots + MAP_VALUE_SLOTS));
         }
-        return;
+        out.map(values.len() / 2);
+        return Some(values.into_iter());
     }
-    if let Value::Table(set) = field(t, "set") {
-        let members: Vec<Value> = set
+    if let Value::Table(set) = field(&t, "set") {
+        let members: Vec<(Value, usize)> = set
             .pairs::<Value, Value>()
-            .filter_map(|p| p.ok().map(|(k, _)| k))
+            .filter_map(|p| p.ok().map(|(k, _)| (k, slots + SET_MEMBER_SLOTS)))
             .collect();
         out.set(members.len());
-        for m in &members {
-            write_lua_value(out, m, resp3);
-        }
-        return;
+        return Some(members.into_iter());
     }
+    // An array runs up to the first nil.
     let mut items = Vec::new();
     loop {
         match t.raw_get::<Value>(items.len() + 1) {
             Ok(Value::Nil) | Err(_) => break,
-            Ok(v) => items.push(v),
+            Ok(v) => items.push((v, slots + ARRAY_ITEM_SLOTS)),
         }
     }
     out.array(items.len());
-    for item in &items {
-        write_lua_value(out, item, resp3);
-    }
+    Some(items.into_iter())
 }
 
 /// Status and big-number texts cannot hold line breaks; Redis turns them into spaces.
