@@ -123,25 +123,66 @@ const STACK_LIMIT_ERROR: &str = "ERR reached lua stack limit";
 
 /// Writes a script's result, or returns the error text of an error table (the command
 /// then fails with it). `resp3` is the script's `redis.setresp` choice.
-pub fn write_result(out: &mut ReplyBuf<'_>, value: &Value, resp3: bool) -> Result<(), String> {
+pub fn write_result(
+    lua: &Lua,
+    out: &mut ReplyBuf<'_>,
+    value: &Value,
+    resp3: bool,
+) -> Result<(), String> {
     if let Some(text) = error_field(value) {
         return Err(text);
     }
-    write_lua_value(out, value, resp3);
+    write_lua_value(lua, out, value, resp3);
     Ok(())
 }
 
-/// What is left to write of one aggregate: its values, each with the Lua stack slots it
-/// would be converted with.
-type Pending = std::vec::IntoIter<(Value, usize)>;
+/// What is left to write of one aggregate. Values are read one at a time rather than
+/// collected: mlua keeps each reference Rust holds on a Lua stack of its own, limited like
+/// any Lua stack, and a reply of thousands of strings came out cut short.
+struct Pending {
+    /// An array's table, or a map's or set's keys in iteration order (a Lua sequence);
+    /// `None` while in the [`Stash`].
+    items: Option<Table>,
+    /// A map's table, to read each key's value from.
+    map: Option<Table>,
+    /// The map's table is in the [`Stash`].
+    map_stashed: bool,
+    next: usize,
+    len: usize,
+    /// A map's value is next rather than its next key.
+    value_next: bool,
+    /// The Lua stack slots the aggregate's values are converted with.
+    item_slots: usize,
+    value_slots: usize,
+}
+
+impl Pending {
+    fn next(&mut self) -> Option<(Value, usize)> {
+        let items = self.items.as_ref()?;
+        if let (true, Some(map)) = (self.value_next, &self.map) {
+            self.value_next = false;
+            let key = items.raw_get::<Value>(self.next - 1).unwrap_or(Value::Nil);
+            let value = map.raw_get::<Value>(key).unwrap_or(Value::Nil);
+            return Some((value, self.value_slots));
+        }
+        if self.next > self.len {
+            return None;
+        }
+        let item = items.raw_get::<Value>(self.next).unwrap_or(Value::Nil);
+        self.next += 1;
+        self.value_next = self.map.is_some();
+        Some((item, self.item_slots))
+    }
+}
 
 /// Writes a script's result. `resp3` is the script's `redis.setresp` choice.
 ///
 /// Nested tables are walked with an explicit stack, never by recursion: a script controls
 /// the nesting (a table may even contain itself), and the walk is bounded by the Lua stack
 /// count Redis keeps ([`LUA_MAX_C_STACK`]).
-pub fn write_lua_value(out: &mut ReplyBuf<'_>, value: &Value, resp3: bool) {
+pub fn write_lua_value(lua: &Lua, out: &mut ReplyBuf<'_>, value: &Value, resp3: bool) {
     let mut open: Vec<Pending> = Vec::new();
+    let mut stash = Stash::default();
     let mut current = Some((value.clone(), SLOTS_AT_TOP));
     loop {
         let Some((value, slots)) = current.take() else {
@@ -151,6 +192,10 @@ pub fn write_lua_value(out: &mut ReplyBuf<'_>, value: &Value, resp3: bool) {
             current = top.next();
             if current.is_none() {
                 open.pop();
+                let depth = open.len();
+                if let Some(outer) = open.last_mut() {
+                    stash.restore(outer, depth);
+                }
             }
             continue;
         };
@@ -172,7 +217,11 @@ pub fn write_lua_value(out: &mut ReplyBuf<'_>, value: &Value, resp3: bool) {
                 }
             }
             Value::Table(t) => {
-                if let Some(pending) = write_table_head(out, t, slots) {
+                if let Some(pending) = write_table_head(lua, out, t, slots) {
+                    let depth = open.len();
+                    if let Some(outer) = open.last_mut() {
+                        stash.keep(lua, outer, depth);
+                    }
                     open.push(pending);
                 }
             }
@@ -181,9 +230,51 @@ pub fn write_lua_value(out: &mut ReplyBuf<'_>, value: &Value, resp3: bool) {
     }
 }
 
+/// The tables of the aggregates being written, except the innermost one's: kept in one Lua
+/// table (depth `d`'s items under `2d - 1`, its map under `2d`) rather than as one mlua
+/// reference each, which a reply nested thousands deep would run out of.
+#[derive(Default)]
+struct Stash(Option<Table>);
+
+impl Stash {
+    fn keep(&mut self, lua: &Lua, pending: &mut Pending, depth: usize) {
+        if self.0.is_none() {
+            self.0 = lua.create_table().ok();
+        }
+        let Some(stash) = &self.0 else {
+            // No table to keep them in: hold the references instead.
+            return;
+        };
+        if let Some(items) = &pending.items {
+            if stash.raw_set(depth * 2 - 1, items).is_ok() {
+                pending.items = None;
+            }
+        }
+        if let Some(map) = &pending.map {
+            if stash.raw_set(depth * 2, map).is_ok() {
+                pending.map = None;
+                pending.map_stashed = true;
+            }
+        }
+    }
+
+    fn restore(&mut self, pending: &mut Pending, depth: usize) {
+        let Some(stash) = &self.0 else { return };
+        if pending.items.is_none() {
+            pending.items = stash.raw_get(depth * 2 - 1).ok();
+            let _ = stash.raw_set(depth * 2 - 1, Value::Nil);
+        }
+        if pending.map_stashed {
+            pending.map = stash.raw_get(depth * 2).ok();
+            pending.map_stashed = false;
+            let _ = stash.raw_set(depth * 2, Value::Nil);
+        }
+    }
+}
+
 /// Writes a table that is a single reply (error, status, double, big number), or the
 /// header of an aggregate and returns what remains to write of it.
-fn write_table_head(out: &mut ReplyBuf<'_>, t: Table, slots: usize) -> Option<Pending> {
+fn write_table_head(lua: &Lua, out: &mut ReplyBuf<'_>, t: Table, slots: usize) -> Option<Pending> {
     if let Value::String(e) = field(&t, "err") {
         out.error_bytes(&e.as_bytes());
         return None;
@@ -207,33 +298,56 @@ fn write_table_head(out: &mut ReplyBuf<'_>, t: Table, slots: usize) -> Option<Pe
         out.big_number(&sanitize(&s.as_bytes()));
         return None;
     }
-    if let Value::Table(map) = field(&t, "map") {
-        let mut values = Vec::new();
-        for (k, v) in map.pairs::<Value, Value>().filter_map(Result::ok) {
-            values.push((k, slots + MAP_KEY_SLOTS));
-            values.push((v, slots + MAP_VALUE_SLOTS));
+    let (items, map, len, item_slots, value_slots) = if let Value::Table(map) = field(&t, "map") {
+        let (keys, len) = keys_in_order(lua, &map);
+        out.map(len);
+        (
+            keys,
+            Some(map),
+            len,
+            slots + MAP_KEY_SLOTS,
+            slots + MAP_VALUE_SLOTS,
+        )
+    } else if let Value::Table(set) = field(&t, "set") {
+        let (keys, len) = keys_in_order(lua, &set);
+        out.set(len);
+        (keys, None, len, slots + SET_MEMBER_SLOTS, 0)
+    } else {
+        // An array runs up to the first nil.
+        let mut len = 0;
+        while !matches!(t.raw_get::<Value>(len + 1), Ok(Value::Nil) | Err(_)) {
+            len += 1;
         }
-        out.map(values.len() / 2);
-        return Some(values.into_iter());
-    }
-    if let Value::Table(set) = field(&t, "set") {
-        let members: Vec<(Value, usize)> = set
-            .pairs::<Value, Value>()
-            .filter_map(|p| p.ok().map(|(k, _)| (k, slots + SET_MEMBER_SLOTS)))
-            .collect();
-        out.set(members.len());
-        return Some(members.into_iter());
-    }
-    // An array runs up to the first nil.
-    let mut items = Vec::new();
-    loop {
-        match t.raw_get::<Value>(items.len() + 1) {
-            Ok(Value::Nil) | Err(_) => break,
-            Ok(v) => items.push((v, slots + ARRAY_ITEM_SLOTS)),
+        out.array(len);
+        (t, None, len, slots + ARRAY_ITEM_SLOTS, 0)
+    };
+    Some(Pending {
+        items: Some(items),
+        map,
+        map_stashed: false,
+        next: 1,
+        len,
+        value_next: false,
+        item_slots,
+        value_slots,
+    })
+}
+
+/// A table's keys in `next` order, as a Lua sequence, and their number.
+fn keys_in_order(lua: &Lua, table: &Table) -> (Table, usize) {
+    let Ok(keys) = lua.create_table() else {
+        return (table.clone(), 0);
+    };
+    let mut len = 0;
+    for key in table
+        .pairs::<Value, Value>()
+        .filter_map(|p| p.ok().map(|(k, _)| k))
+    {
+        if keys.raw_set(len + 1, key).is_ok() {
+            len += 1;
         }
     }
-    out.array(items.len());
-    Some(items.into_iter())
+    (keys, len)
 }
 
 /// Status and big-number texts cannot hold line breaks; Redis turns them into spaces.
