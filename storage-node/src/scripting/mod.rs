@@ -221,7 +221,9 @@ pub fn run(
         .app_data_ref::<redis_lib::ScriptResp>()
         .is_some_and(|r| r.0 == 3);
     match result {
-        Ok(value) => convert::write_result(&mut ctx.out, &value, resp3).map_err(CmdError::from),
+        Ok(value) => {
+            convert::write_result(&engine.lua, &mut ctx.out, &value, resp3).map_err(CmdError::from)
+        }
         Err(engine::ScriptError {
             message,
             place: Some((source, line)),

@@ -3,6 +3,11 @@
 //! `null`; "excessively sparse" arrays are an error), and other tables as objects; `decode`
 //! gives `cjson.null` for null. Errors use lua-cjson's texts.
 //!
+//! Both directions nest at most 1000 deep, as lua-cjson's defaults allow ("Cannot serialise,
+//! excessive nesting (1001)", "Found too many nested data structures (1001) at character
+//! N"), and walk the nesting with an explicit stack: a script's table may contain itself,
+//! and the thread running it has a small stack.
+//!
 //! The configuration functions (`encode_sparse_array`, `encode_max_depth`, ...) exist but
 //! keep the defaults.
 
@@ -52,30 +57,140 @@ fn encode(lua: &Lua, args: Args) -> mlua::Result<mlua::LuaString> {
         return Err(arg_error(lua, 1, "encode", "expected 1 argument"));
     }
     let mut out = Vec::new();
-    encode_value(lua, &args[0], 0, &mut out).map_err(|m| error_at_caller(lua, &m))?;
+    encode_value(lua, &args[0], &mut out).map_err(|m| error_at_caller(lua, &m))?;
     lua.create_string(out)
 }
 
-fn encode_value(lua: &Lua, value: &Value, depth: usize, out: &mut Vec<u8>) -> Result<(), String> {
-    match value {
-        Value::Nil => out.extend_from_slice(b"null"),
-        Value::LightUserData(p) if p.0.is_null() => out.extend_from_slice(b"null"),
-        Value::Boolean(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
-        Value::Number(n) => encode_number(*n, out)?,
-        Value::Integer(n) => out.extend_from_slice(n.to_string().as_bytes()),
-        Value::String(s) => encode_string(&s.as_bytes(), out),
-        Value::Table(t) => {
-            if depth + 1 > MAX_DEPTH {
-                return Err(format!(
-                    "Cannot serialise, excessive nesting ({})",
-                    depth + 1
-                ));
+/// A table being encoded, and how far.
+enum Open {
+    Array {
+        table: Table,
+        next: usize,
+        len: usize,
+    },
+    /// An object's keys are copied in `next` order into a Lua sequence first: one mlua
+    /// reference per open table, however many keys it has.
+    Object {
+        table: Table,
+        keys: Table,
+        next: usize,
+        len: usize,
+    },
+}
+
+/// Encodes a value. Nested tables are walked with an explicit stack (the nesting is the
+/// script's to choose, up to [`MAX_DEPTH`]), never by recursion.
+fn encode_value(lua: &Lua, value: &Value, out: &mut Vec<u8>) -> Result<(), String> {
+    let lua_error = |e: mlua::Error| e.to_string();
+    let mut open: Vec<Open> = Vec::new();
+    let mut current = Some(value.clone());
+    loop {
+        let Some(value) = current.take() else {
+            let Some(top) = open.last_mut() else {
+                return Ok(());
+            };
+            match top {
+                Open::Array { table, next, len } => {
+                    if *next > *len {
+                        out.push(b']');
+                        open.pop();
+                        continue;
+                    }
+                    if *next > 1 {
+                        out.push(b',');
+                    }
+                    current = Some(table.raw_get(*next).map_err(lua_error)?);
+                    *next += 1;
+                }
+                Open::Object {
+                    table,
+                    keys,
+                    next,
+                    len,
+                } => {
+                    if *next > *len {
+                        out.push(b'}');
+                        open.pop();
+                        continue;
+                    }
+                    if *next > 1 {
+                        out.push(b',');
+                    }
+                    let key: Value = keys.raw_get(*next).map_err(lua_error)?;
+                    *next += 1;
+                    encode_key(&key, out)?;
+                    out.push(b':');
+                    current = Some(table.raw_get(key).map_err(lua_error)?);
+                }
             }
-            encode_table(lua, t, depth + 1, out)?
+            continue;
+        };
+        match value {
+            Value::Nil => out.extend_from_slice(b"null"),
+            Value::LightUserData(p) if p.0.is_null() => out.extend_from_slice(b"null"),
+            Value::Boolean(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
+            Value::Number(n) => encode_number(n, out)?,
+            Value::Integer(n) => out.extend_from_slice(n.to_string().as_bytes()),
+            Value::String(s) => encode_string(&s.as_bytes(), out),
+            Value::Table(table) => {
+                let depth = open.len() + 1;
+                if depth > MAX_DEPTH {
+                    return Err(format!("Cannot serialise, excessive nesting ({depth})"));
+                }
+                match array_length(&table)? {
+                    Some(len) if len > 0 => {
+                        out.push(b'[');
+                        open.push(Open::Array {
+                            table,
+                            next: 1,
+                            len,
+                        });
+                    }
+                    _ => {
+                        out.push(b'{');
+                        let keys = lua.create_table().map_err(lua_error)?;
+                        let mut len = 0;
+                        for pair in table.pairs::<Value, Value>() {
+                            let (key, _) = pair.map_err(lua_error)?;
+                            len += 1;
+                            keys.raw_set(len, key).map_err(lua_error)?;
+                        }
+                        open.push(Open::Object {
+                            table,
+                            keys,
+                            next: 1,
+                            len,
+                        });
+                    }
+                }
+            }
+            other => {
+                return Err(format!(
+                    "Cannot serialise {}: type not supported",
+                    type_name(Some(&other))
+                ))
+            }
+        }
+    }
+}
+
+/// An object key: strings as they are, numbers as strings.
+fn encode_key(key: &Value, out: &mut Vec<u8>) -> Result<(), String> {
+    match key {
+        Value::String(s) => encode_string(&s.as_bytes(), out),
+        Value::Number(n) => {
+            out.push(b'"');
+            encode_number(*n, out)?;
+            out.push(b'"');
+        }
+        Value::Integer(n) => {
+            out.push(b'"');
+            out.extend_from_slice(n.to_string().as_bytes());
+            out.push(b'"');
         }
         other => {
             return Err(format!(
-                "Cannot serialise {}: type not supported",
+                "Cannot serialise {}: table key must be a number or string",
                 type_name(Some(other))
             ))
         }
@@ -135,56 +250,6 @@ fn array_length(t: &Table) -> Result<Option<usize>, String> {
     Ok(Some(max))
 }
 
-fn encode_table(lua: &Lua, t: &Table, depth: usize, out: &mut Vec<u8>) -> Result<(), String> {
-    match array_length(t)? {
-        Some(len) if len > 0 => {
-            out.push(b'[');
-            for i in 1..=len {
-                if i > 1 {
-                    out.push(b',');
-                }
-                let v: Value = t.raw_get(i).map_err(|e| e.to_string())?;
-                encode_value(lua, &v, depth, out)?;
-            }
-            out.push(b']');
-        }
-        _ => {
-            out.push(b'{');
-            let mut first = true;
-            for pair in t.pairs::<Value, Value>() {
-                let (k, v) = pair.map_err(|e| e.to_string())?;
-                if !first {
-                    out.push(b',');
-                }
-                first = false;
-                match &k {
-                    Value::String(s) => encode_string(&s.as_bytes(), out),
-                    Value::Number(n) => {
-                        out.push(b'"');
-                        encode_number(*n, out)?;
-                        out.push(b'"');
-                    }
-                    Value::Integer(n) => {
-                        out.push(b'"');
-                        out.extend_from_slice(n.to_string().as_bytes());
-                        out.push(b'"');
-                    }
-                    other => {
-                        return Err(format!(
-                            "Cannot serialise {}: table key must be a number or string",
-                            type_name(Some(other))
-                        ))
-                    }
-                }
-                out.push(b':');
-                encode_value(lua, &v, depth, out)?;
-            }
-            out.push(b'}');
-        }
-    }
-    Ok(())
-}
-
 fn decode(lua: &Lua, args: Args) -> mlua::Result<Value> {
     if args.len() != 1 {
         return Err(arg_error(lua, 1, "decode", "expected 1 argument"));
@@ -198,7 +263,7 @@ fn decode(lua: &Lua, args: Args) -> mlua::Result<Value> {
     };
     let result = (|| {
         let token = parser.next_token()?;
-        let value = parser.value(token, "value")?;
+        let value = parser.value(token)?;
         let end = parser.next_token()?;
         if end.kind != Kind::End {
             return Err(parser.expected("the end", &end));
@@ -439,72 +504,106 @@ impl Parser<'_> {
         Ok(())
     }
 
-    fn value(&mut self, token: Token, what: &str) -> Result<Value, DecodeError> {
-        Ok(match token.kind {
-            Kind::String => Value::String(self.lua.create_string(&token.text)?),
-            Kind::Number => Value::Number(token.number),
-            Kind::Boolean => Value::Boolean(token.boolean),
-            Kind::Null => null(),
-            Kind::ObjBegin => self.object(&token)?,
-            Kind::ArrBegin => self.array(&token)?,
-            _ => return Err(self.expected(what, &token)),
-        })
+    /// Parses the value `token` starts. Nested arrays and objects are walked with an explicit
+    /// stack (bounded by [`MAX_DEPTH`]), never by recursion.
+    fn value(&mut self, mut token: Token) -> Result<Value, DecodeError> {
+        let mut open: Vec<Container> = Vec::new();
+        loop {
+            let mut value = match token.kind {
+                Kind::String => Value::String(self.lua.create_string(&token.text)?),
+                Kind::Number => Value::Number(token.number),
+                Kind::Boolean => Value::Boolean(token.boolean),
+                Kind::Null => null(),
+                Kind::ObjBegin | Kind::ArrBegin => {
+                    self.nest(&token)?;
+                    let table = self.lua.create_table()?;
+                    let first = self.next_token()?;
+                    let is_object = token.kind == Kind::ObjBegin;
+                    let end = if is_object {
+                        Kind::ObjEnd
+                    } else {
+                        Kind::ArrEnd
+                    };
+                    if first.kind == end {
+                        self.depth -= 1;
+                        Value::Table(table)
+                    } else if is_object {
+                        let key = self.object_key(first)?;
+                        open.push(Container::Object { table, key });
+                        token = self.next_token()?;
+                        continue;
+                    } else {
+                        open.push(Container::Array { table, next: 1 });
+                        token = first;
+                        continue;
+                    }
+                }
+                _ => return Err(self.expected("value", &token)),
+            };
+            // Store the value in its container; close every container that then ends.
+            loop {
+                let Some(top) = open.last_mut() else {
+                    return Ok(value);
+                };
+                let sep = self.next_token()?;
+                match top {
+                    Container::Array { table, next } => {
+                        table.raw_set(*next, value)?;
+                        *next += 1;
+                        match sep.kind {
+                            Kind::ArrEnd => {}
+                            Kind::Comma => {
+                                token = self.next_token()?;
+                                break;
+                            }
+                            _ => return Err(self.expected("comma or array end", &sep)),
+                        }
+                    }
+                    Container::Object { table, key } => {
+                        table.raw_set(key.clone(), value)?;
+                        match sep.kind {
+                            Kind::ObjEnd => {}
+                            Kind::Comma => {
+                                let next = self.next_token()?;
+                                *key = self.object_key(next)?;
+                                token = self.next_token()?;
+                                break;
+                            }
+                            _ => return Err(self.expected("comma or object end", &sep)),
+                        }
+                    }
+                }
+                self.depth -= 1;
+                value = match open.pop() {
+                    Some(Container::Array { table, .. } | Container::Object { table, .. }) => {
+                        Value::Table(table)
+                    }
+                    None => Value::Nil,
+                };
+            }
+        }
     }
 
-    fn object(&mut self, open: &Token) -> Result<Value, DecodeError> {
-        self.nest(open)?;
-        let t = self.lua.create_table()?;
-        let mut token = self.next_token()?;
-        if token.kind == Kind::ObjEnd {
-            self.depth -= 1;
-            return Ok(Value::Table(t));
+    /// An object's key (`token`) and the colon after it.
+    fn object_key(&mut self, token: Token) -> Result<mlua::LuaString, DecodeError> {
+        if token.kind != Kind::String {
+            return Err(self.expected("object key string", &token));
         }
-        loop {
-            if token.kind != Kind::String {
-                return Err(self.expected("object key string", &token));
-            }
-            let key = self.lua.create_string(&token.text)?;
-            let colon = self.next_token()?;
-            if colon.kind != Kind::Colon {
-                return Err(self.expected("colon", &colon));
-            }
-            let next = self.next_token()?;
-            let value = self.value(next, "value")?;
-            t.raw_set(key, value)?;
-            let sep = self.next_token()?;
-            match sep.kind {
-                Kind::ObjEnd => break,
-                Kind::Comma => token = self.next_token()?,
-                _ => return Err(self.expected("comma or object end", &sep)),
-            }
+        let key = self.lua.create_string(&token.text)?;
+        let colon = self.next_token()?;
+        if colon.kind != Kind::Colon {
+            return Err(self.expected("colon", &colon));
         }
-        self.depth -= 1;
-        Ok(Value::Table(t))
+        Ok(key)
     }
+}
 
-    fn array(&mut self, open: &Token) -> Result<Value, DecodeError> {
-        self.nest(open)?;
-        let t = self.lua.create_table()?;
-        let mut token = self.next_token()?;
-        if token.kind == Kind::ArrEnd {
-            self.depth -= 1;
-            return Ok(Value::Table(t));
-        }
-        let mut i = 1;
-        loop {
-            let value = self.value(token, "value")?;
-            t.raw_set(i, value)?;
-            i += 1;
-            let sep = self.next_token()?;
-            match sep.kind {
-                Kind::ArrEnd => break,
-                Kind::Comma => token = self.next_token()?,
-                _ => return Err(self.expected("comma or array end", &sep)),
-            }
-        }
-        self.depth -= 1;
-        Ok(Value::Table(t))
-    }
+/// An array or object being decoded.
+enum Container {
+    /// The index of the next element.
+    Array { table: Table, next: usize },
+    /// The key of the value being parsed.
+    Object { table: Table, key: mlua::LuaString },
 }
 
 /// The longest prefix of `text` that C's `strtod` reads, and its value.
@@ -521,14 +620,74 @@ fn strtod_prefix(text: &str) -> Option<(f64, usize)> {
             return Some((v, special.len()));
         }
     }
-    (1..=text.len()).rev().find_map(|end| {
-        let candidate = &text[..end];
-        let plain = candidate
-            .bytes()
-            .all(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e'));
-        if !plain {
-            return None;
+    // The longest prefix of the form [sign] digits [. digits] [e [sign] digits], found in
+    // one pass: trying every prefix from the longest took quadratic time, minutes on a
+    // 40 kB argument.
+    let bytes = text.as_bytes();
+    let digits_from = |i: usize| {
+        bytes[i.min(bytes.len())..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count()
+    };
+    let mut end = usize::from(matches!(bytes.first(), Some(b'+' | b'-')));
+    let whole = digits_from(end);
+    end += whole;
+    let mut fraction = 0;
+    if bytes.get(end) == Some(&b'.') {
+        fraction = digits_from(end + 1);
+        if whole + fraction > 0 {
+            end += 1 + fraction;
         }
-        candidate.parse::<f64>().ok().map(|v| (v, end))
-    })
+    }
+    if whole + fraction == 0 {
+        return None;
+    }
+    if bytes.get(end) == Some(&b'e') {
+        let sign = usize::from(matches!(bytes.get(end + 1), Some(b'+' | b'-')));
+        let exponent = digits_from(end + 1 + sign);
+        if exponent > 0 {
+            end += 1 + sign + exponent;
+        }
+    }
+    text[..end].parse::<f64>().ok().map(|v| (v, end))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strtod_prefix;
+
+    /// The definition: the longest prefix of number characters that parses.
+    fn longest_parsing_prefix(text: &str) -> Option<(f64, usize)> {
+        (1..=text.len()).rev().find_map(|end| {
+            let candidate = &text[..end];
+            let plain = candidate
+                .bytes()
+                .all(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e'));
+            if !plain {
+                return None;
+            }
+            candidate.parse::<f64>().ok().map(|v| (v, end))
+        })
+    }
+
+    #[test]
+    fn number_prefix_is_the_longest_that_parses() {
+        let alphabet = ['1', '0', '+', '-', '.', 'e', 'x'];
+        let mut texts = vec![String::new()];
+        for _ in 0..5 {
+            let longer: Vec<String> = texts
+                .iter()
+                .flat_map(|t| alphabet.iter().map(move |c| format!("{t}{c}")))
+                .collect();
+            texts.extend(longer);
+        }
+        for text in &texts {
+            assert_eq!(
+                strtod_prefix(text),
+                longest_parsing_prefix(text),
+                "{text:?}"
+            );
+        }
+    }
 }

@@ -4,6 +4,7 @@
 pub mod bit;
 pub mod cjson;
 pub mod cmsgpack;
+mod cmsgpack_decode;
 pub mod structlib;
 
 use mlua::{Lua, Value};
