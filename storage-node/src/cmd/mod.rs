@@ -43,7 +43,7 @@ use slotproxy::resp::ReplyBuf;
 
 pub use errors::{CmdError, CmdResult};
 
-use crate::keyspace::blocking::{BlockRequest, TimeoutReply};
+use crate::keyspace::blocking::{BlockRequest, TimeoutReply, Wants};
 use crate::keyspace::{unix_time_ms, Db, Keyspace};
 use crate::server::clients::{Client, ReplyMode};
 use crate::server::stats::Stats;
@@ -77,15 +77,18 @@ impl Ctx<'_> {
 
     /// Makes the running command wait for one of `keys` instead of replying now. Call only
     /// when [`may_block`](Self::may_block) is true, and write no reply. When a key is
-    /// signalled ready the whole command runs again; the timeout reply is sent if none does.
+    /// signalled ready and holds a value of the type `wants`, the whole command runs again;
+    /// the timeout reply is sent if none does.
     pub fn block_on(
         &mut self,
         keys: Vec<Bytes>,
+        wants: Wants,
         timeout: Option<std::time::Duration>,
         on_timeout: TimeoutReply,
     ) {
         self.client.block = Some(BlockRequest {
             keys,
+            wants,
             timeout,
             on_timeout,
         });
