@@ -257,15 +257,36 @@ pub fn execute(
         Stats::add_under_keyspace_lock(&shared.stats.total_error_replies, 1);
         ReplyBuf::new(output, client.proto).error(e.message());
     }
+    // Inside EXEC or a script the outer command sorts replies from pushes once, at its end.
+    let own_pushes = if client.nested {
+        Vec::new()
+    } else {
+        keyspace.pubsub.take_own_pushes()
+    };
     match client.reply_mode {
         ReplyMode::On => {}
-        ReplyMode::Off => output.truncate(reply_start),
+        ReplyMode::Off if client.nested => {}
+        ReplyMode::Off => silence_replies(output, reply_start, &own_pushes),
         ReplyMode::Skipping => {
-            output.truncate(reply_start);
+            silence_replies(output, reply_start, &own_pushes);
             client.reply_mode = ReplyMode::On;
         }
         ReplyMode::SkipNext => client.reply_mode = ReplyMode::Skipping,
     }
+}
+
+/// Drops what a command wrote from `reply_start` on, except its pushes (subscription
+/// confirmations, messages, notifications): CLIENT REPLY OFF/SKIP silence only replies,
+/// as in Redis 7.0.
+fn silence_replies(output: &mut BytesMut, reply_start: usize, pushes: &[std::ops::Range<usize>]) {
+    let mut kept = Vec::new();
+    for range in pushes {
+        if range.start >= reply_start && range.end <= output.len() {
+            kept.extend_from_slice(&output[range.clone()]);
+        }
+    }
+    output.truncate(reply_start);
+    output.extend_from_slice(&kept);
 }
 
 fn dispatch(
