@@ -255,6 +255,7 @@ pub fn execute(
     }
     if let Err(e) = result {
         Stats::add_under_keyspace_lock(&shared.stats.total_error_replies, 1);
+        keyspace.error_stats.count(e.message());
         ReplyBuf::new(output, client.proto).error(e.message());
     }
     // Inside EXEC or a script the outer command sorts replies from pushes once, at its end.
