@@ -24,3 +24,17 @@ pub mod pubsub;
 pub mod scripting;
 pub mod server;
 pub mod types;
+
+/// The global allocator the running binary linked, as INFO `mem_allocator` names it; set
+/// once by the binary at startup. Code that links this library without naming its
+/// allocator (tests, embedders) reports `libc`, Rust's default system allocator.
+static MEM_ALLOCATOR: std::sync::OnceLock<&'static str> = std::sync::OnceLock::new();
+
+/// Records the binary's global allocator (call once, before serving).
+pub fn set_mem_allocator(name: &'static str) {
+    let _ = MEM_ALLOCATOR.set(name);
+}
+
+pub fn mem_allocator() -> &'static str {
+    MEM_ALLOCATOR.get().copied().unwrap_or("libc")
+}

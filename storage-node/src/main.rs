@@ -5,7 +5,12 @@
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
+/// INFO's `mem_allocator`: the jemalloc that tikv-jemalloc-sys 0.6.1+5.3.0 builds in
+/// (see Cargo.lock; update together).
+const ALLOCATOR_NAME: &str = "jemalloc-5.3.0";
+
 fn main() {
+    storage_node::set_mem_allocator(ALLOCATOR_NAME);
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--version" || a == "-v") {
         println!("storage-node {}", env!("CARGO_PKG_VERSION"));

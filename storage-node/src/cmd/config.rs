@@ -48,6 +48,7 @@ fn config(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             misses,
             expired_keys: ctx.keyspace.expired_keys(),
         });
+        ctx.keyspace.error_stats.reset();
         ctx.out.ok();
     } else if is(sub, "rewrite") {
         let config = ctx.shared.config().clone();

@@ -159,7 +159,8 @@ fn hello(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     ctx.out.bulk(b"id");
     ctx.out.integer(ctx.client.id() as i64);
     ctx.out.bulk(b"mode");
-    ctx.out.bulk(b"standalone");
+    ctx.out
+        .bulk(super::info::server_mode(ctx.shared).as_bytes());
     ctx.out.bulk(b"role");
     ctx.out.bulk(b"master");
     ctx.out.bulk(b"modules");

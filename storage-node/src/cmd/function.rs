@@ -10,8 +10,9 @@
 //! - `FUNCTION LIST [LIBRARYNAME pattern] [WITHCODE]` → per library a map of
 //!   `library_name`, `engine`, `functions` (maps of `name`, `description`, `flags`) and, with
 //!   WITHCODE, `library_code`.
-//! - `FUNCTION STATS` → `running_script` (nil: a running function holds the keyspace, so
-//!   this command never sees one) and `engines` (libraries and functions counts).
+//! - `FUNCTION STATS` → `running_script` and `engines` (libraries and functions counts).
+//!   Here `running_script` is nil: a running function holds the keyspace. While one is
+//!   busy, `scripting::busy` answers with its name, command and `duration_ms`.
 //! - `FUNCTION DUMP` → a payload of every library; `FUNCTION RESTORE payload
 //!   [FLUSH|APPEND|REPLACE]` → `+OK`.
 //! - `FUNCTION KILL` → `NOTBUSY ...` here; a running function is killed by the connection's
@@ -260,6 +261,15 @@ fn call(ctx: &mut Ctx<'_>, args: &[Bytes], read_only_command: bool) -> CmdResult
     }
     let name = String::from_utf8_lossy(&args[1]).into_owned();
     let read_only = read_only_command || flags.no_writes;
+    shared
+        .scripting
+        .state
+        .describe_function(crate::scripting::busy::RunningFunction {
+            name: args[1].to_vec(),
+            command: args.to_vec(),
+            libraries: functions.libraries().len(),
+            functions: functions.function_count(),
+        });
     functions.with_function(&shared.scripting.state, &args[1], |engine, func| {
         scripting::run(ctx, engine, func, (keys, argv), read_only, &name, true)
     })

@@ -2,15 +2,17 @@
 //! `field:value` lines, with Redis 7.0's field names and formats.
 //!
 //! Sections: `server`, `clients`, `memory`, `persistence`, `stats`, `replication`, `cpu`,
-//! `modules` (always empty), `cluster`, `keyspace`; `default` and no argument give them all,
-//! as do `all` and `everything`. Names are case-insensitive; sections come out in Redis's
-//! order whatever order they were asked in; unknown names add nothing.
+//! `modules` (always empty), `errorstats`, `cluster`, `keyspace`; `default` and no argument
+//! give them all, as do `all` and `everything`. Names are case-insensitive; sections come out
+//! in Redis's order whatever order they were asked in; unknown names add nothing.
 //!
 //! Every value is real: memory is the process's resident size read from `/proc` (the node
 //! has no allocator statistics, so `used_memory` is that honest upper estimate), CPU times
 //! come from `/proc/self/stat`, counters from the node's statistics and keyspace. Fields
 //! Redis has but the node cannot fill truthfully are left out rather than invented
-//! (`commandstats`, `errorstats` and `latencystats` are not produced).
+//! (`commandstats` and `latencystats` are not produced, so `all` and `everything` lack
+//! them). `errorstats` counts the error replies of commands (not those written while a
+//! script is busy, which never reach the keyspace).
 
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering::Relaxed;
@@ -36,6 +38,7 @@ const SECTIONS: &[&str] = &[
     "replication",
     "cpu",
     "modules",
+    "errorstats",
     "cluster",
     "keyspace",
 ];
@@ -89,6 +92,12 @@ fn write_section(ctx: &mut Ctx<'_>, section: &str, out: &mut String) {
         "replication" => replication(out),
         "cpu" => cpu(out),
         "modules" => out.push_str("# Modules\r\n"),
+        "errorstats" => {
+            out.push_str("# Errorstats\r\n");
+            for (code, count) in ctx.keyspace.error_stats.iter() {
+                let _ = write!(out, "errorstat_{code}:count={count}\r\n");
+            }
+        }
         "cluster" => {
             out.push_str("# Cluster\r\n");
             field!(out, "cluster_enabled", ctx.shared.cluster.is_some() as u8);
@@ -130,6 +139,15 @@ fn os_name() -> String {
     )
 }
 
+/// `cluster` in cluster mode, else `standalone` (INFO `redis_mode`, HELLO's `mode`).
+pub fn server_mode(shared: &crate::server::Shared) -> &'static str {
+    if shared.cluster.is_some() {
+        "cluster"
+    } else {
+        "standalone"
+    }
+}
+
 fn server(ctx: &mut Ctx<'_>, out: &mut String) {
     let shared = ctx.shared;
     let config = shared.config().clone();
@@ -139,7 +157,7 @@ fn server(ctx: &mut Ctx<'_>, out: &mut String) {
     field!(out, "redis_version", COMPATIBLE_VERSION);
     field!(out, "redis_git_sha1", "00000000");
     field!(out, "redis_git_dirty", 0);
-    field!(out, "redis_mode", "standalone");
+    field!(out, "redis_mode", server_mode(shared));
     field!(out, "os", os_name());
     field!(out, "arch_bits", usize::BITS);
     field!(out, "monotonic_clock", "POSIX clock_gettime");
@@ -214,7 +232,7 @@ fn memory(_ctx: &mut Ctx<'_>, out: &mut String) {
     field!(out, "maxmemory_human", "0B");
     // The node never evicts keys.
     field!(out, "maxmemory_policy", "noeviction");
-    field!(out, "mem_allocator", "libc");
+    field!(out, "mem_allocator", crate::mem_allocator());
 }
 
 fn persistence(ctx: &mut Ctx<'_>, out: &mut String) {

@@ -114,13 +114,10 @@ fn rename_generic(ctx: &mut Ctx<'_>, args: &[Bytes], only_if_new: bool) -> CmdRe
             .ok_or_else(|| CmdError::from(NO_SUCH_KEY))?;
         entry.key = CompactBytes::new(target);
         db.remove(target); // Redis deletes then adds: a `new` key event, as there.
-        let is_list = holds_list(&entry);
         db.insert_entry(entry);
         ctx.notify(crate::pubsub::notify::GENERIC, "rename_from", source);
         ctx.notify(crate::pubsub::notify::GENERIC, "rename_to", target);
-        if is_list {
-            ctx.signal_key_ready(target);
-        }
+        ctx.signal_key_ready(target);
         true
     };
     match (only_if_new, done) {
@@ -137,12 +134,6 @@ fn db_index(ctx: &Ctx<'_>, arg: &[u8]) -> Result<usize, CmdError> {
         return Err(DB_OUT_OF_RANGE.into());
     }
     Ok(index as usize)
-}
-
-/// Whether a key arriving with this entry may serve clients blocked on lists (Redis's
-/// `dbAdd` signals every new list key).
-fn holds_list(entry: &Entry) -> bool {
-    matches!(entry.value, crate::types::Value::List(_))
 }
 
 /// `source`'s value and TTL under a new name.
@@ -190,12 +181,11 @@ fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Ok(());
     }
     destination.remove(target); // Redis deletes then adds: a `new` key event, as there.
-    let is_list = holds_list(&copied);
     destination.insert_entry(copied);
     ctx.notify_in(target_db, crate::pubsub::notify::GENERIC, "copy_to", target);
-    if is_list {
-        ctx.keyspace.blocking.signal_ready(target_db, target);
-    }
+    // Like Redis's `dbAdd`, a new key of any type is signalled; whoever waits on it is
+    // served only if the type suits it.
+    ctx.keyspace.blocking.signal_ready(target_db, target);
     ctx.out.integer(1);
     Ok(())
 }
@@ -214,11 +204,8 @@ fn move_(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let moved = source.get_mut(key).is_some() && target.get_mut(key).is_none();
     if moved {
         if let Some(entry) = source.remove(key) {
-            let is_list = holds_list(&entry);
             target.insert_entry(entry);
-            if is_list {
-                ctx.keyspace.blocking.signal_ready(target_db, key);
-            }
+            ctx.keyspace.blocking.signal_ready(target_db, key);
         }
         ctx.notify(crate::pubsub::notify::GENERIC, "move_from", key);
         ctx.notify_in(target_db, crate::pubsub::notify::GENERIC, "move_to", key);
@@ -238,6 +225,7 @@ fn swapdb(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Err(DB_OUT_OF_RANGE.into());
     }
     ctx.keyspace.swap_dbs(first as usize, second as usize);
+    crate::cmd::wakeup::signal_swapped_dbs(ctx.keyspace, first as usize, second as usize);
     ctx.out.ok();
     Ok(())
 }

@@ -43,7 +43,7 @@ use slotproxy::resp::ReplyBuf;
 
 pub use errors::{CmdError, CmdResult};
 
-use crate::keyspace::blocking::{BlockRequest, TimeoutReply};
+use crate::keyspace::blocking::{BlockRequest, TimeoutReply, Wants};
 use crate::keyspace::{unix_time_ms, Db, Keyspace};
 use crate::server::clients::{Client, ReplyMode};
 use crate::server::stats::Stats;
@@ -77,15 +77,18 @@ impl Ctx<'_> {
 
     /// Makes the running command wait for one of `keys` instead of replying now. Call only
     /// when [`may_block`](Self::may_block) is true, and write no reply. When a key is
-    /// signalled ready the whole command runs again; the timeout reply is sent if none does.
+    /// signalled ready and holds a value of the type `wants`, the whole command runs again;
+    /// the timeout reply is sent if none does.
     pub fn block_on(
         &mut self,
         keys: Vec<Bytes>,
+        wants: Wants,
         timeout: Option<std::time::Duration>,
         on_timeout: TimeoutReply,
     ) {
         self.client.block = Some(BlockRequest {
             keys,
+            wants,
             timeout,
             on_timeout,
         });
@@ -252,17 +255,39 @@ pub fn execute(
     }
     if let Err(e) = result {
         Stats::add_under_keyspace_lock(&shared.stats.total_error_replies, 1);
+        keyspace.error_stats.count(e.message());
         ReplyBuf::new(output, client.proto).error(e.message());
     }
+    // Inside EXEC or a script the outer command sorts replies from pushes once, at its end.
+    let own_pushes = if client.nested {
+        Vec::new()
+    } else {
+        keyspace.pubsub.take_own_pushes()
+    };
     match client.reply_mode {
         ReplyMode::On => {}
-        ReplyMode::Off => output.truncate(reply_start),
+        ReplyMode::Off if client.nested => {}
+        ReplyMode::Off => silence_replies(output, reply_start, &own_pushes),
         ReplyMode::Skipping => {
-            output.truncate(reply_start);
+            silence_replies(output, reply_start, &own_pushes);
             client.reply_mode = ReplyMode::On;
         }
         ReplyMode::SkipNext => client.reply_mode = ReplyMode::Skipping,
     }
+}
+
+/// Drops what a command wrote from `reply_start` on, except its pushes (subscription
+/// confirmations, messages, notifications): CLIENT REPLY OFF/SKIP silence only replies,
+/// as in Redis 7.0.
+fn silence_replies(output: &mut BytesMut, reply_start: usize, pushes: &[std::ops::Range<usize>]) {
+    let mut kept = Vec::new();
+    for range in pushes {
+        if range.start >= reply_start && range.end <= output.len() {
+            kept.extend_from_slice(&output[range.clone()]);
+        }
+    }
+    output.truncate(reply_start);
+    output.extend_from_slice(&kept);
 }
 
 fn dispatch(

@@ -40,6 +40,8 @@ pub const COMMANDS: &[(&str, Handler)] = &[
     ("unwatch", unwatch),
 ];
 
+pub const DISCARD_WITHOUT_MULTI: &str = "ERR DISCARD without MULTI";
+
 const EXECABORT: &str = "EXECABORT Transaction discarded because of previous errors.";
 
 /// A transaction being queued.
@@ -74,17 +76,16 @@ pub fn queue_if_in_multi(ctx: &mut Ctx<'_>, spec: &CommandSpec, args: &[Bytes]) 
     if ctx.client.nested || NOT_QUEUED.contains(&spec.name.as_str()) {
         return false;
     }
-    let handle = ctx.client.handle.clone();
-    let Some(multi) = &mut ctx.client.multi else {
+    if !enqueue(ctx.client, args) {
         return false;
-    };
-    // A transaction that cannot run any more keeps nothing (Redis does the same).
-    if !multi.aborted && !handle.watch_dirty.load(Relaxed) {
-        multi.queue.push(args.to_vec());
-        handle.multi_queued.store(multi.queue.len() as i64, Relaxed);
     }
     ctx.out.simple("QUEUED");
     true
+}
+
+/// Whether a command runs at once even inside MULTI (EXEC, DISCARD, MULTI, WATCH, ...).
+pub fn runs_inside_multi(spec: &CommandSpec) -> bool {
+    NOT_QUEUED.contains(&spec.name.as_str())
 }
 
 /// A command refused before running (unknown, wrong arity, NOAUTH, not allowed here):
@@ -95,26 +96,72 @@ pub fn rejected(
     args: &[Bytes],
     error: CmdError,
 ) -> CmdError {
-    if client.nested {
+    if client.nested || client.multi.is_none() {
         return error;
     }
-    let Some(multi) = &mut client.multi else {
-        return error;
-    };
-    multi.aborted = true;
+    flag_refused(client);
     if args.first().is_some_and(|name| is(name, "exec")) {
         discard_transaction(keyspace, client);
-        let reason = error.message();
-        let reason = reason.strip_prefix("ERR ").unwrap_or(reason);
-        return format!("EXECABORT Transaction discarded because of: {reason}").into();
+        return exec_refused(error.message()).into();
     }
     error
 }
 
-/// Leaves MULTI and drops every WATCH (DISCARD, EXEC, RESET, disconnect).
-pub fn discard_transaction(keyspace: &mut Keyspace, client: &mut Client) {
+/// Marks the transaction being queued (if any) so that EXEC aborts: a command was refused
+/// while queuing (Redis's `flagTransaction`).
+pub fn flag_refused(client: &mut Client) {
+    if client.nested {
+        return;
+    }
+    if let Some(multi) = &mut client.multi {
+        multi.aborted = true;
+    }
+}
+
+/// What a refused EXEC answers: the transaction is discarded because of `reason`.
+pub fn exec_refused(reason: &str) -> String {
+    let reason = reason.strip_prefix("ERR ").unwrap_or(reason);
+    format!("EXECABORT Transaction discarded because of: {reason}")
+}
+
+/// Starts a transaction (MULTI).
+pub fn begin(client: &mut Client) -> CmdResult {
+    if client.multi.is_some() {
+        return Err("ERR MULTI calls can not be nested".into());
+    }
+    client.multi = Some(Multi::default());
+    client.handle.multi_queued.store(0, Relaxed);
+    Ok(())
+}
+
+/// Adds a checked command to the transaction; false outside MULTI. A transaction that
+/// cannot run any more keeps nothing (Redis does the same).
+pub fn enqueue(client: &mut Client, args: &[Bytes]) -> bool {
+    let dirty = client.handle.watch_dirty.load(Relaxed);
+    let Some(multi) = &mut client.multi else {
+        return false;
+    };
+    if !multi.aborted && !dirty {
+        multi.queue.push(args.to_vec());
+        client
+            .handle
+            .multi_queued
+            .store(multi.queue.len() as i64, Relaxed);
+    }
+    true
+}
+
+/// Leaves MULTI without touching the keyspace; true if WATCHed keys remain to be dropped
+/// with [`discard_transaction`] once the keyspace can be locked.
+pub fn leave_multi(client: &mut Client) -> bool {
     client.multi = None;
     client.handle.multi_queued.store(-1, Relaxed);
+    !client.watching.is_empty()
+}
+
+/// Leaves MULTI and drops every WATCH (DISCARD, EXEC, RESET, disconnect).
+pub fn discard_transaction(keyspace: &mut Keyspace, client: &mut Client) {
+    leave_multi(client);
     unwatch_all(keyspace, client);
 }
 
@@ -127,18 +174,14 @@ fn unwatch_all(keyspace: &mut Keyspace, client: &mut Client) {
 }
 
 fn multi(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    if ctx.client.multi.is_some() {
-        return Err("ERR MULTI calls can not be nested".into());
-    }
-    ctx.client.multi = Some(Multi::default());
-    ctx.client.handle.multi_queued.store(0, Relaxed);
+    begin(ctx.client)?;
     ctx.out.ok();
     Ok(())
 }
 
 fn discard(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     if ctx.client.multi.is_none() {
-        return Err("ERR DISCARD without MULTI".into());
+        return Err(DISCARD_WITHOUT_MULTI.into());
     }
     discard_transaction(ctx.keyspace, ctx.client);
     ctx.out.ok();

@@ -14,17 +14,31 @@ use crate::server::clients::Client;
 use crate::server::Shared;
 
 /// Re-runs the commands blocked on every ready key, oldest first, until no key is ready.
-/// A command that succeeds is unblocked and its reply delivered; one that still finds
-/// nothing stays blocked in its place.
+/// A key serves a waiter only if it now holds the type the waiter wants (a list pushed and
+/// deleted again in one transaction serves nobody). A command that succeeds is unblocked
+/// and its reply delivered; one that still finds nothing stays blocked in its place.
 pub fn serve_ready_keys(shared: &Shared, keyspace: &mut Keyspace) {
-    while let Some((_, waiting)) = keyspace.blocking.next_ready() {
+    while let Some(((db, key), waiting)) = keyspace.blocking.next_ready() {
         for id in waiting {
-            let Some((db, proto, handle, args)) = keyspace.blocking.retry_info(id) else {
+            let Some(blocked) = keyspace.blocking.get(id) else {
                 continue;
             };
-            let mut client = Client::new(handle, false);
-            client.db = db;
-            client.proto = proto;
+            let wants = blocked.wants;
+            let serves = keyspace
+                .db(db)
+                .peek(&key)
+                .is_some_and(|entry| wants.served_by(&entry.value));
+            if !serves {
+                // Stays blocked; a waiter for another type may still be served.
+                continue;
+            }
+            let Some(blocked) = keyspace.blocking.get(id) else {
+                continue;
+            };
+            let mut client = Client::new(blocked.handle.clone(), false);
+            client.db = blocked.db;
+            client.proto = blocked.proto;
+            let args = blocked.args.clone();
             let mut out = BytesMut::new();
             execute(shared, keyspace, &mut client, &mut out, &args);
             if client.block.is_some() {
@@ -33,6 +47,17 @@ pub fn serve_ready_keys(shared: &Shared, keyspace: &mut Keyspace) {
             if let Some(blocked) = keyspace.blocking.remove(id) {
                 blocked.finish(out.freeze());
             }
+        }
+    }
+}
+
+/// SWAPDB: a key some client waits on may exist now in either database; each is signalled
+/// and served after the command if it holds what its waiters want (Redis's
+/// `scanDatabaseForReadyKeys`).
+pub fn signal_swapped_dbs(keyspace: &mut Keyspace, first: usize, second: usize) {
+    for db in [first, second] {
+        for key in keyspace.blocking.keys_waited_in(db) {
+            keyspace.blocking.signal_ready(db, &key);
         }
     }
 }

@@ -4,6 +4,7 @@
 //! `CONFIG GET/SET` use, so they cannot disagree about names or value syntax.
 
 mod file;
+pub mod inert;
 pub mod params;
 mod rewrite;
 
@@ -71,6 +72,9 @@ pub struct Config {
     /// Quicklist fill factor: negative for a node size limit, positive for an entry count.
     /// Only the node layout of DUMP payloads depends on it.
     pub list_max_listpack_size: i64,
+    /// Values given to the accepted no-op settings of [`inert`], as CONFIG GET shows them
+    /// (a setting never set shows its Redis default).
+    pub inert: std::collections::BTreeMap<&'static str, String>,
 }
 
 impl Config {
@@ -128,6 +132,7 @@ impl Default for Config {
             hash_max_listpack_entries: 512,
             hash_max_listpack_value: 64,
             list_max_listpack_size: -2,
+            inert: std::collections::BTreeMap::new(),
         }
     }
 }

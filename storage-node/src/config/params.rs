@@ -8,7 +8,7 @@
 
 use slotproxy::numbers::parse_i64;
 
-use super::Config;
+use super::{inert, Config};
 use crate::server::protection::ProtectedAction;
 
 /// Whether CONFIG SET may change a setting.
@@ -234,22 +234,44 @@ pub const ALIASES: &[(&str, &str)] = &[
 fn canonical(name: &str) -> &str {
     ALIASES
         .iter()
+        .chain(inert::INERT_ALIASES)
         .find(|(alias, _)| alias.eq_ignore_ascii_case(name))
         .map_or(name, |(_, target)| target)
 }
 
-/// Names of every setting, as CONFIG GET matches patterns against them (aliases included).
+/// Names of every setting, as CONFIG GET matches patterns against them (aliases and the
+/// accepted no-ops of `config::inert` included).
 pub fn names() -> impl Iterator<Item = &'static str> {
     PARAMS
         .iter()
         .map(|p| p.name)
         .chain(ALIASES.iter().map(|&(alias, _)| alias))
+        .chain(inert::INERT.iter().map(|i| i.param.name))
+        .chain(inert::INERT_ALIASES.iter().map(|&(alias, _)| alias))
 }
 
 /// A setting by name or alias, ignoring ASCII case.
 pub fn find(name: &str) -> Option<&'static Param> {
     let name = canonical(name);
-    PARAMS.iter().find(|p| p.name.eq_ignore_ascii_case(name))
+    PARAMS
+        .iter()
+        .find(|p| p.name.eq_ignore_ascii_case(name))
+        .or_else(|| inert::find(name).map(|i| &i.param))
+}
+
+/// Checks a value for an inert setting as Redis would, stores it in the form CONFIG GET
+/// shows, and logs that it has no effect.
+fn apply_inert(config: &mut Config, param: &Param, values: &[String]) -> Result<(), String> {
+    let shown = match param.kind {
+        Kind::Int { .. } | Kind::Memory { .. } => number(param.kind, values)?.to_string(),
+        Kind::Bool => yes_no(boolean(values)?),
+        Kind::Enum(options) => choice(options, values)?,
+        Kind::Text => one(values)?.to_string(),
+        Kind::Words => words(values).join(" "),
+    };
+    inert::report(param.name, &shown);
+    config.inert.insert(param.name, shown);
+    Ok(())
 }
 
 /// Memory sizes as redis.conf writes them (`1gb`, `512mb`, `100k`, plain bytes), read the
@@ -402,6 +424,9 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
             other => Err(format!("unknown setting '{other}'")),
         };
     };
+    if inert::find(param.name).is_some() {
+        return apply_inert(config, param, values);
+    }
     let kind = param.kind;
     match canonical(param.name) {
         "port" => config.port = number(kind, values)? as u16,
@@ -527,7 +552,14 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
         "hash-max-listpack-entries" => config.hash_max_listpack_entries.to_string(),
         "hash-max-listpack-value" => config.hash_max_listpack_value.to_string(),
         "list-max-listpack-size" => config.list_max_listpack_size.to_string(),
-        _ => return None,
+        other => {
+            let inert = inert::find(other)?;
+            config
+                .inert
+                .get(inert.param.name)
+                .cloned()
+                .unwrap_or_else(|| inert.default.to_string())
+        }
     })
 }
 

@@ -17,6 +17,30 @@ use slotproxy::resp::Proto;
 use tokio::sync::oneshot;
 
 use crate::server::clients::ClientHandle;
+use crate::types::Value;
+
+/// The type of value a blocked command can take from a ready key. A key signalled ready
+/// serves a waiter only if, once the signalling command (or transaction, or script) is
+/// over, it still holds this type: a list pushed then deleted, or replaced by a string,
+/// inside one MULTI wakes nobody (Redis checks the same in `handleClientsBlockedOnKeys`).
+/// Blocked stream readers will add their variant here.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wants {
+    /// BLPOP, BRPOP, BLMPOP, BLMOVE, BRPOPLPUSH.
+    List,
+    /// BZPOPMIN, BZPOPMAX, BZMPOP.
+    ZSet,
+}
+
+impl Wants {
+    /// Whether `value` can serve a command waiting for this type.
+    pub fn served_by(self, value: &Value) -> bool {
+        matches!(
+            (self, value),
+            (Wants::List, Value::List(_)) | (Wants::ZSet, Value::ZSet(_))
+        )
+    }
+}
 
 /// What a blocked command answers when its timeout expires.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,6 +55,7 @@ pub enum TimeoutReply {
 #[derive(Clone, Debug)]
 pub struct BlockRequest {
     pub keys: Vec<Bytes>,
+    pub wants: Wants,
     /// None: wait forever (a timeout argument of 0).
     pub timeout: Option<Duration>,
     pub on_timeout: TimeoutReply,
@@ -44,6 +69,7 @@ pub struct Blocked {
     /// The command to run again when a key is ready.
     pub args: Vec<Bytes>,
     pub keys: Vec<Bytes>,
+    pub wants: Wants,
     pub on_timeout: TimeoutReply,
     reply: oneshot::Sender<Bytes>,
 }
@@ -99,6 +125,7 @@ impl BlockingRegistry {
                 proto,
                 args,
                 keys: request.keys,
+                wants: request.wants,
                 on_timeout: request.on_timeout,
                 reply,
             },
@@ -129,10 +156,9 @@ impl BlockingRegistry {
         Some((entry, ids))
     }
 
-    /// What a blocked client runs again: its db, protocol, handle and command.
-    pub fn retry_info(&self, id: u64) -> Option<(usize, Proto, Arc<ClientHandle>, Vec<Bytes>)> {
-        let b = self.blocked.get(&id)?;
-        Some((b.db, b.proto, b.handle.clone(), b.args.clone()))
+    /// A blocked client, to check what it waits for and run its command again.
+    pub fn get(&self, id: u64) -> Option<&Blocked> {
+        self.blocked.get(&id)
     }
 
     /// Removes a blocked client (served, timed out, unblocked or disconnected).
@@ -148,6 +174,15 @@ impl BlockingRegistry {
             }
         }
         Some(blocked)
+    }
+
+    /// The keys of database `db` some client waits on (SWAPDB signals those that exist).
+    pub fn keys_waited_in(&self, db: usize) -> Vec<Bytes> {
+        self.waiters
+            .keys()
+            .filter(|(d, _)| *d == db)
+            .map(|(_, key)| key.clone())
+            .collect()
     }
 
     /// Whether any client waits on `key`.

@@ -3,6 +3,7 @@
 pub mod blocking;
 mod db;
 mod entry;
+pub mod error_stats;
 pub mod scan;
 mod slot_table;
 mod watch;
@@ -37,6 +38,8 @@ pub struct Keyspace {
     pub notify_flags: u32,
     /// WATCHed keys over all databases, so commands skip the watch bookkeeping when none.
     watch_count: usize,
+    /// Error replies by code (INFO `errorstats`).
+    pub error_stats: error_stats::ErrorStats,
 }
 
 impl Keyspace {
@@ -49,6 +52,7 @@ impl Keyspace {
             pubsub: crate::pubsub::Registry::default(),
             notify_flags: 0,
             watch_count: 0,
+            error_stats: error_stats::ErrorStats::default(),
         }
     }
 

@@ -14,7 +14,9 @@
 pub mod limits;
 pub mod notify;
 
+use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 
@@ -132,9 +134,25 @@ pub struct Registry {
     shard_channels: HashMap<Bytes, Listeners>,
     /// The `client-output-buffer-limit pubsub` class, copied from the settings.
     pub limit: BufferLimit,
+    /// Where pushes for the client whose command runs (confirmations, its own messages)
+    /// were written into its reply buffer: CLIENT REPLY OFF/SKIP silence replies but not
+    /// pushes (see `cmd::execute`). A cell, because PUBLISH delivers through `&self`.
+    own_pushes: RefCell<Vec<Range<usize>>>,
 }
 
 impl Registry {
+    /// The push ranges written for the running client since the last call.
+    pub fn take_own_pushes(&self) -> Vec<Range<usize>> {
+        std::mem::take(&mut *self.own_pushes.borrow_mut())
+    }
+
+    /// Records that bytes `range` of the running client's reply buffer are a push.
+    pub fn note_own_push(&self, range: Range<usize>) {
+        if !range.is_empty() {
+            self.own_pushes.borrow_mut().push(range);
+        }
+    }
+
     fn map(&mut self, kind: Kind) -> &mut HashMap<Bytes, Listeners> {
         match kind {
             Kind::Channel => &mut self.channels,
@@ -167,7 +185,9 @@ impl Registry {
                 .insert(handle.id, handle.clone());
         }
         subs.publish_counts(handle);
+        let start = out.buf.len();
         confirmation(out, kind.subscribe_word(), Some(name), subs.count_for(kind));
+        self.note_own_push(start..out.buf.len());
     }
 
     /// Unsubscribes from one name; writes the confirmation when `notify` is set.
@@ -190,12 +210,14 @@ impl Registry {
         }
         subs.publish_counts(handle);
         if let Some(out) = out {
+            let start = out.buf.len();
             confirmation(
                 out,
                 kind.unsubscribe_word(),
                 Some(name),
                 subs.count_for(kind),
             );
+            self.note_own_push(start..out.buf.len());
         }
     }
 
@@ -210,7 +232,9 @@ impl Registry {
     ) {
         let names = subs.all(kind);
         if names.is_empty() {
+            let start = out.buf.len();
             confirmation(out, kind.unsubscribe_word(), None, subs.count_for(kind));
+            self.note_own_push(start..out.buf.len());
         }
         for name in &names {
             self.unsubscribe(kind, name, subs, handle, Some(out));
@@ -279,7 +303,9 @@ impl Registry {
     /// Queues one message for a subscriber, cutting it off past the output buffer limit.
     fn send(&self, handle: &ClientHandle, bytes: Bytes, me: u64, my_out: &mut BytesMut) {
         if handle.id == me {
+            let start = my_out.len();
             my_out.extend_from_slice(&bytes);
+            self.note_own_push(start..my_out.len());
             return;
         }
         if handle.killed.load(Relaxed) {

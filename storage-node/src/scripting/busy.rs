@@ -13,14 +13,18 @@
 //! thread ([`offload_runtime`]), as `tokio::task::block_in_place` does.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-use std::sync::{MutexGuard, TryLockError};
+use std::sync::{Mutex, MutexGuard, TryLockError};
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
-use slotproxy::resp::{Proto, ReplyBuf};
+use slotproxy::resp::ReplyBuf;
+
+use slotproxy::cluster::CommandFlags;
 
 use crate::cmd::args::is;
+use crate::cmd::transaction;
 use crate::keyspace::Keyspace;
+use crate::server::clients::{lock, Client};
 use crate::server::Shared;
 
 pub const BUSY_EVAL: &str =
@@ -53,6 +57,19 @@ pub struct ScriptState {
     /// When the count hook next hands the runtime's scheduler away (see [`offload_runtime`]).
     next_offload_ms: AtomicU64,
     epoch: std::sync::OnceLock<Instant>,
+    /// The function being called (FCALL), for FUNCTION STATS while it is busy: the library
+    /// registry is locked by the call, so the counts are taken when it starts.
+    function: Mutex<Option<RunningFunction>>,
+}
+
+/// What FUNCTION STATS shows of a running function.
+#[derive(Clone, Debug)]
+pub struct RunningFunction {
+    pub name: Vec<u8>,
+    /// The command as the client sent it.
+    pub command: Vec<Bytes>,
+    pub libraries: usize,
+    pub functions: usize,
 }
 
 /// What a connection sees of the running script.
@@ -81,6 +98,42 @@ impl ScriptState {
     pub fn finish(&self) {
         self.running.store(false, Relaxed);
         self.kill_requested.store(false, Relaxed);
+        *lock(&self.function) = None;
+    }
+
+    /// Notes the function about to be called (before [`start`](Self::start)).
+    pub fn describe_function(&self, function: RunningFunction) {
+        *lock(&self.function) = Some(function);
+    }
+
+    /// FUNCTION STATS while a script is busy: the running function and the library counts
+    /// taken when it started; during an EVAL script, BUSY (Redis's `functionStatsCommand`).
+    fn write_function_stats(&self, out: &mut ReplyBuf<'_>) {
+        let function = lock(&self.function).clone();
+        let Some(function) = function.filter(|_| self.is_function.load(Relaxed)) else {
+            out.error(BUSY_EVAL);
+            return;
+        };
+        out.map(2);
+        out.bulk(b"running_script");
+        out.map(3);
+        out.bulk(b"name");
+        out.bulk(&function.name);
+        out.bulk(b"command");
+        out.array(function.command.len());
+        for arg in &function.command {
+            out.bulk(arg);
+        }
+        out.bulk(b"duration_ms");
+        out.integer(self.elapsed_ms() as i64);
+        out.bulk(b"engines");
+        out.map(1);
+        out.bulk(b"LUA");
+        out.map(2);
+        out.bulk(b"libraries_count");
+        out.integer(function.libraries as i64);
+        out.bulk(b"functions_count");
+        out.integer(function.functions as i64);
     }
 
     pub fn note_write(&self) {
@@ -207,30 +260,92 @@ fn offload_runtime() {
     }
 }
 
-/// Answers every queued command while a script is busy: SCRIPT KILL and FUNCTION KILL act
-/// on the script, SHUTDOWN NOSAVE ends the process, everything else gets `-BUSY`.
-pub fn answer_while_busy(
+/// Answers the queued commands while a script is busy, as Redis's `processCommand` does
+/// between a busy script's yields:
+///
+/// - a command flagged `allow_busy` works: MULTI, SCRIPT KILL / FUNCTION KILL, SHUTDOWN
+///   NOSAVE, FUNCTION STATS (which shows the running function; during an EVAL script it
+///   answers BUSY, as Redis's `functionStatsCommand` does); inside MULTI the ones that are
+///   queued there are queued (`+QUEUED`), SCRIPT KILL included, as in Redis;
+/// - any other command answers `-BUSY` and flags an open transaction, so its EXEC aborts;
+///   EXEC itself answers `-EXECABORT Transaction discarded because of: BUSY ...` and leaves
+///   MULTI. No part of a transaction runs.
+///
+/// The `allow_busy` commands that need the keyspace or the connection's handlers (WATCH,
+/// DISCARD or UNWATCH of watched keys, RESET, HELLO, AUTH, QUIT, other SHUTDOWN forms), and requests the
+/// command table does not accept (whose errors Redis gives before BUSY), wait for the
+/// script to end and then run normally: this returns at once if replies are pending (so
+/// they are written first), otherwise once the script is over.
+pub async fn answer_while_busy(
     shared: &Shared,
-    proto: Proto,
+    client: &mut Client,
     queued: &mut std::collections::VecDeque<Vec<Bytes>>,
     output: &mut BytesMut,
 ) {
     let state = &shared.scripting.state;
-    while let Some(args) = queued.pop_front() {
-        let mut out = ReplyBuf::new(output, proto);
-        let kill = match args.as_slice() {
-            [cmd, sub] if is(cmd, "script") && is(sub, "kill") => Some(false),
-            [cmd, sub] if is(cmd, "function") && is(sub, "kill") => Some(true),
-            [cmd, mode] if is(cmd, "shutdown") && is(mode, "nosave") => {
+    while let Some(args) = queued.front() {
+        // The node has no SHUTDOWN command otherwise: this is the way out of a script that
+        // wrote and cannot be killed.
+        if let [cmd, mode] = args.as_slice() {
+            if is(cmd, "shutdown") && is(mode, "nosave") {
                 eprintln!("User requested shutdown while a script was busy, exiting now.");
                 std::process::exit(0);
             }
-            _ => None,
-        };
-        match kill.map(|function| state.kill(function)) {
-            Some(Ok(())) => out.ok(),
-            Some(Err(e)) => out.error(e),
-            None => out.error(state.busy_error()),
         }
+        let Ok((_, spec)) = crate::cmd::find_command(shared, args) else {
+            return wait_for_script_end(shared, output).await;
+        };
+        let in_multi = client.multi.is_some();
+        let mut out = ReplyBuf::new(output, client.proto);
+        if spec.flags.contains(CommandFlags::ALLOW_BUSY) {
+            if in_multi && !transaction::runs_inside_multi(spec) {
+                transaction::enqueue(client, args);
+                out.simple("QUEUED");
+            } else {
+                match spec.name.as_str() {
+                    "multi" => match transaction::begin(client) {
+                        Ok(()) => out.ok(),
+                        Err(e) => out.error(e.message()),
+                    },
+                    "script|kill" => reply(&mut out, state.kill(false)),
+                    "function|kill" => reply(&mut out, state.kill(true)),
+                    "function|stats" => state.write_function_stats(&mut out),
+                    // Without WATCHed keys these need nothing from the keyspace.
+                    "discard" if !in_multi => out.error(transaction::DISCARD_WITHOUT_MULTI),
+                    "discard" if client.watching.is_empty() => {
+                        transaction::leave_multi(client);
+                        out.ok();
+                    }
+                    "unwatch" if client.watching.is_empty() => out.ok(),
+                    _ => return wait_for_script_end(shared, output).await,
+                }
+            }
+        } else if spec.name == "exec" {
+            out.error(&transaction::exec_refused(state.busy_error()));
+            if transaction::leave_multi(client) {
+                // Its WATCHes go too; they live in the keyspace the script holds.
+                let mut keyspace = lock_keyspace_patiently(shared).await;
+                transaction::discard_transaction(&mut keyspace, client);
+            }
+        } else {
+            transaction::flag_refused(client);
+            out.error(state.busy_error());
+        }
+        queued.pop_front();
+    }
+}
+
+fn reply(out: &mut ReplyBuf<'_>, result: Result<(), &str>) {
+    match result {
+        Ok(()) => out.ok(),
+        Err(e) => out.error(e),
+    }
+}
+
+/// Returns once the pending replies can be written or, with none pending, once no script
+/// runs any more (the caller then locks the keyspace as usual).
+async fn wait_for_script_end(shared: &Shared, output: &BytesMut) {
+    if output.is_empty() {
+        drop(lock_keyspace_patiently(shared).await);
     }
 }

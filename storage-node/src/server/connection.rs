@@ -59,7 +59,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
             drain_mailbox(&mut mailbox, &handle, &mut output);
             // A script past busy-reply-threshold holds the keyspace: answer without it.
             let Some(mut keyspace) = busy::lock_keyspace_for_commands(&shared).await else {
-                busy::answer_while_busy(&shared, client.proto, &mut queued, &mut output);
+                busy::answer_while_busy(&shared, &mut client, &mut queued, &mut output).await;
                 continue;
             };
             while let Some(args) = queued.pop_front() {

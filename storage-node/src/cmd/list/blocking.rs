@@ -26,7 +26,7 @@ use super::moves::{
 use super::End;
 use crate::cmd::args::timeout_seconds;
 use crate::cmd::{CmdResult, Ctx};
-use crate::keyspace::blocking::TimeoutReply;
+use crate::keyspace::blocking::{TimeoutReply, Wants};
 
 pub fn blpop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     blocking_pop(ctx, args, End::Left)
@@ -100,7 +100,7 @@ fn wait_or_answer(
     immediate: TimeoutReply,
 ) {
     if ctx.may_block() {
-        ctx.block_on(keys, timeout, TimeoutReply::NullArray);
+        ctx.block_on(keys, Wants::List, timeout, TimeoutReply::NullArray);
     } else {
         match immediate {
             TimeoutReply::NullArray => ctx.out.null_array(),

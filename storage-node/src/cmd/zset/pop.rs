@@ -25,7 +25,7 @@ use super::{db_and_out, notify_change, write_zset};
 use crate::cmd::args::{int, int_in_range, is};
 use crate::cmd::errors::{CmdError, SYNTAX};
 use crate::cmd::{CmdResult, Ctx};
-use crate::keyspace::blocking::TimeoutReply;
+use crate::keyspace::blocking::{TimeoutReply, Wants};
 use crate::keyspace::Db;
 use crate::types::long_double::{self, Parsed};
 
@@ -168,7 +168,7 @@ fn pop_or_block(
     }
     match timeout {
         Some(timeout) if ctx.may_block() => {
-            ctx.block_on(keys.to_vec(), timeout, TimeoutReply::NullArray)
+            ctx.block_on(keys.to_vec(), Wants::ZSet, timeout, TimeoutReply::NullArray)
         }
         _ => ctx.out.null_array(),
     }

@@ -1,0 +1,734 @@
+//! Redis 7.0 settings the node accepts but that change nothing here: documented no-ops.
+//!
+//! Clients and tools send these (redis.conf lines, `CONFIG SET maxmemory ...`, a test suite
+//! tuning `list-compress-depth`), and Redis 7.0 accepts them, so refusing them would break
+//! those clients. Each is checked exactly as Redis checks it (its kind, range and whether
+//! CONFIG SET may change it, taken from a real redis-server 7.0), CONFIG GET shows what was
+//! set (or Redis's default, in Redis's format), and every time one is set the node logs
+//! that it has no effect, so nobody is misled into thinking it works. Why each is inert:
+//!
+//! - persistence, replication, TLS, ACL files, syslog, process and OS tuning, latency and
+//!   slow logs, active defragmentation, lazy freeing: the node has none of these mechanisms;
+//! - `maxmemory*`, `lfu-*`: the node does not evict;
+//! - `list-compress-depth`: the node never compresses list nodes; OBJECT ENCODING is
+//!   `quicklist` whatever the depth, as in Redis 7.0;
+//! - `stream-node-*`, `hll-sparse-max-bytes`: the node has no streams or HyperLogLogs;
+//! - `cluster-announce-*`, `cluster-allow-*`, replica failover settings: the node's cluster
+//!   bus does not use them.
+//!
+//! Settings the node does honour are in [`super::params::PARAMS`]; a setting moves there
+//! when the node starts to honour it.
+
+use super::params::{Access, Kind, Param};
+
+const INT_MAX: i64 = i32::MAX as i64;
+
+const fn inert(name: &'static str, kind: Kind, access: Access, default: &'static str) -> Inert {
+    Inert {
+        param: Param { name, kind, access },
+        default,
+    }
+}
+
+/// A setting accepted as a no-op, with the value Redis 7.0 starts with.
+#[derive(Debug)]
+pub struct Inert {
+    pub param: Param,
+    /// As CONFIG GET shows it.
+    pub default: &'static str,
+}
+
+/// Every inert setting, by its Redis 7.0 name.
+pub const INERT: &[Inert] = &[
+    inert(
+        "acl-pubsub-default",
+        Kind::Enum(&["allchannels", "resetchannels"]),
+        Access::Mutable,
+        "resetchannels",
+    ),
+    inert("aclfile", Kind::Text, Access::Immutable, ""),
+    inert(
+        "acllog-max-len",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+        "128",
+    ),
+    inert(
+        "active-defrag-cycle-max",
+        Kind::Int { min: 1, max: 99 },
+        Access::Mutable,
+        "25",
+    ),
+    inert(
+        "active-defrag-cycle-min",
+        Kind::Int { min: 1, max: 99 },
+        Access::Mutable,
+        "1",
+    ),
+    inert(
+        "active-defrag-ignore-bytes",
+        Kind::Memory {
+            min: 1,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+        "104857600",
+    ),
+    inert(
+        "active-defrag-max-scan-fields",
+        Kind::Int {
+            min: 1,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+        "1000",
+    ),
+    inert(
+        "active-defrag-threshold-lower",
+        Kind::Int { min: 0, max: 1000 },
+        Access::Mutable,
+        "10",
+    ),
+    inert(
+        "active-defrag-threshold-upper",
+        Kind::Int { min: 0, max: 1000 },
+        Access::Mutable,
+        "100",
+    ),
+    inert(
+        "active-expire-effort",
+        Kind::Int { min: 1, max: 10 },
+        Access::Mutable,
+        "1",
+    ),
+    inert("activedefrag", Kind::Bool, Access::Mutable, "no"),
+    inert("activerehashing", Kind::Bool, Access::Mutable, "yes"),
+    inert("always-show-logo", Kind::Bool, Access::Immutable, "no"),
+    inert("aof-disable-auto-gc", Kind::Bool, Access::Mutable, "no"),
+    inert("aof-load-truncated", Kind::Bool, Access::Mutable, "yes"),
+    inert(
+        "aof-rewrite-incremental-fsync",
+        Kind::Bool,
+        Access::Mutable,
+        "yes",
+    ),
+    inert("aof-timestamp-enabled", Kind::Bool, Access::Mutable, "no"),
+    inert("aof-use-rdb-preamble", Kind::Bool, Access::Mutable, "yes"),
+    inert("aof_rewrite_cpulist", Kind::Text, Access::Immutable, ""),
+    inert(
+        "appenddirname",
+        Kind::Text,
+        Access::Immutable,
+        "appendonlydir",
+    ),
+    inert(
+        "appendfilename",
+        Kind::Text,
+        Access::Immutable,
+        "appendonly.aof",
+    ),
+    inert(
+        "appendfsync",
+        Kind::Enum(&["everysec", "always", "no"]),
+        Access::Mutable,
+        "everysec",
+    ),
+    inert(
+        "auto-aof-rewrite-min-size",
+        Kind::Memory {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+        "67108864",
+    ),
+    inert(
+        "auto-aof-rewrite-percentage",
+        Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+        "100",
+    ),
+    inert("bgsave_cpulist", Kind::Text, Access::Immutable, ""),
+    inert("bind-source-addr", Kind::Text, Access::Mutable, ""),
+    inert("bio_cpulist", Kind::Text, Access::Immutable, ""),
+    inert(
+        "cluster-allow-pubsubshard-when-down",
+        Kind::Bool,
+        Access::Mutable,
+        "yes",
+    ),
+    inert(
+        "cluster-allow-reads-when-down",
+        Kind::Bool,
+        Access::Mutable,
+        "no",
+    ),
+    inert(
+        "cluster-allow-replica-migration",
+        Kind::Bool,
+        Access::Mutable,
+        "yes",
+    ),
+    inert(
+        "cluster-announce-bus-port",
+        Kind::Int { min: 0, max: 65535 },
+        Access::Mutable,
+        "0",
+    ),
+    inert("cluster-announce-hostname", Kind::Text, Access::Mutable, ""),
+    inert("cluster-announce-ip", Kind::Text, Access::Mutable, ""),
+    inert(
+        "cluster-announce-port",
+        Kind::Int { min: 0, max: 65535 },
+        Access::Mutable,
+        "0",
+    ),
+    inert(
+        "cluster-announce-tls-port",
+        Kind::Int { min: 0, max: 65535 },
+        Access::Mutable,
+        "0",
+    ),
+    inert(
+        "cluster-link-sendbuf-limit",
+        Kind::Memory {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+        "0",
+    ),
+    inert(
+        "cluster-migration-barrier",
+        Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+        "1",
+    ),
+    inert(
+        "cluster-preferred-endpoint-type",
+        Kind::Enum(&["ip", "hostname", "unknown-endpoint"]),
+        Access::Mutable,
+        "ip",
+    ),
+    inert(
+        "cluster-replica-no-failover",
+        Kind::Bool,
+        Access::Mutable,
+        "no",
+    ),
+    inert(
+        "cluster-replica-validity-factor",
+        Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+        "10",
+    ),
+    inert("crash-log-enabled", Kind::Bool, Access::Mutable, "yes"),
+    inert("crash-memcheck-enabled", Kind::Bool, Access::Mutable, "yes"),
+    inert("daemonize", Kind::Bool, Access::Immutable, "no"),
+    inert("dbfilename", Kind::Text, Access::Protected, "dump.rdb"),
+    inert("disable-thp", Kind::Bool, Access::Immutable, "yes"),
+    inert("dynamic-hz", Kind::Bool, Access::Mutable, "yes"),
+    inert("enable-module-command", Kind::Bool, Access::Immutable, "no"),
+    inert(
+        "enable-protected-configs",
+        Kind::Bool,
+        Access::Immutable,
+        "no",
+    ),
+    inert(
+        "hll-sparse-max-bytes",
+        Kind::Memory {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+        "3000",
+    ),
+    inert("ignore-warnings", Kind::Text, Access::Mutable, ""),
+    inert("io-threads-do-reads", Kind::Bool, Access::Immutable, "no"),
+    inert("jemalloc-bg-thread", Kind::Bool, Access::Mutable, "yes"),
+    inert(
+        "latency-monitor-threshold",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+        "0",
+    ),
+    inert("latency-tracking", Kind::Bool, Access::Mutable, "yes"),
+    inert(
+        "latency-tracking-info-percentiles",
+        Kind::Words,
+        Access::Mutable,
+        "50 99 99.9",
+    ),
+    inert("lazyfree-lazy-eviction", Kind::Bool, Access::Mutable, "no"),
+    inert("lazyfree-lazy-expire", Kind::Bool, Access::Mutable, "no"),
+    inert(
+        "lazyfree-lazy-server-del",
+        Kind::Bool,
+        Access::Mutable,
+        "no",
+    ),
+    inert("lazyfree-lazy-user-del", Kind::Bool, Access::Mutable, "no"),
+    inert(
+        "lazyfree-lazy-user-flush",
+        Kind::Bool,
+        Access::Mutable,
+        "no",
+    ),
+    inert(
+        "lfu-decay-time",
+        Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+        "1",
+    ),
+    inert(
+        "lfu-log-factor",
+        Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+        "10",
+    ),
+    inert(
+        "list-compress-depth",
+        Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+        "0",
+    ),
+    inert("masterauth", Kind::Text, Access::Mutable, ""),
+    inert("masteruser", Kind::Text, Access::Mutable, ""),
+    inert(
+        "maxmemory",
+        Kind::Memory {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+        "0",
+    ),
+    inert("maxmemory-clients", Kind::Text, Access::Mutable, "0"),
+    inert(
+        "maxmemory-eviction-tenacity",
+        Kind::Int { min: 0, max: 100 },
+        Access::Mutable,
+        "10",
+    ),
+    inert(
+        "maxmemory-policy",
+        Kind::Enum(&[
+            "volatile-lru",
+            "volatile-lfu",
+            "volatile-random",
+            "volatile-ttl",
+            "allkeys-lru",
+            "allkeys-lfu",
+            "allkeys-random",
+            "noeviction",
+        ]),
+        Access::Mutable,
+        "noeviction",
+    ),
+    inert(
+        "maxmemory-samples",
+        Kind::Int {
+            min: 1,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+        "5",
+    ),
+    inert(
+        "min-replicas-max-lag",
+        Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+        "10",
+    ),
+    inert(
+        "min-replicas-to-write",
+        Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+        "0",
+    ),
+    inert(
+        "no-appendfsync-on-rewrite",
+        Kind::Bool,
+        Access::Mutable,
+        "no",
+    ),
+    inert(
+        "oom-score-adj",
+        Kind::Enum(&["no", "yes", "relative", "absolute"]),
+        Access::Mutable,
+        "no",
+    ),
+    inert(
+        "oom-score-adj-values",
+        Kind::Words,
+        Access::Mutable,
+        "0 200 800",
+    ),
+    inert("pidfile", Kind::Text, Access::Immutable, ""),
+    inert(
+        "proc-title-template",
+        Kind::Text,
+        Access::Mutable,
+        "{title} {listen-addr} {server-mode}",
+    ),
+    inert(
+        "propagation-error-behavior",
+        Kind::Enum(&["ignore", "panic", "panic-on-replicas"]),
+        Access::Mutable,
+        "ignore",
+    ),
+    inert("rdb-del-sync-files", Kind::Bool, Access::Mutable, "no"),
+    inert(
+        "rdb-save-incremental-fsync",
+        Kind::Bool,
+        Access::Mutable,
+        "yes",
+    ),
+    inert("rdbchecksum", Kind::Bool, Access::Immutable, "yes"),
+    inert("rdbcompression", Kind::Bool, Access::Mutable, "yes"),
+    inert(
+        "repl-backlog-size",
+        Kind::Memory {
+            min: 1,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+        "1048576",
+    ),
+    inert(
+        "repl-backlog-ttl",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+        "3600",
+    ),
+    inert(
+        "repl-disable-tcp-nodelay",
+        Kind::Bool,
+        Access::Mutable,
+        "no",
+    ),
+    inert(
+        "repl-diskless-load",
+        Kind::Enum(&["disabled", "on-empty-db", "swapdb"]),
+        Access::Mutable,
+        "disabled",
+    ),
+    inert("repl-diskless-sync", Kind::Bool, Access::Mutable, "yes"),
+    inert(
+        "repl-diskless-sync-delay",
+        Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+        "5",
+    ),
+    inert(
+        "repl-diskless-sync-max-replicas",
+        Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+        "0",
+    ),
+    inert(
+        "repl-ping-replica-period",
+        Kind::Int {
+            min: 1,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+        "10",
+    ),
+    inert(
+        "repl-timeout",
+        Kind::Int {
+            min: 1,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+        "60",
+    ),
+    inert("replica-announce-ip", Kind::Text, Access::Mutable, ""),
+    inert(
+        "replica-announce-port",
+        Kind::Int { min: 0, max: 65535 },
+        Access::Mutable,
+        "0",
+    ),
+    inert("replica-announced", Kind::Bool, Access::Mutable, "yes"),
+    inert(
+        "replica-ignore-disk-write-errors",
+        Kind::Bool,
+        Access::Mutable,
+        "no",
+    ),
+    inert(
+        "replica-ignore-maxmemory",
+        Kind::Bool,
+        Access::Mutable,
+        "yes",
+    ),
+    inert("replica-lazy-flush", Kind::Bool, Access::Mutable, "no"),
+    inert(
+        "replica-priority",
+        Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+        "100",
+    ),
+    inert("replica-read-only", Kind::Bool, Access::Mutable, "yes"),
+    inert(
+        "replica-serve-stale-data",
+        Kind::Bool,
+        Access::Mutable,
+        "yes",
+    ),
+    inert("replicaof", Kind::Words, Access::Immutable, ""),
+    inert(
+        "sanitize-dump-payload",
+        Kind::Enum(&["no", "yes", "clients"]),
+        Access::Mutable,
+        "no",
+    ),
+    inert("server_cpulist", Kind::Text, Access::Immutable, ""),
+    inert("set-proc-title", Kind::Bool, Access::Immutable, "yes"),
+    inert(
+        "shutdown-on-sigint",
+        Kind::Enum(&["default", "save", "nosave", "now", "force"]),
+        Access::Mutable,
+        "default",
+    ),
+    inert(
+        "shutdown-on-sigterm",
+        Kind::Enum(&["default", "save", "nosave", "now", "force"]),
+        Access::Mutable,
+        "default",
+    ),
+    inert(
+        "shutdown-timeout",
+        Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+        "10",
+    ),
+    inert(
+        "slowlog-log-slower-than",
+        Kind::Int {
+            min: -1,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+        "10000",
+    ),
+    inert(
+        "slowlog-max-len",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+        "128",
+    ),
+    inert(
+        "socket-mark-id",
+        Kind::Int {
+            min: i64::MIN,
+            max: i64::MAX,
+        },
+        Access::Immutable,
+        "0",
+    ),
+    inert(
+        "stop-writes-on-bgsave-error",
+        Kind::Bool,
+        Access::Mutable,
+        "yes",
+    ),
+    inert(
+        "stream-node-max-bytes",
+        Kind::Memory {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+        "4096",
+    ),
+    inert(
+        "stream-node-max-entries",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+        "100",
+    ),
+    inert(
+        "supervised",
+        Kind::Enum(&["upstart", "systemd", "auto", "no"]),
+        Access::Immutable,
+        "no",
+    ),
+    inert("syslog-enabled", Kind::Bool, Access::Immutable, "no"),
+    inert(
+        "syslog-facility",
+        Kind::Enum(&[
+            "user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7",
+        ]),
+        Access::Immutable,
+        "local0",
+    ),
+    inert("syslog-ident", Kind::Text, Access::Immutable, "redis"),
+    inert(
+        "tcp-backlog",
+        Kind::Int {
+            min: i64::MIN,
+            max: i64::MAX,
+        },
+        Access::Immutable,
+        "511",
+    ),
+    inert(
+        "tcp-keepalive",
+        Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+        "300",
+    ),
+    inert(
+        "tls-auth-clients",
+        Kind::Enum(&["no", "yes", "optional"]),
+        Access::Mutable,
+        "yes",
+    ),
+    inert("tls-ca-cert-dir", Kind::Text, Access::Mutable, ""),
+    inert("tls-ca-cert-file", Kind::Text, Access::Mutable, ""),
+    inert("tls-cert-file", Kind::Text, Access::Mutable, ""),
+    inert("tls-ciphers", Kind::Text, Access::Mutable, ""),
+    inert("tls-ciphersuites", Kind::Text, Access::Mutable, ""),
+    inert("tls-client-cert-file", Kind::Text, Access::Mutable, ""),
+    inert("tls-client-key-file", Kind::Text, Access::Mutable, ""),
+    inert("tls-client-key-file-pass", Kind::Text, Access::Mutable, ""),
+    inert("tls-cluster", Kind::Bool, Access::Mutable, "no"),
+    inert("tls-dh-params-file", Kind::Text, Access::Mutable, ""),
+    inert("tls-key-file", Kind::Text, Access::Mutable, ""),
+    inert("tls-key-file-pass", Kind::Text, Access::Mutable, ""),
+    inert(
+        "tls-port",
+        Kind::Int { min: 0, max: 65535 },
+        Access::Mutable,
+        "0",
+    ),
+    inert(
+        "tls-prefer-server-ciphers",
+        Kind::Bool,
+        Access::Mutable,
+        "no",
+    ),
+    inert("tls-protocols", Kind::Text, Access::Mutable, ""),
+    inert("tls-replication", Kind::Bool, Access::Mutable, "no"),
+    inert(
+        "tls-session-cache-size",
+        Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+        "20480",
+    ),
+    inert(
+        "tls-session-cache-timeout",
+        Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+        "300",
+    ),
+    inert("tls-session-caching", Kind::Bool, Access::Mutable, "yes"),
+    inert(
+        "tracking-table-max-keys",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+        "1000000",
+    ),
+    inert("unixsocket", Kind::Text, Access::Immutable, ""),
+    inert("unixsocketperm", Kind::Text, Access::Immutable, "0"),
+];
+
+/// Old names of inert settings that Redis 7.0 still accepts, with the setting each stands
+/// for; CONFIG GET with a pattern lists them too.
+pub const INERT_ALIASES: &[(&str, &str)] = &[
+    ("cluster-slave-no-failover", "cluster-replica-no-failover"),
+    (
+        "cluster-slave-validity-factor",
+        "cluster-replica-validity-factor",
+    ),
+    ("min-slaves-max-lag", "min-replicas-max-lag"),
+    ("min-slaves-to-write", "min-replicas-to-write"),
+    ("repl-ping-slave-period", "repl-ping-replica-period"),
+    ("slave-announce-ip", "replica-announce-ip"),
+    ("slave-announce-port", "replica-announce-port"),
+    ("slave-ignore-maxmemory", "replica-ignore-maxmemory"),
+    ("slave-lazy-flush", "replica-lazy-flush"),
+    ("slave-priority", "replica-priority"),
+    ("slave-read-only", "replica-read-only"),
+    ("slave-serve-stale-data", "replica-serve-stale-data"),
+    ("slaveof", "replicaof"),
+];
+
+/// An inert setting by its canonical name, ignoring ASCII case.
+pub fn find(name: &str) -> Option<&'static Inert> {
+    INERT
+        .iter()
+        .find(|i| i.param.name.eq_ignore_ascii_case(name))
+}
+
+/// Says, where the node's log goes, that a setting was accepted but does nothing here.
+pub fn report(name: &str, value: &str) {
+    eprintln!("storage-node: setting '{name}' to '{value}' has no effect on this node (accepted for compatibility with Redis 7.0)");
+}
