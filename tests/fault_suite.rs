@@ -10,6 +10,7 @@
 mod fault_suite {
     pub mod admin;
     pub mod common;
+    pub mod hostile_backend;
     pub mod malformed;
     pub mod no_resend;
     pub mod node_loss;
@@ -35,6 +36,11 @@ fn non_idempotent_timeout() {
 #[test]
 fn malformed_protocol() {
     malformed::malformed_protocol();
+}
+
+#[test]
+fn hostile_backend() {
+    hostile_backend::hostile_backend();
 }
 
 #[test]
