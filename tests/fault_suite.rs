@@ -10,6 +10,7 @@
 mod fault_suite {
     pub mod admin;
     pub mod common;
+    pub mod connections;
     pub mod hostile_backend;
     pub mod malformed;
     pub mod no_resend;
@@ -31,6 +32,21 @@ fn node_sigstop() {
 #[test]
 fn non_idempotent_timeout() {
     no_resend::no_resend_after_timeout();
+}
+
+#[test]
+fn big_bulk_announce_proxy() {
+    connections::big_bulks_proxy();
+}
+
+#[test]
+fn big_bulk_announce_node() {
+    connections::big_bulks_node();
+}
+
+#[test]
+fn pre_auth_limits_of_redis_server() {
+    connections::pre_auth_texts_of_redis();
 }
 
 #[test]
