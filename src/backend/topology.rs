@@ -54,6 +54,11 @@ impl Topology {
         (index < self.masters.len()).then_some(index)
     }
 
+    /// Whether `addr` is one of the masters.
+    pub fn knows(&self, addr: &str) -> bool {
+        self.masters.iter().any(|m| m.addr == addr)
+    }
+
     /// Whether any slot has a master.
     pub fn serves_any(&self) -> bool {
         self.slots.iter().any(|&owner| owner != UNASSIGNED)

@@ -10,6 +10,8 @@
 //! long as that one slot's keys take to move. It is retried with a short backoff on a time
 //! budget (three quarters of `timeouts.operation_ms`, so the reply still beats the client's
 //! operation timeout) instead of a count, and each wait starts a fresh count of redirects.
+//! A MOVED or ASK is followed only to a master the topology lists (after a refresh, within
+//! that budget): the proxy opens no connection to a host a node merely names.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -136,6 +138,25 @@ impl Proxy {
                 let _ = tx.send(Err(e));
                 rx
             }
+        }
+    }
+}
+
+impl Proxy {
+    /// Whether `addr` is a master of the cluster, refreshing the topology (until
+    /// `deadline`) while it is not: a redirect may name a master the proxy has not learned
+    /// of yet (a promoted replica), or a host that is no part of the cluster, which the
+    /// proxy must not connect to on a node's word alone.
+    async fn is_cluster_node(&self, addr: &str, deadline: tokio::time::Instant) -> bool {
+        loop {
+            if self.topology.load().knows(addr) {
+                return true;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            self.request_refresh();
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
 }
@@ -325,6 +346,15 @@ pub(super) async fn follow(
                     "ERR slotproxy: too many redirects ({MAX_REDIRECTS}); last reply: {last}"
                 ),
             });
+        }
+        if let Redirect::Moved(_, target) | Redirect::Ask(_, target) = &redirect {
+            if !proxy.is_cluster_node(target, deadline).await {
+                Stats::inc(&proxy.stats.errors);
+                let last = String::from_utf8_lossy(&bytes[1..bytes.len().saturating_sub(2)]);
+                return error_reply(&format!(
+                    "ERR slotproxy: redirected to {target}, which is not a node of the cluster; last reply: {last}"
+                ));
+            }
         }
         let asking = match redirect {
             Redirect::Moved(moved_slot, target) => {

@@ -136,6 +136,10 @@ pub struct ClientIo {
     decoder: RequestDecoder,
     requests: VecDeque<Vec<Bytes>>,
     protocol_error: Option<String>,
+    /// Decoding stopped after one request because the client had not authenticated: the
+    /// rest of the input is decoded once that request has run (with the limits its AUTH
+    /// leaves), as Redis checks each request of a pipeline in turn.
+    undecoded: bool,
     proxy: Arc<Proxy>,
 }
 
@@ -161,7 +165,13 @@ impl ClientIo {
     fn decode(&mut self) {
         while self.protocol_error.is_none() {
             match self.decoder.decode(&mut self.input) {
-                Ok(Some(args)) => self.requests.push_back(args),
+                Ok(Some(args)) => {
+                    self.requests.push_back(args);
+                    if self.decoder.limits.unauthenticated {
+                        self.undecoded = true;
+                        break;
+                    }
+                }
                 Ok(None) => break,
                 Err(e) => self.protocol_error = Some(e.0),
             }
@@ -258,10 +268,15 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
         write,
         input: BytesMut::new(),
         output: BytesMut::new(),
-        // Redis's own bulk limit applies; the whole-request limit is checked in `decode`.
-        decoder: RequestDecoder::sharing_arguments(Limits::default()),
+        // Redis's own bulk limit applies (and its tighter ones before AUTH); the
+        // whole-request limit is checked in `decode`.
+        decoder: RequestDecoder::sharing_arguments(Limits {
+            unauthenticated: !config.users.is_empty(),
+            ..Limits::default()
+        }),
         requests: VecDeque::new(),
         protocol_error: None,
+        undecoded: false,
         proxy: proxy.clone(),
     };
     let mut session = Session {
@@ -300,6 +315,16 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
     loop {
         if !session.dispatch_queued(&mut io, &proxy).await {
             break;
+        }
+        // Before AUTH, Redis's pre-auth limits (a multibulk of at most 10 arguments, bulks
+        // of at most 16384 bytes) apply to each request as it is read.
+        io.decoder.limits.unauthenticated = !session.client.authenticated;
+        if io.undecoded && io.requests.is_empty() && session.parked.is_none() {
+            io.undecoded = false;
+            io.decode();
+            if !io.requests.is_empty() {
+                continue;
+            }
         }
         drain_ready(&mut session.pending, &mut io.output, stats, &proxy);
         if io.output.len() > output_limit {

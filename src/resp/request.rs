@@ -260,7 +260,12 @@ impl RequestDecoder {
     }
 
     fn decode_inline(&mut self, buf: &mut BytesMut) -> Result<Option<Vec<Bytes>>, ProtocolError> {
-        let Some(newline) = buf.iter().position(|&b| b == b'\n') else {
+        // As with header lines, Redis's `strchr` does not see a newline after a NUL byte.
+        let newline = buf
+            .iter()
+            .position(|&b| b == b'\n' || b == 0)
+            .filter(|&at| buf[at] == b'\n');
+        let Some(newline) = newline else {
             if buf.len() > self.limits.max_inline_len {
                 return Err(protocol_error("too big inline request"));
             }
@@ -277,10 +282,12 @@ impl RequestDecoder {
     }
 }
 
-/// Position of the `\r` of the first `\r\n` in `buf`.
+/// Position of the `\r` of the first `\r\n` in `buf`. A NUL byte before it hides it, as
+/// Redis finds the end of a header line with `strchr`: the line then never completes, and
+/// the length limits end it.
 fn find_line_end(buf: &[u8]) -> Option<usize> {
-    let cr = buf.iter().position(|&b| b == b'\r')?;
-    (cr + 1 < buf.len()).then_some(cr)
+    let cr = buf.iter().position(|&b| b == b'\r' || b == 0)?;
+    (buf[cr] == b'\r' && cr + 1 < buf.len()).then_some(cr)
 }
 
 /// A strict decimal integer, as Redis's `string2ll` reads protocol lengths.

@@ -146,6 +146,27 @@ fn protocol_errors_use_redis_texts() {
     );
 }
 
+/// A NUL byte hides the line end after it, as Redis's `strchr` does: the line never
+/// completes (and the length limit ends it), while NUL bytes inside a bulk are plain data.
+#[test]
+fn nul_bytes_hide_line_ends() {
+    let d = Limits::default();
+    let mut decoder = RequestDecoder::new(d);
+    let mut buf = BytesMut::from(&b"\0\0\0\0\r\nPING\r\n"[..]);
+    assert_eq!(decoder.decode(&mut buf), Ok(None));
+    let mut buf = BytesMut::from(&b"*1\0\r\n$4\r\nPING\r\n"[..]);
+    assert_eq!(decoder.decode(&mut buf), Ok(None));
+    let mut long = b"PING\0".to_vec();
+    long.resize(70_000, b'\n');
+    assert_eq!(
+        first_error(&long, d),
+        "Protocol error: too big inline request"
+    );
+    let mut buf = BytesMut::from(&b"*2\r\n$4\r\nECHO\r\n$3\r\na\0b\r\n"[..]);
+    let args = decoder.decode(&mut buf).expect("valid").expect("complete");
+    assert_eq!(args[1].as_ref(), b"a\0b");
+}
+
 /// A declared 512 MB bulk with no body costs nothing up front.
 #[test]
 fn declared_bulk_length_does_not_allocate() {

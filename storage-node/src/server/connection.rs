@@ -46,6 +46,8 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
     let mut output = BytesMut::with_capacity(READ_CHUNK);
     let mut queued: VecDeque<Vec<Bytes>> = VecDeque::new();
     let mut protocol_error = None;
+    // Input left undecoded until the request before it has run (see `decode`).
+    let mut undecoded = false;
     let mut wait: Option<Wait> = None;
     let mut settings = Settings::default();
     // One registration for the whole connection: a `Notified` made afresh in every select
@@ -136,6 +138,12 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
         }
         decoder.limits.max_bulk_len = max_bulk;
         decoder.limits.unauthenticated = !client.authenticated;
+        if undecoded && queued.is_empty() && wait.is_none() {
+            undecoded = decode(&mut decoder, &mut input, &mut queued, &mut protocol_error);
+            if !queued.is_empty() {
+                continue;
+            }
+        }
         if input.capacity() - input.len() < READ_CHUNK / 4 {
             input.reserve(READ_CHUNK);
         }
@@ -147,16 +155,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
                     Stats::add(&shared.stats.total_net_input_bytes, n as u64);
-                    loop {
-                        match decoder.decode(&mut input) {
-                            Ok(Some(args)) => queued.push_back(args),
-                            Ok(None) => break,
-                            Err(e) => {
-                                protocol_error = Some(e);
-                                break;
-                            }
-                        }
-                    }
+                    undecoded = decode(&mut decoder, &mut input, &mut queued, &mut protocol_error);
                 }
             },
             _ = &mut kill => break,
@@ -198,6 +197,32 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
     drop(mailbox);
     let _ = stream.shutdown().await;
     shared.clients.unregister(handle.id);
+}
+
+/// Decodes the requests `input` holds into `queued`. Before AUTH it stops after one and
+/// returns true: Redis checks each request of a pipeline against the pre-auth limits with
+/// the state the request before it left, so `AUTH` followed by a large request works.
+fn decode(
+    decoder: &mut RequestDecoder,
+    input: &mut BytesMut,
+    queued: &mut VecDeque<Vec<Bytes>>,
+    protocol_error: &mut Option<slotproxy::resp::ProtocolError>,
+) -> bool {
+    loop {
+        match decoder.decode(input) {
+            Ok(Some(args)) => {
+                queued.push_back(args);
+                if decoder.limits.unauthenticated {
+                    return true;
+                }
+            }
+            Ok(None) => return false,
+            Err(e) => {
+                *protocol_error = Some(e);
+                return false;
+            }
+        }
+    }
 }
 
 /// The settings the loop reads on every turn, copied from the configuration when it changes

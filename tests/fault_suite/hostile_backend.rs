@@ -1,0 +1,172 @@
+//! A hostile backend: a tiny RESP server written here, seeded as the proxy's only node. It
+//! claims every slot, answers some keys with `-MOVED` to an address outside the cluster
+//! (a listener of ours that counts connections) and one with an array announcing
+//! 4,294,967,296 elements that never come.
+//!
+//! Targets: the proxy opens no connection to the unknown address, answers the client an
+//! error (not a hang), stays bounded in memory and keeps serving.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::BytesMut;
+use slotproxy::resp::{Frame, Limits, RequestDecoder};
+use test_harness::RawClient;
+
+use crate::common::*;
+
+const OPERATION_MS: u64 = 500;
+/// Elements of the huge reply that do arrive, to see the proxy does not keep them all.
+const HUGE_TAIL: usize = 256 * 1024;
+
+/// The fake node's answer to one request.
+fn answer(args: &[bytes::Bytes], port: u16, trap: u16) -> Vec<u8> {
+    let upper: Vec<String> = args
+        .iter()
+        .take(2)
+        .map(|a| String::from_utf8_lossy(a).to_ascii_uppercase())
+        .collect();
+    let words: Vec<&str> = upper.iter().map(String::as_str).collect();
+    let key = args.get(1).map(|k| String::from_utf8_lossy(k).into_owned());
+    match words.as_slice() {
+        ["CLUSTER", "SLOTS"] => format!(
+            "*1\r\n*3\r\n:0\r\n:16383\r\n*3\r\n$9\r\n127.0.0.1\r\n:{port}\r\n$40\r\n{}\r\n",
+            "f".repeat(40)
+        )
+        .into_bytes(),
+        ["PING", ..] => b"+PONG\r\n".to_vec(),
+        ["GET", _] if key.as_deref().is_some_and(|k| k.starts_with("moved")) => {
+            let slot = slotproxy::cluster::key_slot(args[1].as_ref());
+            format!("-MOVED {slot} 127.0.0.1:{trap}\r\n").into_bytes()
+        }
+        ["GET", _] if key.as_deref().is_some_and(|k| k.starts_with("ask")) => {
+            let slot = slotproxy::cluster::key_slot(args[1].as_ref());
+            format!("-ASK {slot} 127.0.0.1:{trap}\r\n").into_bytes()
+        }
+        ["GET", _] if key.as_deref() == Some("huge") => {
+            let mut reply = b"*4294967296\r\n".to_vec();
+            for _ in 0..HUGE_TAIL {
+                reply.extend_from_slice(b":1\r\n");
+            }
+            reply
+        }
+        _ => b"-ERR unknown command\r\n".to_vec(),
+    }
+}
+
+fn serve_fake(mut stream: TcpStream, port: u16, trap: u16, stop: Arc<AtomicBool>) {
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
+    let mut decoder = RequestDecoder::new(Limits::default());
+    let mut input = BytesMut::new();
+    let mut chunk = [0u8; 16 * 1024];
+    while !stop.load(Ordering::Relaxed) {
+        match stream.read(&mut chunk) {
+            Ok(0) => return,
+            Ok(n) => input.extend_from_slice(&chunk[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                continue
+            }
+            Err(_) => return,
+        }
+        while let Ok(Some(args)) = decoder.decode(&mut input) {
+            if stream.write_all(&answer(&args, port, trap)).is_err() {
+                return;
+            }
+        }
+    }
+}
+
+/// Accepts connections on its own thread until `stop`, running `each` on every one.
+fn listen(
+    listener: TcpListener,
+    stop: Arc<AtomicBool>,
+    each: impl Fn(TcpStream) + Send + Sync + 'static,
+) -> std::thread::JoinHandle<()> {
+    listener.set_nonblocking(true).expect("nonblocking");
+    let each = Arc::new(each);
+    std::thread::spawn(move || {
+        let deadline = Instant::now() + Duration::from_secs(600);
+        while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+            match listener.accept() {
+                Ok((stream, _)) => {
+                    let _ = stream.set_nonblocking(false);
+                    let each = each.clone();
+                    std::thread::spawn(move || each(stream));
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(5)),
+            }
+        }
+    })
+}
+
+fn bind() -> (TcpListener, u16) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    (listener, port)
+}
+
+pub fn hostile_backend() -> Row {
+    let mut row = Row::new("hostile_backend");
+    let stop = Arc::new(AtomicBool::new(false));
+    let trapped = Arc::new(AtomicUsize::new(0));
+    let trap_count = trapped.clone();
+    let (trap_listener, trap) = bind();
+    let trap_thread = listen(trap_listener, stop.clone(), move |_| {
+        trap_count.fetch_add(1, Ordering::Relaxed);
+    });
+    let (fake_listener, fake) = bind();
+    let fake_stop = stop.clone();
+    let fake_thread = listen(fake_listener, stop.clone(), move |stream| {
+        serve_fake(stream, fake, trap, fake_stop.clone())
+    });
+    let mut proxy = proxy_with_config(
+        &[format!("127.0.0.1:{fake}")],
+        &format!("timeouts:\n  operation_ms: {OPERATION_MS}\n"),
+    );
+    let rss_before = rss_kb(proxy.pid());
+    let mut client = RawClient::connect(proxy.port);
+    let rounds = scaled(5, 200);
+    let mut samples = Vec::new();
+    for i in 0..rounds {
+        for key in [format!("moved{i}"), format!("ask{i}"), "huge".to_string()] {
+            let started = Instant::now();
+            let reply = client.call(&["GET", &key]);
+            samples.push(started.elapsed());
+            if reply.is_error() {
+                row.errors += 1;
+            } else {
+                row.acked += 1;
+            }
+        }
+    }
+    let rss_after = rss_kb(proxy.pid());
+    row.p99_ms = p99_ms(&mut samples);
+    row.max_unavailable_s = samples.last().copied().unwrap_or_default().as_secs_f64();
+    // The proxy still answers what it answers itself.
+    assert_eq!(client.call(&["PING"]), Frame::Simple("PONG".into()));
+    row.peak_rss_mb = peak_rss_mb(proxy.pid());
+    row.crashes = crashed(&mut proxy);
+    stop.store(true, Ordering::Relaxed);
+    drop(proxy);
+    let _ = trap_thread.join();
+    let _ = fake_thread.join();
+    row.print();
+    let growth_mb = rss_after.saturating_sub(rss_before) as f64 / 1024.0;
+    assert_eq!(
+        trapped.load(Ordering::Relaxed),
+        0,
+        "the proxy connected to the unknown address"
+    );
+    assert_eq!(row.acked, 0, "every hostile answer must end in an error");
+    assert!(growth_mb < 32.0, "RSS grew by {growth_mb:.1} MB");
+    assert_eq!(row.crashes, 0);
+    row
+}

@@ -1,0 +1,115 @@
+//! A read timeout on non-idempotent commands (INCR, RPUSH, EVAL): the node is SIGSTOPped
+//! while a client keeps sending them, so some time out at the proxy, then it runs again.
+//!
+//! Target: the proxy never sends a request twice. Every request runs at most once: a
+//! counter's final value lies between the acknowledged requests and the acknowledged plus
+//! timed-out ones, and the acknowledged INCR values are all different.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use slotproxy::resp::Frame;
+use test_harness::{Cluster, RawClient};
+
+use crate::common::*;
+
+const OPERATION_MS: u64 = 300;
+const SCRIPT: &str = "return redis.call('INCR', KEYS[1])";
+
+#[derive(Default, Debug)]
+struct Tally {
+    acked: u64,
+    timed_out: u64,
+    other_errors: u64,
+}
+
+pub fn no_resend_after_timeout() -> Row {
+    let mut row = Row::new("non_idempotent_timeout");
+    let cluster = Cluster::storage_nodes(3);
+    let mut proxy = proxy_with_config(
+        &cluster.seeds(),
+        &format!("timeouts:\n  operation_ms: {OPERATION_MS}\n"),
+    );
+    let owners = SlotOwners::read(&cluster);
+    let node = owners.node_of("{once}");
+    let pid = cluster.nodes[node].pid();
+    let rounds = scaled(30, 300);
+    let stop_at = rounds / 3;
+    let stopped_rounds = scaled(2, 10);
+    let mut client = RawClient::connect(proxy.port);
+    let mut tallies: [Tally; 3] = Default::default();
+    let mut incr_values = HashSet::new();
+    let mut duplicate_incr_values = 0;
+    let mut samples = Vec::new();
+    for round in 0..rounds {
+        if round == stop_at {
+            signal(pid, "STOP");
+        }
+        if round == stop_at + stopped_rounds {
+            signal(pid, "CONT");
+        }
+        let started = Instant::now();
+        client.send(&[b"INCR", b"{once}:incr"]);
+        client.send(&[b"RPUSH", b"{once}:list", b"x"]);
+        client.send(&[b"EVAL", SCRIPT.as_bytes(), b"1", b"{once}:eval"]);
+        for (kind, tally) in tallies.iter_mut().enumerate() {
+            match client.read_reply().0 {
+                Frame::Integer(n) => {
+                    tally.acked += 1;
+                    // Each INCR that ran once returns a value no other INCR returned.
+                    if kind == 0 && !incr_values.insert(n) {
+                        duplicate_incr_values += 1;
+                    }
+                }
+                reply if error_contains(&reply, "did not answer within") => tally.timed_out += 1,
+                _ => tally.other_errors += 1,
+            }
+        }
+        samples.push(started.elapsed());
+    }
+    // The node ran everything it received once it was continued; reading through the same
+    // proxy (and so the same ordered backend connection) sees the final values.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let finals = loop {
+        let incr = client.call(&["GET", "{once}:incr"]);
+        let list = client.call(&["LLEN", "{once}:list"]);
+        let eval = client.call(&["GET", "{once}:eval"]);
+        let number = |f: &Frame| match f {
+            Frame::Bulk(b) => String::from_utf8_lossy(b).parse::<u64>().ok(),
+            Frame::Integer(n) => u64::try_from(*n).ok(),
+            _ => None,
+        };
+        if let (Some(a), Some(b), Some(c)) = (number(&incr), number(&list), number(&eval)) {
+            break [a, b, c];
+        }
+        assert!(Instant::now() < deadline, "final values unreadable");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    for (tally, executed) in tallies.iter().zip(finals) {
+        row.acked += tally.acked;
+        row.errors += tally.timed_out + tally.other_errors;
+        row.duplicated += executed.saturating_sub(tally.acked + tally.timed_out);
+        row.lost += tally.acked.saturating_sub(executed);
+    }
+    row.duplicated += duplicate_incr_values;
+    row.p99_ms = p99_ms(&mut samples);
+    row.max_unavailable_s = samples
+        .iter()
+        .max()
+        .copied()
+        .unwrap_or_default()
+        .as_secs_f64();
+    row.crashes = crashed(&mut proxy);
+    row.peak_rss_mb = peak_rss_mb(proxy.pid());
+    row.print();
+    assert!(
+        tallies
+            .iter()
+            .all(|t| t.timed_out > 0 && t.other_errors == 0),
+        "{tallies:?}"
+    );
+    assert_eq!(row.duplicated, 0, "{tallies:?} executed {finals:?}");
+    assert_eq!(row.lost, 0, "{tallies:?} executed {finals:?}");
+    assert_eq!(row.crashes, 0);
+    row
+}
