@@ -7,8 +7,7 @@
 //! the replies merge as one server's would:
 //! - `+OK` if some master stopped its script;
 //! - otherwise a node's error other than NOTBUSY, as the node worded it (`-UNKILLABLE ...`
-//!   for a script that already wrote, `-NOTBUSY` ... for the other kind of script, a node
-//!   that could not be reached);
+//!   for a script that already wrote, or a node that could not be reached);
 //! - otherwise `-NOTBUSY No scripts in execution right now.`, as Redis says it.
 
 use std::sync::Arc;
@@ -21,6 +20,9 @@ use super::super::Proxy;
 use crate::backend::dedicated::Dedicated;
 use crate::resp::{request_bytes, Proto};
 
+/// Redis's default `busy-reply-threshold`, in milliseconds.
+const BUSY_THRESHOLD_MS: u64 = 5000;
+
 /// Redis's reply when no script runs.
 const NOTBUSY: &str = "NOTBUSY No scripts in execution right now.";
 
@@ -28,7 +30,9 @@ pub async fn kill(proxy: Arc<Proxy>, args: Vec<Bytes>, addrs: Vec<String>, proto
     let request = request_bytes(&args);
     let config = proxy.config.load();
     let connect = Duration::from_millis(config.timeouts.connect_ms);
-    let operation = Duration::from_millis(config.timeouts.operation_ms.max(1));
+    // A node busy with a script reads other connections only once the script has run for
+    // `busy-reply-threshold` (5 s by default): allow for that on top of the usual wait.
+    let operation = Duration::from_millis(config.timeouts.operation_ms.max(1) + BUSY_THRESHOLD_MS);
     let attempts: Vec<_> = addrs
         .into_iter()
         .map(|addr| {
