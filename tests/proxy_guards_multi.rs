@@ -123,7 +123,7 @@ on_both_backends!(
 
 on_both_backends!(
     script_kill_reaches_the_busy_node,
-    "",
+    "backend:\n  connections_per_node: 2\ntimeouts:\n  operation_ms: 60000\n",
     |_: &mut Cluster, proxy: &ServerProcess| {
         proxy_guards_multi::script_kill::kill_through_the_proxy(proxy.port);
     }

@@ -1,9 +1,11 @@
 //! CONFIG GET / SET / RESETSTAT through the proxy.
 
+use std::time::Duration;
+
 use slotproxy::resp::Frame;
 use test_harness::{http, Cluster, RawClient, ServerProcess};
 
-use crate::{ok, text};
+use crate::{eventually, ok, text};
 
 fn node_value(port: u16, name: &str) -> String {
     let reply = RawClient::connect(port).call(&["CONFIG", "GET", name]);
@@ -68,7 +70,10 @@ pub fn config_reaches_every_node(cluster: &Cluster, proxy: &ServerProcess, redis
     let reply = c.call(&get);
     assert_eq!(reply.as_array().map(<[Frame]>::len), Some(2), "{reply:?}");
     assert_eq!(mismatch_metric(admin, "loglevel").as_deref(), Some("1"));
-    assert!(proxy.log().contains("nodes disagree on 'loglevel'"));
+    // The log line reaches the file on the proxy's own time.
+    eventually(Duration::from_secs(10), "the mismatch in the log", || {
+        proxy.log().contains("nodes disagree on 'loglevel'")
+    });
     assert_eq!(c.call(&["CONFIG", "SET", "loglevel", "notice"]), ok());
     c.call(&get);
     assert_eq!(mismatch_metric(admin, "loglevel").as_deref(), Some("0"));

@@ -134,6 +134,15 @@ pub fn slowlog_is_merged(cluster: &Cluster, port: u16) {
         .map(|e| e.as_array().and_then(|f| f[1].as_integer()).unwrap_or(-1))
         .collect();
     assert!(times.windows(2).all(|w| w[0] >= w[1]), "{times:?}");
+    // Newest first within each node too (entries of one second tie on time): a node's
+    // entries, told apart by the proxy connection they name, come with falling ids.
+    let mut last_id: std::collections::HashMap<String, i64> = Default::default();
+    for entry in entries {
+        let fields = entry.as_array().expect("entry");
+        let id = fields[0].as_integer().expect("id");
+        let previous = last_id.insert(text(&fields[4]), id);
+        assert!(previous.is_none_or(|p| p > id), "{entries:?}");
+    }
     assert_eq!(
         c.call(&["SLOWLOG", "GET", "5"])
             .as_array()

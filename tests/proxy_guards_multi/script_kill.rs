@@ -1,4 +1,5 @@
-//! A runaway script started through the proxy can be stopped through it.
+//! A runaway script started through the proxy can be stopped through it, and meanwhile the
+//! node's -BUSY reaches other clients unchanged.
 
 use std::time::Duration;
 
@@ -8,6 +9,8 @@ use test_harness::RawClient;
 use crate::{eventually, text};
 
 const NOTBUSY: &str = "NOTBUSY No scripts in execution right now.";
+const BUSY: &str =
+    "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.";
 
 pub fn kill_through_the_proxy(port: u16) {
     let mut admin = RawClient::connect(port);
@@ -33,6 +36,20 @@ pub fn kill_through_the_proxy(port: u16) {
         b"1",
         b"{busy}key",
     ]);
+    // Another client, on the other shared connection to that node (two per node, handed out
+    // in turn), gets the node's -BUSY as Redis words it once the script is past the threshold.
+    let mut observer = RawClient::connect(port);
+    eventually(
+        Duration::from_secs(60),
+        "-BUSY from the script's node",
+        || match observer.call(&["GET", "{busy}key"]) {
+            Frame::Null => false,
+            other => {
+                assert_eq!(other, Frame::Error(BUSY.into()));
+                true
+            }
+        },
+    );
     // The script starts asynchronously: NOTBUSY until it runs, then OK.
     eventually(
         Duration::from_secs(60),
