@@ -8,7 +8,7 @@
 //!           client_output_buffer_bytes: 268435456, dedicated_connections: 512 }
 //! backend: { connections_per_node: 1, refresh_interval_ms: 5000 }
 //! deny_commands: [KEYS, FLUSHALL, FLUSHDB]
-//! users: [{ name: default, password: secret }]
+//! users: [{ name: default, password: secret, admin: true }]
 //! workers: 0   # worker threads; 0 = half the cores (at least 1)
 //! admin: { listen: 127.0.0.1:9121, token: change-me, migrate_batch: 100,
 //!          migrate_timeout_ms: 10000, poll_interval_ms: 5000, top_slots: 20,
@@ -125,6 +125,10 @@ pub struct Backend {
 pub struct User {
     pub name: String,
     pub password: String,
+    /// May run CONFIG SET and CONFIG RESETSTAT (which reach every node). Off unless set;
+    /// without any users configured every client may.
+    #[serde(default)]
+    pub admin: bool,
 }
 
 impl Default for ProxyConfig {

@@ -7,10 +7,9 @@
 //!   own users (`users:` in the config; none configured means no authentication).
 //! - `CLIENT ID|SETNAME|GETNAME|SETINFO|LIST|INFO|KILL|NO-EVICT` on the proxy's clients.
 //! - `COMMAND [COUNT|INFO|DOCS|LIST|GETKEYS]` from the shared Redis 7.0 command table.
-//! - `CONFIG GET pattern...`: the few settings clients read at startup.
 //! - `INFO [section]`: the proxy's sections plus the nodes' keyspace, summed.
 //! - `CLUSTER KEYSLOT|INFO|SLOTS|SHARDS|NODES|MYID`: the proxy as a one-node cluster owning
-//!   every slot; `CLUSTER COUNTKEYSINSLOT|GETKEYSINSLOT` go to the slot's master.
+//!   every slot (CLUSTER INFO's state is the real cluster's, see `cluster_info.rs`); `CLUSTER COUNTKEYSINSLOT|GETKEYSINSLOT` go to the slot's master.
 
 use std::sync::Arc;
 
@@ -29,6 +28,9 @@ pub struct ClientState {
     pub handle: Arc<ClientHandle>,
     pub proto: Proto,
     pub authenticated: bool,
+    /// May change the nodes' configuration (CONFIG SET / RESETSTAT): the user's `admin`
+    /// flag, or true when no users are configured.
+    pub admin: bool,
     /// The client's worker thread and shared backend connections.
     pub lane: Lane,
 }
@@ -76,6 +78,7 @@ pub fn handle(
         "reset" => {
             client.proto = Proto::Resp2;
             client.authenticated = proxy.config.load().users.is_empty();
+            client.admin = client.authenticated;
             lock(&client.handle.name).clear();
             return LocalReply::Reset(Bytes::from_static(b"+RESET\r\n"));
         }
@@ -89,7 +92,6 @@ pub fn handle(
         "hello" => hello(proxy, client, args),
         "client" => client_command(proxy, client, args),
         "command" => command(args, proto),
-        "config" => config(args, proto),
         "info" => {
             let future = info::info(proxy.clone(), args.to_vec(), proto);
             return LocalReply::Later(Pending::Future(Box::pin(future)));
@@ -110,9 +112,10 @@ fn check_password(
     let valid = config
         .users
         .iter()
-        .any(|u| u.name.as_bytes() == user && u.password.as_bytes() == password);
-    if valid {
+        .find(|u| u.name.as_bytes() == user && u.password.as_bytes() == password);
+    if let Some(user) = valid {
         client.authenticated = true;
+        client.admin = user.admin;
         Ok(())
     } else {
         Err("WRONGPASS invalid username-password pair or user is disabled.".into())
@@ -378,42 +381,6 @@ fn command(args: &[Bytes], proto: Proto) -> Result<Bytes, String> {
     }
 }
 
-/// Settings clients and benchmarks read at startup, with the values true of the proxy.
-const CONFIG_VALUES: &[(&str, &str)] = &[
-    ("save", ""),
-    ("appendonly", "no"),
-    ("databases", "1"),
-    ("cluster-enabled", "no"),
-    ("maxmemory", "0"),
-    ("maxmemory-policy", "noeviction"),
-];
-
-fn config(args: &[Bytes], proto: Proto) -> Result<Bytes, String> {
-    if !is(&args[1], "get") {
-        return Err(super::router::unsupported(&format!(
-            "config|{}",
-            String::from_utf8_lossy(&args[1]).to_ascii_lowercase()
-        )));
-    }
-    let mut found: Vec<(&str, &str)> = Vec::new();
-    for pattern in &args[2..] {
-        for &(name, value) in CONFIG_VALUES {
-            if crate::glob::glob_match(pattern, name.as_bytes(), true)
-                && !found.iter().any(|(n, _)| *n == name)
-            {
-                found.push((name, value));
-            }
-        }
-    }
-    Ok(reply(proto, |o| {
-        o.map(found.len());
-        for (name, value) in found {
-            o.bulk(name.as_bytes());
-            o.bulk(value.as_bytes());
-        }
-    }))
-}
-
 fn cluster(proxy: &Arc<Proxy>, args: &[Bytes], proto: Proto, lane: Lane) -> LocalReply {
     let sub = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
     let host = proxy.listen_addr.ip().to_string();
@@ -423,10 +390,10 @@ fn cluster(proxy: &Arc<Proxy>, args: &[Bytes], proto: Proto, lane: Lane) -> Loca
     match sub.as_str() {
         "keyslot" if args.len() == 3 => now(reply(proto, |o| o.integer(key_slot(&args[2]) as i64))),
         "myid" => now(reply(proto, |o| o.bulk(id.as_bytes()))),
-        "info" => {
-            let text = "cluster_state:ok\r\ncluster_slots_assigned:16384\r\ncluster_slots_ok:16384\r\ncluster_slots_pfail:0\r\ncluster_slots_fail:0\r\ncluster_known_nodes:1\r\ncluster_size:1\r\ncluster_current_epoch:1\r\ncluster_my_epoch:1\r\n";
-            now(reply(proto, |o| o.verbatim(b"txt", text.as_bytes())))
-        }
+        "info" => LocalReply::Later(Pending::Future(Box::pin(super::cluster_info::reply(
+            proxy.clone(),
+            proto,
+        )))),
         "slots" => now(reply(proto, |o| {
             o.array(1);
             o.array(3);

@@ -10,6 +10,8 @@
 pub mod batch;
 pub mod blocking;
 pub mod clients;
+pub mod cluster_info;
+pub mod config_command;
 pub mod fanout;
 pub mod forward;
 pub mod info;

@@ -9,6 +9,9 @@ use crate::cluster::{key_slot, CommandFlags, CommandSpec, CommandTable, LookupEr
 /// The error Redis Cluster gives for keys in different slots.
 pub const CROSSSLOT: &str = "CROSSSLOT Keys in request don't hash to the same slot";
 
+mod keyless;
+pub use keyless::{keyless_class, Keyless, Merge, KEYLESS};
+
 /// Where a request goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Route {
@@ -18,12 +21,15 @@ pub enum Route {
     Reject(String),
     /// The master of one slot.
     Slot(u16),
-    /// Any master (keyless commands whose answer does not depend on the node).
+    /// Any master (commands whose answer does not depend on the node: no keys given to a
+    /// command that may take some, help texts).
     AnyMaster,
     /// Split by slot and merged (MGET, MSET, DEL, UNLINK, EXISTS, TOUCH).
     SplitKeys,
-    /// Every master, merged (DBSIZE, KEYS, SCAN, RANDOMKEY, FLUSHALL, FLUSHDB, SCRIPT, FUNCTION).
-    AllMasters,
+    /// Every master, merged as stated (DBSIZE, KEYS, SCAN, FLUSHALL, SLOWLOG, SCRIPT ...).
+    AllMasters(Merge),
+    /// CONFIG GET / SET / RESETSTAT: every node and the proxy's own settings.
+    Config,
     /// MULTI, EXEC, DISCARD, WATCH, UNWATCH.
     Transaction,
     /// A blocking command on a dedicated connection; `None` for keyless ones (WAIT).
@@ -35,62 +41,7 @@ pub enum Route {
     PubSubHome,
 }
 
-/// Commands the proxy answers itself.
-const LOCAL: &[&str] = &[
-    "ping",
-    "echo",
-    "quit",
-    "reset",
-    "hello",
-    "auth",
-    "select",
-    "client",
-    "command",
-    "config",
-    "info",
-    "cluster",
-    "readonly",
-    "readwrite",
-    "asking",
-];
 const SPLIT_KEYS: &[&str] = &["mget", "mset", "del", "unlink", "exists", "touch"];
-const ALL_MASTERS: &[&str] = &["dbsize", "keys", "scan", "randomkey", "flushall", "flushdb"];
-const TRANSACTION: &[&str] = &["multi", "exec", "discard", "watch", "unwatch"];
-const PUBSUB: &[&str] = &[
-    "subscribe",
-    "unsubscribe",
-    "psubscribe",
-    "punsubscribe",
-    "ssubscribe",
-    "sunsubscribe",
-];
-/// Commands that make no sense through a proxy (node administration, replication,
-/// connection-level state of a shared backend connection).
-const UNSUPPORTED: &[&str] = &[
-    "monitor",
-    "sync",
-    "psync",
-    "replconf",
-    "shutdown",
-    "debug",
-    "slaveof",
-    "replicaof",
-    "failover",
-    "move",
-    "swapdb",
-    "save",
-    "bgsave",
-    "bgrewriteaof",
-    "acl",
-    "latency",
-    "module",
-    "slowlog",
-    "migrate",
-    "restore-asking",
-    "pfdebug",
-    "pfselftest",
-    "lastsave",
-];
 
 fn is_one_of(name: &str, list: &[&str]) -> bool {
     list.contains(&name)
@@ -99,6 +50,23 @@ fn is_one_of(name: &str, list: &[&str]) -> bool {
 /// The error for a command a client may not run through the proxy.
 pub fn unsupported(name: &str) -> String {
     format!("ERR slotproxy: '{name}' is not supported through the proxy")
+}
+
+/// The error for a command that describes or administers one node, where the client sees
+/// a whole cluster as one server.
+pub fn one_node_only(name: &str) -> String {
+    format!(
+        "ERR slotproxy: '{name}' describes a single node, not the cluster behind the proxy; \
+         ask the nodes directly"
+    )
+}
+
+/// The error for a command the configuration's `deny_commands` refuses.
+pub fn denied(name: &[u8]) -> String {
+    format!(
+        "ERR slotproxy: command '{}' is denied by configuration",
+        String::from_utf8_lossy(name).to_ascii_lowercase()
+    )
 }
 
 /// Looks a request up in the command table, checking existence and arity exactly as Redis
@@ -169,18 +137,11 @@ fn has_block_option(args: &[Bytes]) -> bool {
 }
 
 /// What a command is, from its name alone: decided once per command-table entry, so the
-/// request path does one array index instead of string comparisons against the lists above.
+/// request path does one array index instead of string comparisons.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Class {
-    Local,
-    Transaction,
-    PubSub,
+    Keyless(Keyless),
     SplitKeys,
-    AllMasters,
-    Unsupported,
-    ShardPublish,
-    PubSubHome,
-    Wait,
     /// Routed by its keys; XREAD/XREADGROUP block only with a BLOCK option.
     Keyed {
         xread: bool,
@@ -189,31 +150,20 @@ enum Class {
 
 fn classify(spec: &CommandSpec) -> Class {
     let top = spec.name.split('|').next().unwrap_or(&spec.name);
-    if is_one_of(top, LOCAL) {
-        return Class::Local;
-    }
-    if is_one_of(top, TRANSACTION) {
-        return Class::Transaction;
-    }
-    if is_one_of(top, PUBSUB) {
-        return Class::PubSub;
+    if !spec.has_keys() {
+        if let Some(class) = keyless_class(&spec.name) {
+            return Class::Keyless(class);
+        }
     }
     if is_one_of(top, SPLIT_KEYS) {
         return Class::SplitKeys;
     }
-    if is_one_of(top, ALL_MASTERS) {
-        return Class::AllMasters;
-    }
-    if is_one_of(top, UNSUPPORTED) {
-        return Class::Unsupported;
-    }
-    match spec.name.as_str() {
-        "script|load" | "script|flush" | "script|exists" | "function|load" | "function|delete"
-        | "function|flush" | "function|restore" => Class::AllMasters,
-        "script|kill" | "function|kill" => Class::Unsupported,
-        "spublish" => Class::ShardPublish,
-        "publish" | "pubsub|channels" | "pubsub|numsub" | "pubsub|numpat" => Class::PubSubHome,
-        "wait" => Class::Wait,
+    match top {
+        // WATCH has keys, and is a transaction command all the same.
+        "watch" => Class::Keyless(Keyless::Transaction),
+        // MIGRATE moves keys between nodes behind the clients' back; RESTORE-ASKING and
+        // PFDEBUG are for node internals and tests.
+        "migrate" | "restore-asking" | "pfdebug" => Class::Keyless(Keyless::Unsupported),
         _ => Class::Keyed {
             xread: matches!(top, "xread" | "xreadgroup"),
         },
@@ -241,23 +191,8 @@ fn class_of(spec: &CommandSpec) -> Class {
 /// Decides the route of a request outside MULTI.
 pub fn route(spec: &CommandSpec, args: &[Bytes]) -> Route {
     let keyed_xread = match class_of(spec) {
-        Class::Local => return Route::Local,
-        Class::Transaction => return Route::Transaction,
-        Class::PubSub => return Route::PubSub,
+        Class::Keyless(keyless) => return keyless_route(spec, keyless, args),
         Class::SplitKeys => return Route::SplitKeys,
-        Class::AllMasters => return Route::AllMasters,
-        Class::Unsupported => {
-            let top = spec.name.split('|').next().unwrap_or(&spec.name);
-            let shown = if spec.name.starts_with("script|") || spec.name.starts_with("function|") {
-                spec.name.as_str()
-            } else {
-                top
-            };
-            return Route::Reject(unsupported(shown));
-        }
-        Class::ShardPublish => return Route::Slot(key_slot(&args[1])),
-        Class::PubSubHome => return Route::PubSubHome,
-        Class::Wait => return Route::Blocking(None),
         Class::Keyed { xread } => xread,
     };
     let blocking =
@@ -270,6 +205,63 @@ pub fn route(spec: &CommandSpec, args: &[Bytes]) -> Route {
             Route::Reject(unsupported(&spec.name))
         }
         Ok(None) => Route::AnyMaster,
+    }
+}
+
+fn keyless_route(spec: &CommandSpec, keyless: Keyless, args: &[Bytes]) -> Route {
+    match keyless {
+        Keyless::Local => Route::Local,
+        Keyless::Config => Route::Config,
+        Keyless::Transaction => Route::Transaction,
+        Keyless::PubSub => Route::PubSub,
+        Keyless::PubSubHome => Route::PubSubHome,
+        Keyless::AllMasters(merge) => Route::AllMasters(merge),
+        Keyless::AnyNode => Route::AnyMaster,
+        Keyless::Wait => Route::Blocking(None),
+        Keyless::ShardPublish => Route::Slot(key_slot(&args[1])),
+        Keyless::OneNode => Route::Reject(one_node_only(&spec.name)),
+        Keyless::Unsupported => {
+            let top = spec.name.split('|').next().unwrap_or(&spec.name);
+            let shown = if spec.name.starts_with("script|") || spec.name.starts_with("function|") {
+                spec.name.as_str()
+            } else {
+                top
+            };
+            Route::Reject(unsupported(shown))
+        }
+    }
+}
+
+/// Why a command may not be queued in MULTI through the proxy, beyond what Redis itself
+/// checks. A transaction runs on one master's connection in one go, so a command fits if
+/// the node gives the same answer the proxy would outside MULTI: keyed commands of the
+/// transaction's slot, node-independent ones, blocking commands (which never block inside
+/// MULTI), PING, ECHO and TIME (the transaction's own node's clock). Everything else would
+/// either show one node's view as the whole (DBSIZE, PUBLISH's receiver count), change state
+/// on the transaction's private connection instead of the client's (CLIENT SETNAME, AUTH,
+/// SUBSCRIBE), or need every node (FLUSHALL, CONFIG SET): refused with its reason.
+pub fn multi_refusal(spec: &CommandSpec, route: &Route) -> Option<String> {
+    let name = spec.name.as_str();
+    let shown = name.replace('|', " ").to_uppercase();
+    match route {
+        Route::Reject(e) if e == CROSSSLOT => None,
+        Route::Reject(e) => Some(e.clone()),
+        Route::Slot(_) | Route::AnyMaster | Route::SplitKeys | Route::Blocking(_) => None,
+        Route::Transaction => None,
+        Route::AllMasters(Merge::Latest) => None,
+        Route::Local if matches!(name, "ping" | "echo") => None,
+        Route::Local => Some(format!(
+            "ERR slotproxy: {shown} is answered by the proxy itself and cannot be part of a \
+             transaction"
+        )),
+        Route::AllMasters(_) | Route::Config => Some(format!(
+            "ERR slotproxy: {shown} runs on every node and cannot be part of a transaction, \
+             which runs on one node"
+        )),
+        Route::PubSub | Route::PubSubHome => Some(format!(
+            "ERR slotproxy: {shown} cannot be part of a transaction through the proxy \
+             (subscriptions and channel counts live on the proxy's pub/sub connections)"
+        )),
     }
 }
 
@@ -317,17 +309,87 @@ mod tests {
             route_of(&["XREAD", "BLOCK", "0", "STREAMS", "s", "$"]),
             Route::Blocking(Some(key_slot(b"s")))
         );
-        assert_eq!(route_of(&["SCRIPT", "LOAD", "return 1"]), Route::AllMasters);
+        assert_eq!(
+            route_of(&["SCRIPT", "LOAD", "return 1"]),
+            Route::AllMasters(Merge::Everywhere)
+        );
+        assert_eq!(
+            route_of(&["SCRIPT", "KILL"]),
+            Route::AllMasters(Merge::Kill)
+        );
+        assert_eq!(route_of(&["SLOWLOG", "LEN"]), Route::AllMasters(Merge::Sum));
+        assert_eq!(
+            route_of(&["MEMORY", "STATS"]),
+            Route::Reject(one_node_only("memory|stats"))
+        );
+        assert_eq!(
+            route_of(&["MEMORY", "USAGE", "k"]),
+            Route::Slot(key_slot(b"k"))
+        );
+        assert_eq!(route_of(&["ROLE"]), Route::Reject(one_node_only("role")));
+        assert_eq!(route_of(&["OBJECT", "HELP"]), Route::AnyMaster);
+        assert_eq!(route_of(&["WAIT", "0", "0"]), Route::Blocking(None));
         assert_eq!(route_of(&["PING"]), Route::Local);
         assert_eq!(route_of(&["MULTI"]), Route::Transaction);
         assert!(matches!(route_of(&["SHUTDOWN"]), Route::Reject(_)));
-        assert!(matches!(
-            route_of(&["CONFIG", "SET", "a", "b"]),
-            Route::Local
-        ));
+        assert_eq!(route_of(&["CONFIG", "SET", "a", "b"]), Route::Config);
+        assert_eq!(
+            route_of(&["CONFIG", "REWRITE"]),
+            Route::Reject(one_node_only("config|rewrite"))
+        );
         assert_eq!(
             route_of(&["GET"]),
             Route::Reject("ERR wrong number of arguments for 'get' command".into())
         );
+    }
+
+    /// A keyless command added to the table must be classified by hand, not fall through to
+    /// "any master".
+    #[test]
+    fn every_keyless_command_is_classified() {
+        let table = CommandTable::get();
+        let missing: Vec<&str> = table
+            .all_specs()
+            .filter(|spec| spec.subcommands.is_empty() && !spec.has_keys())
+            .filter(|spec| keyless_class(&spec.name).is_none())
+            .map(|spec| spec.name.as_str())
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "unclassified keyless commands: {missing:?}"
+        );
+        for (name, _) in KEYLESS {
+            assert!(
+                table.all_specs().any(|spec| spec.name == *name),
+                "{name} is not in the command table"
+            );
+        }
+    }
+
+    #[test]
+    fn multi_refuses_what_a_transaction_cannot_carry() {
+        let refused = |words: &[&str]| {
+            let args: Vec<Bytes> = words
+                .iter()
+                .map(|w| Bytes::copy_from_slice(w.as_bytes()))
+                .collect();
+            let spec = lookup(&args).unwrap();
+            multi_refusal(spec, &route(spec, &args))
+        };
+        assert_eq!(refused(&["GET", "a"]), None);
+        assert_eq!(refused(&["PING"]), None);
+        assert_eq!(refused(&["TIME"]), None);
+        assert_eq!(refused(&["BLPOP", "a", "0"]), None);
+        assert_eq!(refused(&["SET", "a", "1", "GET"]), None);
+        assert!(refused(&["DBSIZE"]).unwrap().contains("every node"));
+        assert!(refused(&["CONFIG", "SET", "a", "b"])
+            .unwrap()
+            .contains("every node"));
+        assert!(refused(&["CLIENT", "SETNAME", "x"])
+            .unwrap()
+            .contains("proxy itself"));
+        assert!(refused(&["SUBSCRIBE", "c"]).is_some());
+        assert!(refused(&["PUBLISH", "c", "m"]).is_some());
+        assert_eq!(refused(&["SHUTDOWN"]), Some(unsupported("shutdown")));
     }
 }

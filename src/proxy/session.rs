@@ -285,6 +285,7 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
             handle: handle.clone(),
             proto: Proto::Resp2,
             authenticated: config.users.is_empty(),
+            admin: config.users.is_empty(),
             lane: proxy.assign_lane(worker),
         },
         pending: VecDeque::new(),
@@ -495,7 +496,7 @@ impl Session {
             )
         {
             self.command = router::lookup(args).map_or_else(|_| unknown_command(), |s| s.id);
-            return Self::ready(self.tx.queue(args.to_vec()));
+            return Self::ready(self.tx.queue(&self.proxy, args.to_vec()));
         }
         let spec = match router::lookup(args) {
             Ok(spec) => spec,
@@ -511,10 +512,7 @@ impl Session {
             return Self::ready(error_reply("NOAUTH Authentication required."));
         }
         if self.proxy.config.load().denies(name) {
-            return Self::ready(error_reply(&format!(
-                "ERR slotproxy: command '{}' is denied by configuration",
-                String::from_utf8_lossy(name)
-            )));
+            return Self::ready(error_reply(&router::denied(name)));
         }
         let route = router::route(spec, args);
         if !matches!(route, Route::Slot(_) | Route::AnyMaster | Route::SplitKeys) {
@@ -595,9 +593,20 @@ impl Session {
                 proto,
                 lane,
             )),
-            Route::AllMasters => {
-                Step::Queue(fanout::all_masters(&self.proxy, args.to_vec(), proto, lane))
-            }
+            Route::AllMasters(merge) => Step::Queue(fanout::all_masters(
+                &self.proxy,
+                args.to_vec(),
+                merge,
+                proto,
+                lane,
+            )),
+            Route::Config => Step::Queue(super::config_command::handle(
+                &self.proxy,
+                self.client.admin,
+                spec,
+                args,
+                proto,
+            )),
             Route::Transaction => match name {
                 b"multi" => Self::ready(self.tx.multi()),
                 b"discard" => Self::ready(self.tx.discard()),

@@ -31,4 +31,38 @@ impl Stats {
     pub fn get(counter: &AtomicU64) -> u64 {
         counter.load(Relaxed)
     }
+
+    /// Zeroes every counter (CONFIG RESETSTAT).
+    pub fn reset(&self) {
+        let Stats {
+            connections_accepted,
+            connections_rejected,
+            commands,
+            errors,
+            bytes_in,
+            bytes_out,
+            redirects_moved,
+            redirects_ask,
+            redirects_tryagain,
+            topology_refreshes,
+            topology_changes,
+            backend_timeouts,
+        } = self;
+        for counter in [
+            connections_accepted,
+            connections_rejected,
+            commands,
+            errors,
+            bytes_in,
+            bytes_out,
+            redirects_moved,
+            redirects_ask,
+            redirects_tryagain,
+            topology_refreshes,
+            topology_changes,
+            backend_timeouts,
+        ] {
+            counter.store(0, Relaxed);
+        }
+    }
 }

@@ -1,8 +1,10 @@
 //! MULTI / EXEC / DISCARD / WATCH / UNWATCH through the proxy.
 //!
 //! The proxy queues the transaction itself and answers `+QUEUED`, checking each command as
-//! Redis would (unknown command, arity, commands not allowed in MULTI) plus the cluster rule
-//! that every key of the transaction hashes to one slot. Any such error marks the
+//! Redis would (unknown command, arity, commands not allowed in MULTI), as the proxy would
+//! outside MULTI (deny list, refused commands), and as a one-node transaction must: every key
+//! hashes to one slot, and nothing that needs every node, the proxy's own state or a
+//! subscription is queued ([`super::router::multi_refusal`]). Any such error marks the
 //! transaction, and EXEC then answers `EXECABORT`. EXEC sends `MULTI`, the queue and `EXEC`
 //! in one write on a dedicated connection to the slot's master, so nothing of another client
 //! can interleave. WATCH opens that dedicated connection at once (the node must see the
@@ -14,7 +16,7 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 
 use super::forward::error_reply;
-use super::router::{lookup, single_slot, CROSSSLOT};
+use super::router::{denied, lookup, multi_refusal, route, single_slot, CROSSSLOT};
 use super::stats::Stats;
 use super::Proxy;
 use crate::backend::dedicated::Dedicated;
@@ -82,16 +84,19 @@ impl Transaction {
         Ok(())
     }
 
-    /// A command sent while in MULTI: queued, or an error that aborts the transaction.
-    pub fn queue(&mut self, args: Vec<Bytes>) -> Bytes {
+    /// A command sent while in MULTI: queued, or an error that aborts the transaction. It
+    /// gets the decision it would get outside MULTI (unknown, arity, deny list, refused),
+    /// plus the transaction's own rules ([`multi_refusal`], one slot).
+    pub fn queue(&mut self, proxy: &Proxy, args: Vec<Bytes>) -> Bytes {
         let checked = lookup(&args).and_then(|spec| {
             if spec.flags.contains(CommandFlags::NO_MULTI) {
                 return Err("ERR Command not allowed inside a transaction".to_string());
             }
-            if let super::router::Route::Reject(e) = super::router::route(spec, &args) {
-                if e != CROSSSLOT {
-                    return Err(e);
-                }
+            if proxy.config.load().denies(&args[0]) {
+                return Err(denied(&args[0]));
+            }
+            if let Some(refusal) = multi_refusal(spec, &route(spec, &args)) {
+                return Err(refusal);
             }
             self.pin_slot(spec, &args)
         });

@@ -1,6 +1,7 @@
 //! Requests that touch several slots or every master, split into one child request per slot
 //! (or per master) and merged as if one server had answered. `split.rs` holds the split-key
-//! commands (MGET, MSET, DEL, ...); this file the ones sent to every master.
+//! commands (MGET, MSET, DEL, ...); this file the ones sent to every master, with the longer
+//! merges in `merge.rs` and SCRIPT KILL / FUNCTION KILL in `kill.rs`.
 //!
 //! All children are queued before any reply is awaited, so they run concurrently, and each
 //! child follows its own redirects. The whole fan-out is one future owned by the client's
@@ -12,10 +13,13 @@ use std::sync::Arc;
 use bytes::{Bytes, BytesMut};
 
 use super::forward::{error_reply, send_to_node, Pending};
+use super::router::Merge;
 use super::Proxy;
 use crate::backend::Lane;
 use crate::resp::{parse_frame, request_bytes, Frame, Proto, ReplyBuf};
 
+mod kill;
+mod merge;
 mod split;
 pub use split::split_keys;
 
@@ -55,38 +59,43 @@ fn masters(proxy: &Proxy) -> Vec<String> {
     proxy.topology.load().master_addrs()
 }
 
-/// DBSIZE, KEYS, RANDOMKEY, FLUSHALL, FLUSHDB, SCAN, and the SCRIPT / FUNCTION commands that
-/// must reach every master. Sent to every master now; merged when all have answered.
-pub fn all_masters(proxy: &Arc<Proxy>, args: Vec<Bytes>, proto: Proto, lane: Lane) -> Pending {
-    let name = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
+/// A keyless command every master must answer (see [`Merge`] for each way of merging).
+/// Sent to every master now; merged when all have answered.
+pub fn all_masters(
+    proxy: &Arc<Proxy>,
+    args: Vec<Bytes>,
+    merge: Merge,
+    proto: Proto,
+    lane: Lane,
+) -> Pending {
     let addrs = masters(proxy);
     if addrs.is_empty() {
         return Pending::Ready(error_reply("CLUSTERDOWN The cluster is down"));
     }
-    if name == "scan" {
-        return Pending::Future(Box::pin(scan(proxy.clone(), args, addrs, proto, lane)));
-    }
-    let request = {
-        let refs: Vec<&[u8]> = args.iter().map(|a| &a[..]).collect();
-        request_bytes(&refs)
-    };
     proxy.metrics.worker(lane.worker).fanout(addrs.len());
-    let children: Vec<Pending> = addrs
-        .into_iter()
-        .map(|addr| send_to_node(proxy, addr, request.clone(), proto, lane))
-        .collect();
-    Pending::Future(Box::pin(merge_all(
-        proxy.clone(),
-        name,
-        args,
-        children,
-        proto,
-    )))
+    match merge {
+        Merge::Scan => Pending::Future(Box::pin(scan(proxy.clone(), args, addrs, proto, lane))),
+        Merge::Kill => Pending::Future(Box::pin(kill::kill(proxy.clone(), args, addrs, proto))),
+        _ => {
+            let request = request_bytes(&args);
+            let children: Vec<Pending> = addrs
+                .into_iter()
+                .map(|addr| send_to_node(proxy, addr, request.clone(), proto, lane))
+                .collect();
+            Pending::Future(Box::pin(merge_all(
+                proxy.clone(),
+                merge,
+                args,
+                children,
+                proto,
+            )))
+        }
+    }
 }
 
 async fn merge_all(
     proxy: Arc<Proxy>,
-    name: String,
+    merge: Merge,
     args: Vec<Bytes>,
     children: Vec<Pending>,
     proto: Proto,
@@ -95,28 +104,26 @@ async fn merge_all(
         Ok(replies) => replies,
         Err(error) => return error,
     };
-    let sub = args
-        .get(1)
-        .map(|s| s.to_ascii_lowercase())
-        .unwrap_or_default();
-    match (name.as_str(), sub.as_slice()) {
-        ("dbsize", _) => {
-            let total: i64 = replies.iter().filter_map(|r| parse(r).as_integer()).sum();
+    let frames = || replies.iter().map(|r| parse(r));
+    match merge {
+        Merge::Sum => {
+            let total: i64 = frames().filter_map(|f| f.as_integer()).sum();
             write(|out| out.integer(total), proto)
         }
-        ("keys", _) => {
-            let keys: Vec<Frame> = replies
-                .iter()
-                .flat_map(|r| {
-                    parse(r)
-                        .as_array()
-                        .map(<[Frame]>::to_vec)
-                        .unwrap_or_default()
-                })
-                .collect();
-            write(|out| Frame::Array(keys).write(out), proto)
+        Merge::Concat => {
+            let items: Vec<Frame> = frames().flat_map(array_items).collect();
+            write(|out| Frame::Array(items).write(out), proto)
         }
-        ("randomkey", _) => {
+        Merge::Union => {
+            let mut items: Vec<Frame> = Vec::new();
+            for item in frames().flat_map(array_items) {
+                if !items.contains(&item) {
+                    items.push(item);
+                }
+            }
+            write(|out| Frame::Array(items).write(out), proto)
+        }
+        Merge::RandomKey => {
             let mut found: Vec<Bytes> = replies
                 .into_iter()
                 .filter(|r| r.first() == Some(&b'$') && !r.starts_with(b"$-1"))
@@ -128,12 +135,10 @@ async fn merge_all(
             let i = rand::thread_rng().gen_range(0..found.len());
             found.swap_remove(i)
         }
-        ("script", b"exists") => {
+        Merge::And => {
             let mut all: Option<Vec<i64>> = None;
-            for reply in &replies {
-                let flags: Vec<i64> = parse(reply)
-                    .as_array()
-                    .unwrap_or(&[])
+            for frame in frames() {
+                let flags: Vec<i64> = array_items(frame)
                     .iter()
                     .map(|f| f.as_integer().unwrap_or(0))
                     .collect();
@@ -151,13 +156,46 @@ async fn merge_all(
                 proto,
             )
         }
-        // FLUSHALL, FLUSHDB, SCRIPT LOAD/FLUSH, FUNCTION LOAD/DELETE/FLUSH/RESTORE: every
-        // master answered the same way; pass the first answer on.
-        _ => replies
+        Merge::Identical => match replies.iter().all(|r| *r == replies[0]) {
+            true => replies[0].clone(),
+            false => error_reply(&format!(
+                "ERR slotproxy: the masters answer {} differently; ask the nodes directly",
+                shown_name(&args)
+            )),
+        },
+        Merge::SumPairs => merge::sum_pairs(frames(), proto),
+        Merge::SlowlogGet => merge::slowlog_get(frames(), &args, proto),
+        Merge::Min => match frames().filter_map(|f| f.as_integer()).min() {
+            Some(min) => write(|out| out.integer(min), proto),
+            None => error_reply("ERR slotproxy: no master answered with an integer"),
+        },
+        Merge::Latest => merge::latest_time(&replies),
+        // FLUSHALL, FLUSHDB, SCRIPT LOAD/FLUSH, FUNCTION LOAD/DELETE/FLUSH/RESTORE, MEMORY
+        // PURGE, SLOWLOG RESET: every master made the change (an error would have answered
+        // above); the first reply stands for all.
+        Merge::Everywhere | Merge::Scan | Merge::Kill => replies
             .into_iter()
             .next()
             .unwrap_or_else(|| error_reply("CLUSTERDOWN The cluster is down")),
     }
+}
+
+/// The items of an array reply (none for anything else).
+fn array_items(frame: Frame) -> Vec<Frame> {
+    match frame {
+        Frame::Array(items) | Frame::Set(items) => items,
+        _ => Vec::new(),
+    }
+}
+
+/// `SCRIPT EXISTS` style: the command and subcommand in upper case, for error texts.
+fn shown_name(args: &[Bytes]) -> String {
+    let take = if args.len() > 1 { 2 } else { 1 };
+    args[..take]
+        .iter()
+        .map(|a| String::from_utf8_lossy(a).to_uppercase())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// SCAN across masters: the low bits of the cursor say which master, the rest is that

@@ -1,0 +1,138 @@
+//! The proxy's guards inside MULTI, keyless commands that describe one server, CONFIG, SCRIPT
+//! KILL and CLUSTER INFO: end to end through slotproxy in front of a real Redis Cluster and a
+//! storage-node cluster, compared with a standalone redis-server where the proxy means to
+//! answer as one server does.
+
+use std::time::{Duration, Instant};
+
+use slotproxy::resp::Frame;
+use test_harness::cluster::proxy_binary;
+use test_harness::process::free_port;
+use test_harness::{Cluster, ServerProcess};
+
+mod proxy_guards_multi {
+    pub mod config;
+    pub mod keyless;
+    pub mod multi;
+    pub mod script_kill;
+}
+
+/// A proxy in front of `cluster`, configured with `extra` YAML (deny list, users).
+pub fn start_proxy_with(cluster: &Cluster, extra: &str) -> ServerProcess {
+    let port = free_port();
+    let dir = std::env::temp_dir().join(format!("slotproxy-guards-multi-{port}"));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("slotproxy.yaml");
+    let seeds: Vec<String> = cluster.seeds().iter().map(|s| format!("  - {s}")).collect();
+    let text = format!(
+        "listen: 127.0.0.1:{port}\nadmin:\n  listen: 127.0.0.1:0\n  poll_interval_ms: 200\nseeds:\n{}\n{extra}",
+        seeds.join("\n")
+    );
+    std::fs::write(&path, text).expect("write config");
+    let args = vec!["--config".to_string(), path.display().to_string()];
+    ServerProcess::spawn(
+        "slotproxy",
+        &proxy_binary(),
+        &args,
+        port,
+        "Ready to accept connections",
+    )
+}
+
+/// Polls `check` until it holds, for at most `limit`.
+pub fn eventually(limit: Duration, what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+pub fn ok() -> Frame {
+    Frame::Simple("OK".into())
+}
+
+pub fn queued() -> Frame {
+    Frame::Simple("QUEUED".into())
+}
+
+pub fn text(frame: &Frame) -> String {
+    match frame {
+        Frame::Error(e) | Frame::Simple(e) | Frame::Bulk(e) => {
+            String::from_utf8_lossy(e).into_owned()
+        }
+        other => format!("{other:?}"),
+    }
+}
+
+/// One test per backend for a scenario taking the cluster and the proxy.
+macro_rules! on_both_backends {
+    ($name:ident, $extra:expr, $scenario:expr) => {
+        mod $name {
+            use super::*;
+
+            #[test]
+            fn redis_cluster() {
+                #[allow(unused_mut)]
+                let mut cluster = Cluster::redis(3);
+                let proxy = start_proxy_with(&cluster, $extra);
+                #[allow(clippy::redundant_closure_call)]
+                ($scenario)(&mut cluster, &proxy);
+            }
+
+            #[test]
+            fn storage_nodes() {
+                #[allow(unused_mut)]
+                let mut cluster = Cluster::storage_nodes(3);
+                let proxy = start_proxy_with(&cluster, $extra);
+                #[allow(clippy::redundant_closure_call)]
+                ($scenario)(&mut cluster, &proxy);
+            }
+        }
+    };
+}
+
+on_both_backends!(
+    every_route_class_inside_multi,
+    "deny_commands: [GETSET]\n",
+    |cluster: &mut Cluster, proxy: &ServerProcess| {
+        let standalone = ServerProcess::redis_server(&[]);
+        proxy_guards_multi::multi::queued_like_one_server(
+            proxy.port,
+            standalone.port,
+            cluster.storage,
+        );
+        proxy_guards_multi::multi::refused_at_queue_time(proxy.port);
+        proxy_guards_multi::multi::deny_list_holds_inside_multi(proxy.port);
+    }
+);
+
+on_both_backends!(
+    keyless_commands_merge_or_refuse,
+    "",
+    |cluster: &mut Cluster, proxy: &ServerProcess| {
+        let standalone = ServerProcess::redis_server(&[]);
+        proxy_guards_multi::keyless::one_node_commands_are_refused(proxy.port);
+        proxy_guards_multi::keyless::shard_pubsub_counts_are_summed(proxy.port, standalone.port);
+        proxy_guards_multi::keyless::slowlog_is_merged(cluster, proxy.port);
+        proxy_guards_multi::keyless::everywhere_and_scalar_merges(cluster, proxy.port);
+        proxy_guards_multi::config::config_reaches_every_node(cluster, proxy, standalone.port);
+        proxy_guards_multi::keyless::cluster_info_follows_the_cluster(cluster, proxy.port);
+    }
+);
+
+on_both_backends!(
+    script_kill_reaches_the_busy_node,
+    "backend:\n  connections_per_node: 2\ntimeouts:\n  operation_ms: 60000\n",
+    |_: &mut Cluster, proxy: &ServerProcess| {
+        proxy_guards_multi::script_kill::kill_through_the_proxy(proxy.port);
+    }
+);
+
+#[test]
+fn config_set_needs_the_admin_permission() {
+    let cluster = Cluster::redis(3);
+    let users = "users:\n  - { name: ops, password: opspass, admin: true }\n  - { name: app, password: apppass }\n";
+    let proxy = start_proxy_with(&cluster, users);
+    proxy_guards_multi::config::admin_permission(proxy.port);
+}
