@@ -213,6 +213,8 @@ fn classify(spec: &CommandSpec) -> Class {
         "script|kill" | "function|kill" => Class::Unsupported,
         "spublish" => Class::ShardPublish,
         "publish" | "pubsub|channels" | "pubsub|numsub" | "pubsub|numpat" => Class::PubSubHome,
+        // Shard channels live on their slot's master: every master knows only its own.
+        "pubsub|shardchannels" | "pubsub|shardnumsub" => Class::AllMasters,
         "wait" => Class::Wait,
         _ => Class::Keyed {
             xread: matches!(top, "xread" | "xreadgroup"),
@@ -318,6 +320,10 @@ mod tests {
             Route::Blocking(Some(key_slot(b"s")))
         );
         assert_eq!(route_of(&["SCRIPT", "LOAD", "return 1"]), Route::AllMasters);
+        assert_eq!(
+            route_of(&["PUBSUB", "SHARDNUMSUB", "a", "b"]),
+            Route::AllMasters
+        );
         assert_eq!(route_of(&["PING"]), Route::Local);
         assert_eq!(route_of(&["MULTI"]), Route::Transaction);
         assert!(matches!(route_of(&["SHUTDOWN"]), Route::Reject(_)));

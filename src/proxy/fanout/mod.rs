@@ -55,8 +55,8 @@ fn masters(proxy: &Proxy) -> Vec<String> {
     proxy.topology.load().master_addrs()
 }
 
-/// DBSIZE, KEYS, RANDOMKEY, FLUSHALL, FLUSHDB, SCAN, and the SCRIPT / FUNCTION commands that
-/// must reach every master. Sent to every master now; merged when all have answered.
+/// DBSIZE, KEYS, RANDOMKEY, FLUSHALL, FLUSHDB, SCAN, PUBSUB SHARDCHANNELS / SHARDNUMSUB, and
+/// the SCRIPT / FUNCTION commands that must reach every master. Sent to every master now; merged when all have answered.
 pub fn all_masters(proxy: &Arc<Proxy>, args: Vec<Bytes>, proto: Proto, lane: Lane) -> Pending {
     let name = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
     let addrs = masters(proxy);
@@ -127,6 +127,39 @@ async fn merge_all(
             use rand::Rng;
             let i = rand::thread_rng().gen_range(0..found.len());
             found.swap_remove(i)
+        }
+        ("pubsub", b"shardchannels") => {
+            // A channel is subscribed on its slot's master only; the same name from two
+            // masters (mid-migration) is listed once, as one server would.
+            let mut channels: Vec<Frame> = Vec::new();
+            for reply in &replies {
+                for channel in parse(reply).as_array().unwrap_or(&[]) {
+                    if !channels.contains(channel) {
+                        channels.push(channel.clone());
+                    }
+                }
+            }
+            write(|out| Frame::Array(channels).write(out), proto)
+        }
+        ("pubsub", b"shardnumsub") => {
+            // Every master answers `channel, count` for every channel asked; the counts add up.
+            let mut merged: Vec<Frame> = Vec::new();
+            for reply in &replies {
+                let items = parse(reply)
+                    .as_array()
+                    .map(<[Frame]>::to_vec)
+                    .unwrap_or_default();
+                if merged.is_empty() {
+                    merged = items;
+                    continue;
+                }
+                for (total, item) in merged.iter_mut().zip(&items) {
+                    if let (Frame::Integer(sum), Some(n)) = (total, item.as_integer()) {
+                        *sum += n;
+                    }
+                }
+            }
+            write(|out| Frame::Array(merged).write(out), proto)
         }
         ("script", b"exists") => {
             let mut all: Option<Vec<i64>> = None;
