@@ -30,6 +30,9 @@ use proxy_sessions::exceptions::{self, Exception};
 use proxy_sessions::script::{self, Line, Step};
 use test_harness::{show, start_proxy, Cluster, RawClient, ServerProcess};
 
+/// What a reply reads as when the server closed the connection instead.
+const CLOSED: &[u8] = b"(closed)";
+
 /// One server the sessions run against, with the session's clients.
 struct Target {
     port: u16,
@@ -79,11 +82,22 @@ impl Target {
                     let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
                     bytes.extend_from_slice(&RawClient::encode(&args));
                 }
-                let client = self.client(*client);
-                client.send_raw(&bytes);
-                commands.iter().map(|_| client.read_reply().1).collect()
+                self.client(*client).send_raw(&bytes);
+                commands.iter().map(|_| self.read(*client)).collect()
             }
-            Step::Read { client } => vec![self.client(*client).read_reply().1],
+            Step::Read { client } => vec![self.read(*client)],
+        }
+    }
+
+    /// One reply of client `n`; a connection the server closed reads as `(closed)`, and
+    /// the client's next step connects anew.
+    fn read(&mut self, n: usize) -> Vec<u8> {
+        match self.client(n).try_read_reply() {
+            Some((_, raw)) => raw,
+            None => {
+                self.clients.remove(&n);
+                CLOSED.to_vec()
+            }
         }
     }
 }

@@ -12,6 +12,9 @@
 //! !end
 //! ```
 //!
+//! A connection the server closes (QUIT, a protocol error) reads as the reply `(closed)`;
+//! the client's next step connects again.
+//!
 //! Words are split on whitespace; a double-quoted word may hold spaces and the escapes `\"`,
 //! `\\`, `\n`, `\r`, `\t` and `\xHH`.
 
