@@ -28,7 +28,9 @@ use std::path::{Path, PathBuf};
 
 use proxy_sessions::exceptions::{self, Exception};
 use proxy_sessions::script::{self, Line, Step};
-use test_harness::{show, start_proxy, Cluster, RawClient, ServerProcess};
+use std::time::{Duration, Instant};
+
+use test_harness::{blocked_clients, show, start_proxy, Cluster, RawClient, ServerProcess};
 
 /// What a reply reads as when the server closed the connection instead.
 const CLOSED: &[u8] = b"(closed)";
@@ -36,14 +38,17 @@ const CLOSED: &[u8] = b"(closed)";
 /// One server the sessions run against, with the session's clients.
 struct Target {
     port: u16,
+    /// Where blocked clients show: the server itself, or the nodes behind the proxy.
+    servers: Vec<u16>,
     resp3: bool,
     clients: BTreeMap<usize, RawClient>,
 }
 
 impl Target {
-    fn new(port: u16) -> Target {
+    fn new(port: u16, servers: Vec<u16>) -> Target {
         Target {
             port,
+            servers,
             resp3: false,
             clients: BTreeMap::new(),
         }
@@ -85,7 +90,37 @@ impl Target {
                 self.client(*client).send_raw(&bytes);
                 commands.iter().map(|_| self.read(*client)).collect()
             }
+            Step::SendOnly { client, command } => {
+                let args: Vec<&[u8]> = command.iter().map(Vec::as_slice).collect();
+                self.client(*client).send(&args);
+                Vec::new()
+            }
             Step::Read { client } => vec![self.read(*client)],
+            Step::Blocked(count) => {
+                self.wait_blocked(*count);
+                Vec::new()
+            }
+        }
+    }
+
+    /// Polls (bounded) until the servers report `count` blocked clients in all.
+    fn wait_blocked(&self, count: usize) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut admins: Vec<RawClient> = self
+            .servers
+            .iter()
+            .map(|&p| RawClient::connect(p))
+            .collect();
+        loop {
+            let blocked: usize = admins.iter_mut().map(blocked_clients).sum();
+            if blocked == count {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{blocked} clients blocked, never {count}"
+            );
+            std::thread::sleep(Duration::from_millis(2));
         }
     }
 
@@ -126,6 +161,7 @@ fn step_commands(step: &Step) -> Vec<Vec<Vec<u8>>> {
     match step {
         Step::Send { commands, .. } => commands.clone(),
         Step::Read { .. } => vec![vec![b"!read".to_vec()]],
+        Step::SendOnly { .. } | Step::Blocked(_) => Vec::new(),
     }
 }
 
@@ -199,8 +235,9 @@ fn run_session(
 fn run_all_sessions(backend: &str, cluster: Cluster) {
     let redis = ServerProcess::redis_server(&[]);
     let proxy_process = start_proxy(&cluster.seeds(), &[]);
-    let mut reference = Target::new(redis.port);
-    let mut proxy = Target::new(proxy_process.port);
+    let mut reference = Target::new(redis.port, vec![redis.port]);
+    let nodes = cluster.nodes.iter().map(|n| n.port).collect();
+    let mut proxy = Target::new(proxy_process.port, nodes);
     let exceptions = load_exceptions();
     let mut differences = Vec::new();
     let mut names = Vec::new();

@@ -10,6 +10,9 @@
 //! INCR n                   read (`@2 !pipeline` for another client)
 //! GET n
 //! !end
+//! @2 !send BLPOP q 10      client 2 sends without reading (its reply comes with !read)
+//! !blocked 1               waits until the server (every node behind the proxy) has this
+//!                          many clients blocked
 //! ```
 //!
 //! A connection the server closes (QUIT, a protocol error) reads as the reply `(closed)`;
@@ -29,8 +32,12 @@ pub enum Step {
         client: usize,
         commands: Vec<Command>,
     },
+    /// Sends one command and reads nothing (a blocking command, read later with `Read`).
+    SendOnly { client: usize, command: Command },
     /// Reads one reply the client did not ask for.
     Read { client: usize },
+    /// Waits until this many clients are blocked.
+    Blocked(usize),
 }
 
 /// A step with the line it came from, for messages.
@@ -85,6 +92,18 @@ pub fn parse(source: &str) -> Result<Vec<Line>, String> {
                 continue;
             }
             b"!read" => Step::Read { client },
+            b"!send" => Step::SendOnly {
+                client,
+                command: words[1..].to_vec(),
+            },
+            b"!blocked" => {
+                let count = words
+                    .get(1)
+                    .and_then(|w| std::str::from_utf8(w).ok())
+                    .and_then(|w| w.parse().ok())
+                    .ok_or_else(|| format!("line {number}: !blocked needs a count"))?;
+                Step::Blocked(count)
+            }
             directive if directive.starts_with(b"!") => {
                 return Err(format!("line {number}: unknown directive {text}"));
             }
