@@ -340,7 +340,8 @@ fn command(args: &[Bytes], proto: Proto) -> Result<Bytes, String> {
             for name in &args[2..] {
                 match table.by_full_name(name) {
                     Some(c) => c.info.write(o),
-                    None => o.null_array(),
+                    // Redis 7.0 answers an unknown name with a null bulk string (`$-1`).
+                    None => o.null(),
                 }
             }
         })),
