@@ -95,6 +95,10 @@ impl Target {
                 self.client(*client).send(&args);
                 Vec::new()
             }
+            Step::Raw { client, bytes } => {
+                self.client(*client).send_raw(bytes);
+                Vec::new()
+            }
             Step::Read { client } => vec![self.read(*client)],
             Step::Blocked(count) => {
                 self.wait_blocked(*count);
@@ -161,7 +165,7 @@ fn step_commands(step: &Step) -> Vec<Vec<Vec<u8>>> {
     match step {
         Step::Send { commands, .. } => commands.clone(),
         Step::Read { .. } => vec![vec![b"!read".to_vec()]],
-        Step::SendOnly { .. } | Step::Blocked(_) => Vec::new(),
+        Step::SendOnly { .. } | Step::Raw { .. } | Step::Blocked(_) => Vec::new(),
     }
 }
 

@@ -11,6 +11,8 @@
 //! GET n
 //! !end
 //! @2 !send BLPOP q 10      client 2 sends without reading (its reply comes with !read)
+//! !raw "PING\r\n"          client 1 sends these bytes as they are and reads nothing (inline
+//!                          commands, malformed requests; replies come with !read)
 //! !blocked 1               waits until the server (every node behind the proxy) has this
 //!                          many clients blocked
 //! ```
@@ -34,6 +36,8 @@ pub enum Step {
     },
     /// Sends one command and reads nothing (a blocking command, read later with `Read`).
     SendOnly { client: usize, command: Command },
+    /// Sends bytes as they are and reads nothing.
+    Raw { client: usize, bytes: Vec<u8> },
     /// Reads one reply the client did not ask for.
     Read { client: usize },
     /// Waits until this many clients are blocked.
@@ -95,6 +99,10 @@ pub fn parse(source: &str) -> Result<Vec<Line>, String> {
             b"!send" => Step::SendOnly {
                 client,
                 command: words[1..].to_vec(),
+            },
+            b"!raw" => Step::Raw {
+                client,
+                bytes: words[1..].concat(),
             },
             b"!blocked" => {
                 let count = words
