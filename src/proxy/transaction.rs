@@ -14,7 +14,7 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 
 use super::forward::error_reply;
-use super::router::{lookup, single_slot, CROSSSLOT};
+use super::router::{lookup, single_slot, Route, CROSSSLOT};
 use super::Proxy;
 use crate::backend::dedicated::Dedicated;
 use crate::cluster::{CommandFlags, CommandSpec};
@@ -87,10 +87,9 @@ impl Transaction {
             if spec.flags.contains(CommandFlags::NO_MULTI) {
                 return Err("ERR Command not allowed inside a transaction".to_string());
             }
-            if let super::router::Route::Reject(e) = super::router::route(spec, &args) {
-                if e != CROSSSLOT {
-                    return Err(e);
-                }
+            match super::router::route(spec, &args) {
+                Route::Reject(e) if e != CROSSSLOT => return Err(e),
+                route => refuse_in_multi(spec, &route)?,
             }
             self.pin_slot(spec, &args)
         });
@@ -203,6 +202,27 @@ impl Transaction {
             }
         }
     }
+}
+
+/// Refuses the commands the transaction's master would answer differently from the proxy.
+/// The proxy keeps the client's connection state and speaks for the whole cluster: on the
+/// master, CLIENT SETNAME would name the proxy's connection, FLUSHALL or SCRIPT LOAD would
+/// reach that one master only, and SUBSCRIBE would subscribe the transaction's connection.
+/// PING, ECHO, SELECT and COMMAND answer the same on the master.
+fn refuse_in_multi(spec: &CommandSpec, route: &Route) -> Result<(), String> {
+    let top = spec.name.split('|').next().unwrap_or(&spec.name);
+    let refused = match route {
+        Route::AllMasters | Route::PubSub => true,
+        Route::Local => !matches!(top, "ping" | "echo" | "select" | "command"),
+        _ => false,
+    };
+    if refused {
+        return Err(format!(
+            "ERR slotproxy: '{}' cannot be queued in MULTI through the proxy",
+            spec.name
+        ));
+    }
+    Ok(())
 }
 
 /// Why a transaction did not run.
