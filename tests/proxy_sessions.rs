@@ -30,6 +30,7 @@ use proxy_sessions::exceptions::{self, Exception};
 use proxy_sessions::script::{self, Line, Step};
 use std::time::{Duration, Instant};
 
+use slotproxy::resp::{parse_frame, Frame};
 use test_harness::{blocked_clients, show, start_proxy, Cluster, RawClient, ServerProcess};
 
 /// What a reply reads as when the server closed the connection instead.
@@ -81,7 +82,9 @@ impl Target {
     /// Runs one step; its raw replies in order.
     fn run(&mut self, step: &Step) -> Vec<Vec<u8>> {
         match step {
-            Step::Send { client, commands } => {
+            Step::Send {
+                client, commands, ..
+            } => {
                 let mut bytes = Vec::new();
                 for args in commands {
                     let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
@@ -160,6 +163,47 @@ fn load_exceptions() -> Vec<Exception> {
     exceptions::parse(&text).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// A long reply cut for the failure message.
+fn shorten(text: &str) -> String {
+    const LIMIT: usize = 400;
+    match text.char_indices().nth(LIMIT) {
+        Some((cut, _)) => format!("{}... ({} bytes)", &text[..cut], text.len()),
+        None => text.to_string(),
+    }
+}
+
+/// Whether two replies are equal once the elements of every array, set and map in them
+/// are sorted: the same elements, at any depth, in any order.
+fn same_elements(a: &[u8], b: &[u8]) -> bool {
+    match (parse_frame(a), parse_frame(b)) {
+        (Ok(Some((a, _))), Ok(Some((b, _)))) => canonical(a) == canonical(b),
+        _ => false,
+    }
+}
+
+/// `frame` with the elements of each aggregate sorted (by their debug form).
+fn canonical(frame: Frame) -> String {
+    let sorted = |items: Vec<Frame>| {
+        let mut items: Vec<String> = items.into_iter().map(canonical).collect();
+        items.sort();
+        items
+    };
+    match frame {
+        Frame::Array(items) => format!("array{:?}", sorted(items)),
+        Frame::Set(items) => format!("set{:?}", sorted(items)),
+        Frame::Push(items) => format!("push{:?}", sorted(items)),
+        Frame::Map(pairs) => {
+            let mut pairs: Vec<String> = pairs
+                .into_iter()
+                .map(|(k, v)| format!("{} => {}", canonical(k), canonical(v)))
+                .collect();
+            pairs.sort();
+            format!("map{pairs:?}")
+        }
+        other => format!("{other:?}"),
+    }
+}
+
 /// The words a reply belongs to, for exception look-ups: the command, or `!read`.
 fn step_commands(step: &Step) -> Vec<Vec<Vec<u8>>> {
     match step {
@@ -210,10 +254,17 @@ fn run_session(
                 return differences;
             }
         };
+        let unordered = matches!(
+            line.step,
+            Step::Send {
+                unordered: true,
+                ..
+            }
+        );
         for ((args, expected), actual) in
             step_commands(&line.step).iter().zip(&expected).zip(&actual)
         {
-            if expected == actual {
+            if expected == actual || (unordered && same_elements(expected, actual)) {
                 continue;
             }
             if let Some(exception) = exceptions::find(exceptions, name, backend, args) {
@@ -227,8 +278,8 @@ fn run_session(
             differences.push(format!(
                 "{name}.session:{} ({protocol}, {backend}) {words:?}\n    redis-server: {}\n    slotproxy:    {}",
                 line.number,
-                show(expected),
-                show(actual)
+                shorten(&show(expected)),
+                shorten(&show(actual))
             ));
         }
     }

@@ -13,6 +13,9 @@
 //! @2 !send BLPOP q 10      client 2 sends without reading (its reply comes with !read)
 //! !raw "PING\r\n"          client 1 sends these bytes as they are and reads nothing (inline
 //!                          commands, malformed requests; replies come with !read)
+//! !unordered SMEMBERS s    client 1 sends a command whose reply is in an order Redis does
+//!                          not define (KEYS, SMEMBERS, COMMAND): compared with the
+//!                          elements of every array, set and map sorted, at any depth
 //! !blocked 1               waits until the server (every node behind the proxy) has this
 //!                          many clients blocked
 //! ```
@@ -33,6 +36,8 @@ pub enum Step {
     Send {
         client: usize,
         commands: Vec<Command>,
+        /// The replies' aggregates are compared in any order.
+        unordered: bool,
     },
     /// Sends one command and reads nothing (a blocking command, read later with `Read`).
     SendOnly { client: usize, command: Command },
@@ -87,6 +92,7 @@ pub fn parse(source: &str) -> Result<Vec<Line>, String> {
                 let step = Step::Send {
                     client,
                     commands: Vec::new(),
+                    unordered: false,
                 };
                 pipeline = Some(Line {
                     number,
@@ -96,6 +102,11 @@ pub fn parse(source: &str) -> Result<Vec<Line>, String> {
                 continue;
             }
             b"!read" => Step::Read { client },
+            b"!unordered" => Step::Send {
+                client,
+                commands: vec![words[1..].to_vec()],
+                unordered: true,
+            },
             b"!send" => Step::SendOnly {
                 client,
                 command: words[1..].to_vec(),
@@ -118,6 +129,7 @@ pub fn parse(source: &str) -> Result<Vec<Line>, String> {
             _ => Step::Send {
                 client,
                 commands: vec![words],
+                unordered: false,
             },
         };
         lines.push(Line {
