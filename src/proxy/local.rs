@@ -322,11 +322,16 @@ fn command(args: &[Bytes], proto: Proto) -> Result<Bytes, String> {
     let sub = args
         .get(1)
         .map(|s| String::from_utf8_lossy(s).to_ascii_lowercase());
-    match sub.as_deref() {
-        None => Ok(reply(proto, |o| {
+    let all_commands = || {
+        reply(proto, |o| {
             o.array(table.commands().len());
             table.commands().iter().for_each(|c| c.info.write(o));
-        })),
+        })
+    };
+    match sub.as_deref() {
+        None => Ok(all_commands()),
+        // COMMAND INFO without names is all of COMMAND (Redis 7.0).
+        Some("info") if args.len() == 2 => Ok(all_commands()),
         Some("count") => Ok(reply(proto, |o| o.integer(table.commands().len() as i64))),
         Some("list") => Ok(reply(proto, |o| {
             o.array(table.commands().len());
