@@ -247,7 +247,11 @@ fn client_command(
             }
             Ok(ok())
         }
-        "no-evict" | "no-touch" => Ok(ok()),
+        // The proxy never evicts a client to free memory, so ON holds as promised and OFF
+        // changes nothing; the argument is still checked as Redis checks it. (NO-TOUCH is
+        // Redis 7.2: 7.0's command table does not have it.)
+        "no-evict" if is(&args[2], "on") || is(&args[2], "off") => Ok(ok()),
+        "no-evict" => Err("ERR syntax error".into()),
         "info" => {
             let line = client.handle.info_line(resp) + "\n";
             Ok(reply(proto, |o| o.verbatim(b"txt", line.as_bytes())))
@@ -321,11 +325,16 @@ fn command(args: &[Bytes], proto: Proto) -> Result<Bytes, String> {
     let sub = args
         .get(1)
         .map(|s| String::from_utf8_lossy(s).to_ascii_lowercase());
-    match sub.as_deref() {
-        None => Ok(reply(proto, |o| {
+    let all_commands = || {
+        reply(proto, |o| {
             o.array(table.commands().len());
             table.commands().iter().for_each(|c| c.info.write(o));
-        })),
+        })
+    };
+    match sub.as_deref() {
+        None => Ok(all_commands()),
+        // COMMAND INFO without names is all of COMMAND (Redis 7.0).
+        Some("info") if args.len() == 2 => Ok(all_commands()),
         Some("count") => Ok(reply(proto, |o| o.integer(table.commands().len() as i64))),
         Some("list") => Ok(reply(proto, |o| {
             o.array(table.commands().len());
@@ -339,7 +348,8 @@ fn command(args: &[Bytes], proto: Proto) -> Result<Bytes, String> {
             for name in &args[2..] {
                 match table.by_full_name(name) {
                     Some(c) => c.info.write(o),
-                    None => o.null_array(),
+                    // Redis 7.0 answers an unknown name with a null bulk string (`$-1`).
+                    None => o.null(),
                 }
             }
         })),

@@ -1,0 +1,364 @@
+//! Client sessions replayed against one real redis-server (the reference) and through
+//! slotproxy in front of a cluster, the replies compared byte for byte.
+//!
+//! A session is a file `tests/proxy_sessions/<name>.session` (format in
+//! [`proxy_sessions::script`]): what one or several clients send, step by step. Every
+//! session runs in RESP2 and in RESP3 (each client sends `HELLO 3` first; that reply names
+//! the server and the connection, so it is not compared), after `FLUSHALL` and
+//! `SCRIPT FLUSH`, with fresh clients. Adding a session is adding a file.
+//!
+//! Where the proxy answers differently from one server on purpose (the README's
+//! compatibility table: keys of one transaction in one slot, commands the proxy refuses),
+//! `tests/proxy_sessions/EXCEPTIONS` lists the command with the reason. Any other
+//! difference fails the test, and so does an exception no difference needed. The test
+//! collects every difference of every session before it fails, each with the file, line,
+//! protocol and both replies.
+//!
+//! Sessions use distinct key and channel names per file, so a client of an earlier session
+//! that the server has not yet cleaned up cannot count in a later one.
+
+mod proxy_sessions {
+    pub mod exceptions;
+    pub mod script;
+}
+
+use std::collections::BTreeMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+
+use proxy_sessions::exceptions::{self, Exception};
+use proxy_sessions::script::{self, Line, Step};
+use std::time::{Duration, Instant};
+
+use slotproxy::resp::{parse_frame, Frame};
+use test_harness::{blocked_clients, show, start_proxy, Cluster, RawClient, ServerProcess};
+
+/// What a reply reads as when the server closed the connection instead.
+const CLOSED: &[u8] = b"(closed)";
+
+/// One server the sessions run against, with the session's clients.
+struct Target {
+    port: u16,
+    /// Where blocked clients show: the server itself, or the nodes behind the proxy.
+    servers: Vec<u16>,
+    resp3: bool,
+    clients: BTreeMap<usize, RawClient>,
+}
+
+impl Target {
+    fn new(port: u16, servers: Vec<u16>) -> Target {
+        Target {
+            port,
+            servers,
+            resp3: false,
+            clients: BTreeMap::new(),
+        }
+    }
+
+    /// Fresh clients and an empty data set for the next session.
+    fn start_session(&mut self, resp3: bool) {
+        self.clients.clear();
+        self.resp3 = resp3;
+        let mut admin = RawClient::connect(self.port);
+        assert_eq!(admin.call_raw(&[b"FLUSHALL"]), b"+OK\r\n", "FLUSHALL");
+        assert_eq!(
+            admin.call_raw(&[b"SCRIPT", b"FLUSH"]),
+            b"+OK\r\n",
+            "SCRIPT FLUSH"
+        );
+    }
+
+    fn client(&mut self, n: usize) -> &mut RawClient {
+        let (port, resp3) = (self.port, self.resp3);
+        self.clients.entry(n).or_insert_with(|| {
+            let mut client = RawClient::connect(port);
+            if resp3 {
+                client.call_raw(&[b"HELLO", b"3"]);
+            }
+            client
+        })
+    }
+
+    /// Runs one step; its raw replies in order.
+    fn run(&mut self, step: &Step) -> Vec<Vec<u8>> {
+        match step {
+            Step::Send {
+                client, commands, ..
+            } => {
+                let mut bytes = Vec::new();
+                for args in commands {
+                    let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+                    bytes.extend_from_slice(&RawClient::encode(&args));
+                }
+                self.client(*client).send_raw(&bytes);
+                commands.iter().map(|_| self.read(*client)).collect()
+            }
+            Step::SendOnly { client, command } => {
+                let args: Vec<&[u8]> = command.iter().map(Vec::as_slice).collect();
+                self.client(*client).send(&args);
+                Vec::new()
+            }
+            Step::Raw { client, bytes } => {
+                self.client(*client).send_raw(bytes);
+                Vec::new()
+            }
+            Step::Read { client } => vec![self.read(*client)],
+            Step::Blocked(count) => {
+                self.wait_blocked(*count);
+                Vec::new()
+            }
+        }
+    }
+
+    /// Polls (bounded) until the servers report `count` blocked clients in all.
+    fn wait_blocked(&self, count: usize) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        let mut admins: Vec<RawClient> = self
+            .servers
+            .iter()
+            .map(|&p| RawClient::connect(p))
+            .collect();
+        loop {
+            let blocked: usize = admins.iter_mut().map(blocked_clients).sum();
+            if blocked == count {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{blocked} clients blocked, never {count}"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    /// One reply of client `n`; a connection the server closed reads as `(closed)`, and
+    /// the client's next step connects anew.
+    fn read(&mut self, n: usize) -> Vec<u8> {
+        match self.client(n).try_read_reply() {
+            Some((_, raw)) => raw,
+            None => {
+                self.clients.remove(&n);
+                CLOSED.to_vec()
+            }
+        }
+    }
+}
+
+/// The session files, sorted by name.
+fn session_files() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/proxy_sessions");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/proxy_sessions")
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "session"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no session files in {}", dir.display());
+    files
+}
+
+fn load_exceptions() -> Vec<Exception> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/proxy_sessions/EXCEPTIONS");
+    let text = std::fs::read_to_string(&path).expect("tests/proxy_sessions/EXCEPTIONS");
+    exceptions::parse(&text).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A long reply cut for the failure message.
+fn shorten(text: &str) -> String {
+    const LIMIT: usize = 400;
+    match text.char_indices().nth(LIMIT) {
+        Some((cut, _)) => format!("{}... ({} bytes)", &text[..cut], text.len()),
+        None => text.to_string(),
+    }
+}
+
+/// Whether two replies are equal once the elements of every array, set and map in them
+/// are sorted: the same elements, at any depth, in any order.
+fn same_elements(a: &[u8], b: &[u8]) -> bool {
+    match (parse_frame(a), parse_frame(b)) {
+        (Ok(Some((a, _))), Ok(Some((b, _)))) => canonical(a) == canonical(b),
+        _ => false,
+    }
+}
+
+/// `frame` with the elements of each aggregate sorted (by their debug form).
+fn canonical(frame: Frame) -> String {
+    let sorted = |items: Vec<Frame>| {
+        let mut items: Vec<String> = items.into_iter().map(canonical).collect();
+        items.sort();
+        items
+    };
+    match frame {
+        Frame::Array(items) => format!("array{:?}", sorted(items)),
+        Frame::Set(items) => format!("set{:?}", sorted(items)),
+        Frame::Push(items) => format!("push{:?}", sorted(items)),
+        Frame::Map(pairs) => {
+            let mut pairs: Vec<String> = pairs
+                .into_iter()
+                .map(|(k, v)| format!("{} => {}", canonical(k), canonical(v)))
+                .collect();
+            pairs.sort();
+            format!("map{pairs:?}")
+        }
+        other => format!("{other:?}"),
+    }
+}
+
+/// The words a reply belongs to, for exception look-ups: the command, or `!read`.
+fn step_commands(step: &Step) -> Vec<Vec<Vec<u8>>> {
+    match step {
+        Step::Send { commands, .. } => commands.clone(),
+        Step::Read { .. } => vec![vec![b"!read".to_vec()]],
+        Step::SendOnly { .. } | Step::Raw { .. } | Step::Blocked(_) => Vec::new(),
+    }
+}
+
+/// Runs `step` on a target; a missing reply (timeout, closed connection) is reported as
+/// the reply, not a panic, so the other sessions still run.
+fn run_guarded(target: &mut Target, step: &Step) -> Result<Vec<Vec<u8>>, String> {
+    catch_unwind(AssertUnwindSafe(|| target.run(step))).map_err(|panic| {
+        let text = panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        format!("no reply ({text})")
+    })
+}
+
+/// Runs one session on the reference and the proxy; returns the differences not excused.
+#[allow(clippy::too_many_arguments)]
+fn run_session(
+    name: &str,
+    lines: &[Line],
+    resp3: bool,
+    backend: &str,
+    reference: &mut Target,
+    proxy: &mut Target,
+    exceptions: &[Exception],
+) -> Vec<String> {
+    reference.start_session(resp3);
+    proxy.start_session(resp3);
+    let protocol = if resp3 { "RESP3" } else { "RESP2" };
+    let mut differences = Vec::new();
+    for line in lines {
+        let expected = run_guarded(reference, &line.step)
+            .unwrap_or_else(|e| panic!("{name}.session:{} on redis-server: {e}", line.number));
+        let actual = match run_guarded(proxy, &line.step) {
+            Ok(actual) => actual,
+            Err(e) => {
+                differences.push(format!(
+                    "{name}.session:{} ({protocol}, {backend}) `{}`: {e}; the rest of the session is skipped",
+                    line.number, line.text
+                ));
+                return differences;
+            }
+        };
+        let unordered = matches!(
+            line.step,
+            Step::Send {
+                unordered: true,
+                ..
+            }
+        );
+        for ((args, expected), actual) in
+            step_commands(&line.step).iter().zip(&expected).zip(&actual)
+        {
+            if expected == actual || (unordered && same_elements(expected, actual)) {
+                continue;
+            }
+            if let Some(exception) = exceptions::find(exceptions, name, backend, args) {
+                exception.used.set(true);
+                continue;
+            }
+            let words: Vec<String> = args
+                .iter()
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            differences.push(format!(
+                "{name}.session:{} ({protocol}, {backend}) {words:?}\n    redis-server: {}\n    slotproxy:    {}",
+                line.number,
+                shorten(&show(expected)),
+                shorten(&show(actual))
+            ));
+        }
+    }
+    differences
+}
+
+/// Every session against a redis-server and through a proxy in front of `cluster`.
+fn run_all_sessions(backend: &str, cluster: Cluster) {
+    let redis = ServerProcess::redis_server(&[]);
+    let proxy_process = start_proxy(&cluster.seeds(), &[]);
+    let mut reference = Target::new(redis.port, vec![redis.port]);
+    let nodes = cluster.nodes.iter().map(|n| n.port).collect();
+    let mut proxy = Target::new(proxy_process.port, nodes);
+    let exceptions = load_exceptions();
+    let mut differences = Vec::new();
+    let mut names = Vec::new();
+    for file in session_files() {
+        let name = file
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .expect("session name")
+            .to_string();
+        let text = std::fs::read_to_string(&file).expect("session file");
+        let lines = script::parse(&text).unwrap_or_else(|e| panic!("{name}.session {e}"));
+        for resp3 in [false, true] {
+            differences.extend(run_session(
+                &name,
+                &lines,
+                resp3,
+                backend,
+                &mut reference,
+                &mut proxy,
+                &exceptions,
+            ));
+        }
+        names.push(name);
+    }
+    for exception in &exceptions {
+        let applies = exception.backend == "any" || exception.backend == backend;
+        if !applies {
+            continue;
+        }
+        if !names.contains(&exception.session) {
+            differences.push(format!(
+                "EXCEPTIONS names session {}, which has no file",
+                exception.session
+            ));
+            continue;
+        }
+        if exception.used.get() {
+            eprintln!(
+                "expected difference: {} `{}` on {backend}: {}",
+                exception.session,
+                exception.command.join(" "),
+                exception.reason
+            );
+        } else {
+            differences.push(format!(
+                "EXCEPTIONS lists {} `{}` for {} but no reply differed on {backend}: remove the entry",
+                exception.session,
+                exception.command.join(" "),
+                exception.backend
+            ));
+        }
+    }
+    assert!(
+        differences.is_empty(),
+        "{} difference(s) between redis-server and slotproxy:\n{}",
+        differences.len(),
+        differences.join("\n")
+    );
+}
+
+#[test]
+fn redis_cluster() {
+    run_all_sessions("redis-cluster", Cluster::redis(3));
+}
+
+#[test]
+fn storage_nodes() {
+    run_all_sessions("storage-nodes", Cluster::storage_nodes(3));
+}
