@@ -16,3 +16,40 @@ fn select_index_outside_int_range() {
         &["SELECT", "abc"],
     ]);
 }
+
+/// EVALSHA with a SHA1 that cannot be one (not 40 characters) is NOSCRIPT before numkeys
+/// is read; a 40-character unknown one reads numkeys first.
+#[test]
+fn evalsha_checks_the_sha_length_before_numkeys() {
+    let mut d = Differential::start();
+    d.check_all(&[
+        &["EVALSHA", "abc", "0x10", "{fz}big"],
+        &["EVALSHA", "", "2", "{fz}new"],
+        &["EVALSHA_RO", "abc", "18446744073709551616", "{fz}zset"],
+        &["EVALSHA", "ffffffffffffffffffffffffffffffffffffffff", "abc"],
+        &["EVALSHA", "ffffffffffffffffffffffffffffffffffffffff", "5"],
+    ]);
+}
+
+/// FCALL looks the function up before numkeys, and a numkeys that is not an integer is
+/// `Bad number of keys provided` (not EVAL's integer error).
+#[test]
+fn fcall_looks_up_the_function_before_numkeys() {
+    let mut d = Differential::start();
+    d.check_all(&[
+        &["FCALL", "", "-9223372036854775808", "{fz}int"],
+        &["FCALL_RO", "f", "1"],
+        &["FCALL", "nosuch", "abc"],
+        &[
+            "FUNCTION",
+            "LOAD",
+            "#!lua name=fz\nredis.register_function('f', function(keys, args) return 1 end)",
+        ],
+        &["FCALL", "f", "abc"],
+        &["FCALL_RO", "f", "abc"],
+        &["FCALL", "f", "5", "a"],
+        &["FCALL", "f", "-1"],
+        &["FCALL_RO", "f", "0"],
+        &["FCALL", "f", "0"],
+    ]);
+}
