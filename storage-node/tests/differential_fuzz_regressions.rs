@@ -53,3 +53,20 @@ fn fcall_looks_up_the_function_before_numkeys() {
         &["FCALL", "f", "0"],
     ]);
 }
+
+/// A Lua number that is NaN, infinite or outside `i64` becomes the integer the C cast gives
+/// on x86-64 (`i64::MIN`); others are truncated toward zero.
+#[test]
+fn lua_numbers_outside_i64_become_i64_min() {
+    let mut d = Differential::start();
+    d.check_all(&[
+        &["EVAL", "return 0/0", "0"],
+        &["EVAL", "return {1/0, -1/0, 3.99, -3.99}", "0"],
+        &[
+            "EVAL",
+            "return {1e300, -1e300, 9223372036854775807, -2^63}",
+            "0",
+        ],
+        &["EVAL_RO", "return tonumber('nan')", "0"],
+    ]);
+}
