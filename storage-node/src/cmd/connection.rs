@@ -3,7 +3,8 @@
 //! - `PING [message]` → `+PONG`, or the message as a bulk string.
 //! - `ECHO message` → the message.
 //! - `QUIT` → `+OK`, then the connection closes.
-//! - `SELECT index` → `+OK`; `ERR DB index is out of range`.
+//! - `SELECT index` → `+OK`; `ERR DB index is out of range`; an index outside a C `int`
+//!   gives `ERR value is out of range, value must between -2147483648 and 2147483647`.
 //! - `AUTH [username] password` → `+OK`; `WRONGPASS invalid username-password pair or user
 //!   is disabled.`; an error if no password is configured.
 //! - `HELLO [protover [AUTH username password] [SETNAME name]]` → a map describing the
@@ -15,7 +16,7 @@
 use bytes::Bytes;
 use slotproxy::resp::Proto;
 
-use super::args::{int, is};
+use super::args::{int32, is};
 use super::errors::{DB_OUT_OF_RANGE, SYNTAX};
 use super::{CmdResult, Ctx, Handler};
 use crate::server::clients::{lock, ReplyMode};
@@ -57,7 +58,9 @@ fn quit(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 }
 
 fn select(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let index = int(&args[1])?;
+    // A C `int`, as Redis reads it: past its range is `value is out of range`, not `DB
+    // index is out of range`.
+    let index = int32(&args[1])?;
     if ctx.shared.cluster.is_some() && index != 0 {
         return Err("ERR SELECT is not allowed in cluster mode".into());
     }

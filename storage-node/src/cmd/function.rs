@@ -19,7 +19,8 @@
 //!   busy path (see `scripting::busy`).
 //! - `FUNCTION HELP` → the subcommands.
 //! - `FCALL function numkeys [key ...] [arg ...]` / `FCALL_RO ...` → the function's result
-//!   (`ERR Function not found`; FCALL_RO of a function not flagged `no-writes`: `ERR Can not
+//!   (`ERR Function not found`, checked before numkeys; `ERR Bad number of keys provided`;
+//!   FCALL_RO of a function not flagged `no-writes`: `ERR Can not
 //!   execute a script with write flag using *_ro command.`).
 
 use bytes::Bytes;
@@ -250,12 +251,17 @@ fn fcall_ro(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 fn call(ctx: &mut Ctx<'_>, args: &[Bytes], read_only_command: bool) -> CmdResult {
-    let (keys, argv) = scripting::split_keys(args)?;
     let shared = ctx.shared;
     let functions = lock(&shared.scripting.functions);
+    // Redis's order: the function first, then numkeys (whose own error text differs from
+    // EVAL's when it is not an integer).
     let flags = functions
         .flags_of(&args[1])
         .ok_or_else(|| super::CmdError::from("ERR Function not found"))?;
+    if slotproxy::numbers::parse_i64(&args[2]).is_none() {
+        return Err("ERR Bad number of keys provided".into());
+    }
+    let (keys, argv) = scripting::split_keys(args)?;
     if read_only_command && !flags.no_writes {
         return Err("ERR Can not execute a script with write flag using *_ro command.".into());
     }

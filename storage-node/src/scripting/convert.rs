@@ -175,6 +175,18 @@ impl Pending {
     }
 }
 
+/// A Lua number as Redis replies with it: the C cast `(long long)` on x86-64, which
+/// truncates toward zero and turns NaN and anything outside `i64` into `i64::MIN` (Rust's
+/// `as` would saturate `inf` to `i64::MAX` and NaN to 0).
+fn number_to_integer(n: f64) -> i64 {
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0;
+    if n.is_nan() || !(-LIMIT..LIMIT).contains(&n) {
+        i64::MIN
+    } else {
+        n as i64
+    }
+}
+
 /// Writes a script's result. `resp3` is the script's `redis.setresp` choice.
 ///
 /// Nested tables are walked with an explicit stack, never by recursion: a script controls
@@ -205,7 +217,7 @@ pub fn write_lua_value(lua: &Lua, out: &mut ReplyBuf<'_>, value: &Value, resp3: 
         }
         match value {
             Value::String(s) => out.bulk(&s.as_bytes()),
-            Value::Number(n) => out.integer(n as i64),
+            Value::Number(n) => out.integer(number_to_integer(n)),
             Value::Integer(n) => out.integer(n),
             Value::Boolean(b) => {
                 if resp3 {

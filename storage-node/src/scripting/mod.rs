@@ -130,15 +130,22 @@ impl Scripting {
     }
 }
 
+/// EVALSHA's error for a script that is not cached.
+const NOSCRIPT: &str = "NOSCRIPT No matching script. Please use EVAL.";
+
 /// EVAL, EVALSHA and their `_RO` forms. `script` is the body, or the SHA1 for EVALSHA.
 pub fn eval(ctx: &mut Ctx<'_>, args: &[Bytes], by_sha: bool, read_only_command: bool) -> CmdResult {
+    // No script has a SHA1 of another length: Redis says so before it reads numkeys.
+    if by_sha && args[1].len() != 40 {
+        return Err(NOSCRIPT.into());
+    }
     let (keys, argv) = split_keys(args)?;
     let scripting = &ctx.shared.scripting;
     scripting.scripts.with_local(&scripting.state, |local| {
         let sha = if by_sha {
             let sha = String::from_utf8_lossy(&args[1]).to_ascii_lowercase();
             if !local.knows_sha(&scripting.scripts, &sha)? {
-                return Err("NOSCRIPT No matching script. Please use EVAL.".into());
+                return Err(NOSCRIPT.into());
             }
             sha
         } else {

@@ -8,11 +8,14 @@
 //! - [`http`]: a minimal HTTP client for the admin API.
 //! - [`differential`]: the same commands against a storage-node and a real redis-server,
 //!   with the replies compared byte for byte.
+//! - [`difffuzz`]: the differential command fuzzer (hostile commands from the command
+//!   table, on the subject and on redis-server side by side).
 //! - [`notifications`]: the keyspace notifications commands cause, on both servers.
 
 pub mod client;
 pub mod cluster;
 pub mod differential;
+pub mod difffuzz;
 pub mod http;
 pub mod notifications;
 pub mod process;

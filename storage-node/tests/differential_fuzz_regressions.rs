@@ -1,0 +1,72 @@
+//! Sequences the differential command fuzzer (`tests/harness/src/difffuzz`) found, shrunk
+//! and kept as plain tests: each is compared byte for byte with redis-server 7.0.
+
+use test_harness::Differential;
+
+/// `SELECT` reads a C `int`: past its range the error is Redis's range error, not
+/// `DB index is out of range`.
+#[test]
+fn select_index_outside_int_range() {
+    let mut d = Differential::start();
+    d.check_all(&[
+        &["SELECT", "9223372036854775807"],
+        &["SELECT", "-9223372036854775807"],
+        &["SELECT", "2147483648"],
+        &["SELECT", "16"],
+        &["SELECT", "abc"],
+    ]);
+}
+
+/// EVALSHA with a SHA1 that cannot be one (not 40 characters) is NOSCRIPT before numkeys
+/// is read; a 40-character unknown one reads numkeys first.
+#[test]
+fn evalsha_checks_the_sha_length_before_numkeys() {
+    let mut d = Differential::start();
+    d.check_all(&[
+        &["EVALSHA", "abc", "0x10", "{fz}big"],
+        &["EVALSHA", "", "2", "{fz}new"],
+        &["EVALSHA_RO", "abc", "18446744073709551616", "{fz}zset"],
+        &["EVALSHA", "ffffffffffffffffffffffffffffffffffffffff", "abc"],
+        &["EVALSHA", "ffffffffffffffffffffffffffffffffffffffff", "5"],
+    ]);
+}
+
+/// FCALL looks the function up before numkeys, and a numkeys that is not an integer is
+/// `Bad number of keys provided` (not EVAL's integer error).
+#[test]
+fn fcall_looks_up_the_function_before_numkeys() {
+    let mut d = Differential::start();
+    d.check_all(&[
+        &["FCALL", "", "-9223372036854775808", "{fz}int"],
+        &["FCALL_RO", "f", "1"],
+        &["FCALL", "nosuch", "abc"],
+        &[
+            "FUNCTION",
+            "LOAD",
+            "#!lua name=fz\nredis.register_function('f', function(keys, args) return 1 end)",
+        ],
+        &["FCALL", "f", "abc"],
+        &["FCALL_RO", "f", "abc"],
+        &["FCALL", "f", "5", "a"],
+        &["FCALL", "f", "-1"],
+        &["FCALL_RO", "f", "0"],
+        &["FCALL", "f", "0"],
+    ]);
+}
+
+/// A Lua number that is NaN, infinite or outside `i64` becomes the integer the C cast gives
+/// on x86-64 (`i64::MIN`); others are truncated toward zero.
+#[test]
+fn lua_numbers_outside_i64_become_i64_min() {
+    let mut d = Differential::start();
+    d.check_all(&[
+        &["EVAL", "return 0/0", "0"],
+        &["EVAL", "return {1/0, -1/0, 3.99, -3.99}", "0"],
+        &[
+            "EVAL",
+            "return {1e300, -1e300, 9223372036854775807, -2^63}",
+            "0",
+        ],
+        &["EVAL_RO", "return tonumber('nan')", "0"],
+    ]);
+}

@@ -1,0 +1,223 @@
+//! Runs cases: each starts from flushed servers with the prepared keys, sends every step to
+//! both sides, checks after each step that the subject is alive, and compares the replies.
+
+use std::time::Duration;
+
+use super::compare::{compare, show, Difference};
+use super::conn::{words, Conn, Failure, Reply};
+use super::generate::Step;
+use super::policy::{self, Comparison};
+use super::prepare;
+use super::servers::{Sides, Target};
+
+/// How long a reply may take before the server counts as hung. Generous: two slow cores
+/// shared with compilers, a debug build, and 1 MB arguments.
+pub const REPLY_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// What one case ended with.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Every step got a reply and the subject stayed alive; the differences seen.
+    Completed(Vec<Mismatch>),
+    /// The subject died or stopped answering after step `step`.
+    Fatal(Fatal),
+    /// The reference failed (its own crash or a limit), so the case says nothing.
+    ReferenceFailed(String),
+}
+
+/// A crash or a hang of the subject.
+#[derive(Clone, Debug)]
+pub struct Fatal {
+    pub hang: bool,
+    /// Index of the step after which it was seen.
+    pub step: usize,
+    pub detail: String,
+}
+
+/// A reply difference.
+#[derive(Clone, Debug)]
+pub struct Mismatch {
+    /// Command name as the allow-list names it (`eval/get` for a command inside a script).
+    pub command: String,
+    pub family: String,
+    pub difference: Difference,
+    pub step: String,
+    pub subject: String,
+    pub reference: String,
+}
+
+/// Table names of a step: the command, and the command its script runs, if any.
+fn names(step: &Step) -> (String, Option<String>) {
+    (step.name.clone(), step.inner.clone())
+}
+
+/// The most lenient of two comparisons.
+fn lenient(a: Comparison, b: Comparison) -> Comparison {
+    use Comparison::*;
+    match (a, b) {
+        (KindOnly, _) | (_, KindOnly) => KindOnly,
+        (Unordered, _) | (_, Unordered) => Unordered,
+        _ => Exact,
+    }
+}
+
+/// Runs `steps` once on `sides`. The caller restarts the sides after a fatal outcome.
+pub fn run_case(sides: &Sides, steps: &[Step]) -> Outcome {
+    let mut subject = match Conn::connect(sides.subject.port, REPLY_TIMEOUT) {
+        Ok(c) => c,
+        Err(f) => return fatal(sides, 0, format!("cannot connect: {f:?}")),
+    };
+    let Ok(mut reference) = Conn::connect(sides.reference.port, REPLY_TIMEOUT) else {
+        return Outcome::ReferenceFailed("cannot connect to redis-server".into());
+    };
+    let mut setup = vec![
+        words(&["FLUSHALL"]),
+        words(&["SCRIPT", "FLUSH"]),
+        words(&["FUNCTION", "FLUSH"]),
+    ];
+    setup.extend(prepare::commands());
+    for command in &setup {
+        match subject.call(command) {
+            Err(f) => return fatal(sides, 0, format!("setup {}: {f:?}", show_words(command))),
+            // A type the subject does not implement yet: the key is left out on both
+            // sides, so that both start from the same data.
+            Ok((frame, _)) if frame.is_error() => continue,
+            Ok(_) => {}
+        }
+        if reference.call(command).is_err() {
+            return Outcome::ReferenceFailed("setup failed on redis-server".into());
+        }
+    }
+    let mut mismatches = Vec::new();
+    let mut diverged = false;
+    // Inside MULTI, EXEC answers for every queued command: it is compared as leniently as
+    // the most lenient of them.
+    let mut queued: Option<Comparison> = None;
+    for (index, step) in steps.iter().enumerate() {
+        // Both requests go out before either reply is read, so the two servers work at the
+        // same time.
+        let subject_sent = subject.send(&step.args);
+        let reference_sent = reference.send(&step.args);
+        let subject_reply = subject_sent.and_then(|()| subject.read());
+        let reference_reply = reference_sent.and_then(|()| reference.read());
+        if let Err(failure) = &subject_reply {
+            if *failure == Failure::Timeout {
+                return Outcome::Fatal(Fatal {
+                    hang: true,
+                    step: index,
+                    detail: format!("no reply within {REPLY_TIMEOUT:?} to {}", step.show()),
+                });
+            }
+        }
+        if let Some((who, failure)) = sides.subject_liveness(REPLY_TIMEOUT) {
+            return Outcome::Fatal(Fatal {
+                hang: failure == Failure::Timeout,
+                step: index,
+                detail: format!("{who}: {failure:?} after {}", step.show()),
+            });
+        }
+        if let Err(failure) = &reference_reply {
+            if *failure != Failure::Closed || !sides.reference_alive(REPLY_TIMEOUT) {
+                return Outcome::ReferenceFailed(format!("{failure:?} after {}", step.show()));
+            }
+        }
+        let (outer, inner) = names(step);
+        let mut how = policy::comparison(&outer);
+        if let Some(inner) = &inner {
+            how = lenient(how, policy::comparison(inner));
+        }
+        let is_exec = outer == "exec";
+        if let (Some(q), true) = (queued, is_exec) {
+            how = lenient(how, q);
+        }
+        let difference = if diverged {
+            None
+        } else {
+            compare(&subject_reply, &reference_reply, how)
+        };
+        if let Some(difference) = difference {
+            let command = match &inner {
+                Some(inner) => format!("{outer}/{inner}"),
+                None => outer.clone(),
+            };
+            mismatches.push(Mismatch {
+                family: family_of(&outer, inner.as_deref()),
+                command,
+                difference,
+                step: step.show(),
+                subject: show(&subject_reply),
+                reference: show(&reference_reply),
+            });
+        }
+        // What the reference did and the subject could not (an unimplemented command that
+        // wrote a key) leaves the two data sets apart for the rest of the case.
+        if difference == Some(Difference::Unimplemented) {
+            diverged = true;
+        }
+        track_transaction(&mut queued, &outer, how, &reference_reply);
+        if policy::diverges(&outer, &step.args)
+            || inner
+                .as_deref()
+                .is_some_and(|i| policy::diverges(i, &step.args))
+        {
+            diverged = true;
+        }
+        // A connection that failed on either side (closed, garbage) carries no more
+        // comparable state: the case ends here.
+        if subject_reply.is_err() || reference_reply.is_err() {
+            break;
+        }
+    }
+    Outcome::Completed(mismatches)
+}
+
+/// Keeps `queued` (the comparison EXEC will get) in step with MULTI/EXEC/DISCARD/RESET,
+/// following the reference's replies.
+fn track_transaction(
+    queued: &mut Option<Comparison>,
+    name: &str,
+    how: Comparison,
+    reply: &Result<Reply, Failure>,
+) {
+    let ok = matches!(reply, Ok((frame, _)) if !frame.is_error());
+    match name {
+        "multi" if ok && queued.is_none() => *queued = Some(Comparison::Exact),
+        "exec" | "discard" | "reset" => *queued = None,
+        _ => {
+            if let Some(q) = queued {
+                *q = lenient(*q, how);
+            }
+        }
+    }
+}
+
+fn fatal(sides: &Sides, step: usize, detail: String) -> Outcome {
+    let hang = matches!(
+        sides.subject_liveness(REPLY_TIMEOUT),
+        Some((_, Failure::Timeout))
+    );
+    Outcome::Fatal(Fatal { hang, step, detail })
+}
+
+fn show_words(args: &[Vec<u8>]) -> String {
+    args.iter()
+        .map(|a| super::generate::show_arg(a))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The family a difference is counted under: the docs group of the command (of the inner
+/// command for scripts that run one).
+fn family_of(outer: &str, inner: Option<&str>) -> String {
+    let table = slotproxy::cluster::CommandTable::get();
+    let name = inner.unwrap_or(outer);
+    table
+        .by_full_name(name.as_bytes())
+        .map(policy::family)
+        .unwrap_or_else(|| name.to_string())
+}
+
+/// Whether a target's difference is new (not on the allow-list).
+pub fn is_new(target: Target, mismatch: &Mismatch) -> bool {
+    !super::allow::is_allowed(target, &mismatch.command, mismatch.difference)
+}
