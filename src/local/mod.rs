@@ -9,6 +9,7 @@ pub use supervise::{local_nodes, NodeHealth};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -95,6 +96,9 @@ fn start_node(binary: &Path, dir: &Path, port: u16) -> std::io::Result<Child> {
             "nodes.conf",
         ])
         .args(["--dir", &node_dir.display().to_string()])
+        // Its own process group: a terminal's Ctrl-C reaches the proxy only, which then stops
+        // the nodes itself; otherwise the supervisor would see them die and restart them.
+        .process_group(0)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
