@@ -3,8 +3,8 @@
 //! | route | answer |
 //! |---|---|
 //! | `GET /metrics` | Prometheus text format |
-//! | `GET /health` | 200 `{"status":"ok"}` while the process serves |
-//! | `GET /ready` | 200 when every slot has a master, 503 otherwise |
+//! | `GET /health` | 200 `{"status":"ok"}` while the process serves; with `--local`, also each local node's state (`"status":"degraded"`, `"ready":false` while one is down) |
+//! | `GET /ready` | 200 when every slot has a master (and, with `--local`, every local node runs), 503 otherwise |
 //! | `GET /v1/cluster` | nodes, roles, slot ranges, health, keys and memory |
 //! | `POST /v1/reshard`, `POST /v1/rebalance`, `POST /v1/nodes`, `POST /v1/nodes/{id}/drain`, `DELETE /v1/nodes/{id}` | start a job (token needed) |
 //! | `GET /v1/jobs`, `GET /v1/jobs/{id}` | job progress |
@@ -53,7 +53,7 @@ pub async fn route(proxy: &Arc<Proxy>, request: AdminRequest) -> HttpResponse {
     }
     match (&request.method, segments.as_slice()) {
         (&Method::GET, ["metrics"]) => text(proxy.metrics.render(proxy), CONTENT_TYPE),
-        (&Method::GET, ["health"]) => json(StatusCode::OK, &serde_json::json!({ "status": "ok" })),
+        (&Method::GET, ["health"]) => health(),
         (&Method::GET, ["ready"]) => ready(proxy),
         (&Method::GET, ["v1", "cluster"]) => cluster(proxy),
         (_, ["metrics"] | ["health"] | ["ready"] | ["v1", "cluster"]) => error(
@@ -67,15 +67,49 @@ pub async fn route(proxy: &Arc<Proxy>, request: AdminRequest) -> HttpResponse {
     }
 }
 
+/// Liveness: the process answers, so 200 even while a local node is down (restarting the
+/// proxy would not help it); the body says which node is down.
+fn health() -> HttpResponse {
+    let Some(nodes) = crate::local::local_nodes() else {
+        return json(StatusCode::OK, &serde_json::json!({ "status": "ok" }));
+    };
+    let all_running = nodes.iter().all(|n| n.running);
+    json(
+        StatusCode::OK,
+        &serde_json::json!({
+            "status": if all_running { "ok" } else { "degraded" },
+            "ready": all_running,
+            "local_nodes": nodes,
+        }),
+    )
+}
+
+/// Ports of the `--local` nodes that are not running now.
+fn local_nodes_down() -> Vec<u16> {
+    crate::local::local_nodes()
+        .unwrap_or_default()
+        .iter()
+        .filter(|n| !n.running)
+        .map(|n| n.port)
+        .collect()
+}
+
 fn ready(proxy: &Proxy) -> HttpResponse {
     let topology = proxy.topology.load();
     let uncovered = (0..crate::cluster::SLOT_COUNT as u16)
         .filter(|&slot| topology.master_for(slot).is_none())
         .count();
-    if topology.masters.is_empty() || uncovered > 0 {
+    // A local node that is down still owns its slots in the topology: check it directly.
+    let down = local_nodes_down();
+    if topology.masters.is_empty() || uncovered > 0 || !down.is_empty() {
         json(
             StatusCode::SERVICE_UNAVAILABLE,
-            &serde_json::json!({ "ready": false, "masters": topology.masters.len(), "uncovered_slots": uncovered }),
+            &serde_json::json!({
+                "ready": false,
+                "masters": topology.masters.len(),
+                "uncovered_slots": uncovered,
+                "local_nodes_down": down,
+            }),
         )
     } else {
         json(

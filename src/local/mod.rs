@@ -1,10 +1,15 @@
 //! `slotproxy --local N`: the embedded default. Starts N storage-nodes in cluster mode on
 //! free loopback ports, joins them into one cluster with the slots split evenly, and lets
-//! the proxy serve in front of them. Everything it started is stopped (by PID) when the
-//! proxy exits or is interrupted.
+//! the proxy serve in front of them. A node that exits is restarted ([`supervise`]).
+//! Everything it started is stopped (by PID) when the proxy exits or is interrupted.
+
+mod supervise;
+
+pub use supervise::{local_nodes, NodeHealth};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -19,26 +24,32 @@ const START_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The storage-nodes of a local cluster; dropping it kills them.
 pub struct LocalCluster {
-    nodes: Vec<(u16, Child)>,
+    ports: Vec<u16>,
+    /// The nodes while the cluster forms; then the supervisor owns them.
+    starting: Vec<(u16, Child)>,
+    supervisor: Option<supervise::Supervisor>,
     pub dir: PathBuf,
 }
 
 impl LocalCluster {
     /// `host:port` of every node.
     pub fn seeds(&self) -> Vec<String> {
-        self.nodes
+        self.ports
             .iter()
-            .map(|(port, _)| format!("127.0.0.1:{port}"))
+            .map(|port| format!("127.0.0.1:{port}"))
             .collect()
     }
 
-    /// Kills every node by PID and reaps it.
+    /// Kills every node by PID and reaps it (and stops restarting them).
     pub fn stop(&mut self) {
-        for (_, child) in &mut self.nodes {
+        if let Some(mut supervisor) = self.supervisor.take() {
+            supervisor.stop();
+        }
+        for (_, child) in &mut self.starting {
             let _ = child.kill();
             let _ = child.wait();
         }
-        self.nodes.clear();
+        self.starting.clear();
     }
 }
 
@@ -71,6 +82,8 @@ fn free_port() -> std::io::Result<u16> {
     Err(std::io::Error::other("no free port pair found"))
 }
 
+/// Starts the node of `port` in `dir/<port>` (where its nodes file is) and waits until it
+/// listens.
 fn start_node(binary: &Path, dir: &Path, port: u16) -> std::io::Result<Child> {
     let node_dir = dir.join(port.to_string());
     std::fs::create_dir_all(&node_dir)?;
@@ -83,6 +96,9 @@ fn start_node(binary: &Path, dir: &Path, port: u16) -> std::io::Result<Child> {
             "nodes.conf",
         ])
         .args(["--dir", &node_dir.display().to_string()])
+        // Its own process group: a terminal's Ctrl-C reaches the proxy only, which then stops
+        // the nodes itself; otherwise the supervisor would see them die and restart them.
+        .process_group(0)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -100,6 +116,7 @@ fn start_node(binary: &Path, dir: &Path, port: u16) -> std::io::Result<Child> {
             Some(Ok(_)) => continue,
             _ => {
                 let _ = child.kill();
+                let _ = child.wait();
                 return Err(std::io::Error::other(format!(
                     "storage-node on port {port} did not start"
                 )));
@@ -145,15 +162,18 @@ pub fn start(count: usize, dir: PathBuf) -> std::io::Result<LocalCluster> {
     let count = count.max(1);
     let binary = storage_node_binary();
     let mut cluster = LocalCluster {
-        nodes: Vec::new(),
+        ports: Vec::new(),
+        starting: Vec::new(),
+        supervisor: None,
         dir: dir.clone(),
     };
     for _ in 0..count {
         let port = free_port()?;
         let child = start_node(&binary, &dir, port)?;
-        cluster.nodes.push((port, child));
+        cluster.starting.push((port, child));
+        cluster.ports.push(port);
     }
-    let ports: Vec<u16> = cluster.nodes.iter().map(|(port, _)| *port).collect();
+    let ports = cluster.ports.clone();
     for &port in &ports[1..] {
         check_ok(
             call(
@@ -191,6 +211,8 @@ pub fn start(count: usize, dir: PathBuf) -> std::io::Result<LocalCluster> {
                 })
         });
         if converged {
+            let nodes = std::mem::take(&mut cluster.starting);
+            cluster.supervisor = Some(supervise::Supervisor::start(binary, dir, nodes));
             return Ok(cluster);
         }
         if Instant::now() > deadline {
