@@ -11,8 +11,11 @@
 //! These are the shared core, compiled with default features off for `storage-node`.
 //! The proxy modules sit behind the default `proxy` feature:
 //! - [`config`]: the YAML configuration.
+//! - [`metrics`]: the metrics registry the request path records into (below both the proxy
+//!   and the admin endpoint).
 //! - [`backend`]: node connections (multiplexed and dedicated), the pool, the slot map.
-//! - [`admin`]: the HTTP admin API (metrics, health, topology, resharding jobs).
+//! - [`admin`]: the HTTP admin API (metrics, health, topology, resharding jobs). It uses the
+//!   proxy; the proxy never uses it.
 //! - [`local`]: `slotproxy --local N`, a cluster of local storage-nodes to serve in front of.
 //! - [`proxy`]: listener, sessions, routing, fan-out, transactions, blocking, pub/sub.
 
@@ -32,5 +35,7 @@ pub mod backend;
 pub mod config;
 #[cfg(feature = "proxy")]
 pub mod local;
+#[cfg(feature = "proxy")]
+pub mod metrics;
 #[cfg(feature = "proxy")]
 pub mod proxy;

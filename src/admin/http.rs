@@ -13,7 +13,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 
 use super::routes;
-use crate::proxy::Proxy;
+use super::Admin;
 
 /// Largest request body the admin API reads (job requests are small JSON documents).
 const MAX_BODY: usize = 1024 * 1024;
@@ -66,7 +66,7 @@ impl AdminRequest {
     }
 }
 
-async fn handle(proxy: Arc<Proxy>, request: Request<Incoming>) -> Result<HttpResponse, Infallible> {
+async fn handle(admin: Arc<Admin>, request: Request<Incoming>) -> Result<HttpResponse, Infallible> {
     let (parts, body) = request.into_parts();
     let body = match Limited::new(body, MAX_BODY).collect().await {
         Ok(collected) => collected.to_bytes(),
@@ -88,11 +88,11 @@ async fn handle(proxy: Arc<Proxy>, request: Request<Incoming>) -> Result<HttpRes
             .map(str::to_string),
         body,
     };
-    Ok(routes::route(&proxy, request).await)
+    Ok(routes::route(&admin, request).await)
 }
 
 /// Accepts admin connections until the process ends.
-pub async fn serve(listener: TcpListener, proxy: Arc<Proxy>) {
+pub async fn serve(listener: TcpListener, admin: Arc<Admin>) {
     loop {
         let (stream, _) = match listener.accept().await {
             Ok(accepted) => accepted,
@@ -102,9 +102,9 @@ pub async fn serve(listener: TcpListener, proxy: Arc<Proxy>) {
                 continue;
             }
         };
-        let proxy = proxy.clone();
+        let admin = admin.clone();
         tokio::spawn(async move {
-            let service = service_fn(move |request| handle(proxy.clone(), request));
+            let service = service_fn(move |request| handle(admin.clone(), request));
             if let Err(e) = http1::Builder::new()
                 .serve_connection(TokioIo::new(stream), service)
                 .await

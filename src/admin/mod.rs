@@ -19,10 +19,23 @@ use tokio::net::TcpListener;
 
 use crate::proxy::Proxy;
 
-/// Binds the admin endpoint and serves it on the current runtime. Returns the bound address.
+/// What the admin endpoint serves: the proxy it describes, and the jobs it started (state of
+/// the admin side only; the proxy never sees it).
+pub struct Admin {
+    pub proxy: Arc<Proxy>,
+    pub jobs: jobs::Jobs,
+}
+
+/// Binds the admin endpoint and serves it on the current runtime, and starts the background
+/// poll of the nodes behind `/metrics`. Returns the bound address.
 pub async fn start(proxy: Arc<Proxy>, listen: &str) -> std::io::Result<SocketAddr> {
     let listener = TcpListener::bind(listen).await?;
     let addr = listener.local_addr()?;
-    tokio::spawn(http::serve(listener, proxy));
+    tokio::spawn(metrics::poll::run(proxy.clone()));
+    let admin = Arc::new(Admin {
+        proxy,
+        jobs: jobs::Jobs::default(),
+    });
+    tokio::spawn(http::serve(listener, admin));
     Ok(addr)
 }

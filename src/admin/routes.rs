@@ -15,6 +15,7 @@ use hyper::{Method, StatusCode};
 
 use super::http::{error, json, text, AdminRequest, HttpResponse};
 use super::metrics::CONTENT_TYPE;
+use super::Admin;
 use crate::proxy::Proxy;
 
 /// Whether the request carries the configured bearer token.
@@ -35,7 +36,8 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-pub async fn route(proxy: &Arc<Proxy>, request: AdminRequest) -> HttpResponse {
+pub async fn route(admin: &Arc<Admin>, request: AdminRequest) -> HttpResponse {
+    let proxy = &admin.proxy;
     let mutating = matches!(
         request.method,
         Method::POST | Method::DELETE | Method::PUT | Method::PATCH
@@ -48,11 +50,11 @@ pub async fn route(proxy: &Arc<Proxy>, request: AdminRequest) -> HttpResponse {
     }
     let path = request.path.trim_end_matches('/').to_string();
     let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
-    if let Some(response) = super::jobs::routes::route(proxy, &request, &segments).await {
+    if let Some(response) = super::jobs::routes::route(admin, &request, &segments).await {
         return response;
     }
     match (&request.method, segments.as_slice()) {
-        (&Method::GET, ["metrics"]) => text(proxy.metrics.render(proxy), CONTENT_TYPE),
+        (&Method::GET, ["metrics"]) => text(super::metrics::render(proxy), CONTENT_TYPE),
         (&Method::GET, ["health"]) => health(),
         (&Method::GET, ["ready"]) => ready(proxy),
         (&Method::GET, ["v1", "cluster"]) => cluster(proxy),

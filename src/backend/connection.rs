@@ -22,7 +22,7 @@ use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
 
 use super::error::BackendError;
-use crate::admin::metrics::histogram::{bump, HistogramSnapshot, LatencyHistogram};
+use crate::metrics::histogram::{bump, HistogramSnapshot, LatencyHistogram};
 use crate::resp::{Proto, ReplyScanner};
 
 /// The reply to one request, or why there is none.

@@ -2,6 +2,7 @@
 //! table that says where each command's keys are.
 
 pub mod command_table;
+pub mod nodes;
 pub mod slot;
 
 pub use command_table::{CommandFlags, CommandSpec, CommandTable, LookupError};

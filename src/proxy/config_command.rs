@@ -77,7 +77,7 @@ async fn nodes(proxy: &Arc<Proxy>) -> Result<Vec<String>, Bytes> {
             },
             _ => continue,
         };
-        let mut found = crate::admin::jobs::view::parse_nodes(&text, addr);
+        let mut found = crate::cluster::nodes::parse_nodes(&text, addr);
         found.retain(|n| !n.is_down());
         found.sort_by(|a, b| (!a.is_master(), &a.addr).cmp(&(!b.is_master(), &b.addr)));
         return Ok(found.into_iter().map(|n| n.addr).collect());

@@ -30,10 +30,10 @@ use arc_swap::ArcSwap;
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
 
-use crate::admin::metrics::Metrics;
 use crate::backend::dedicated::DedicatedLimit;
 use crate::backend::{topology, Lane, Pool, Topology};
 use crate::config::ProxyConfig;
+use crate::metrics::Metrics;
 
 /// State shared by all sessions of one proxy.
 pub struct Proxy {
@@ -45,8 +45,6 @@ pub struct Proxy {
     pub dedicated: Arc<DedicatedLimit>,
     pub clients: clients::ClientRegistry,
     pub stats: stats::Stats,
-    /// Resharding jobs started through the admin API.
-    pub jobs: crate::admin::jobs::Jobs,
     /// Prometheus metrics (`GET /metrics`); per-worker counters indexed like `pools`.
     pub metrics: Metrics,
     pub started: Instant,
@@ -73,7 +71,6 @@ impl Proxy {
             pools,
             clients: clients::ClientRegistry::default(),
             stats: stats::Stats::default(),
-            jobs: crate::admin::jobs::Jobs::default(),
             metrics: Metrics::new(workers + 1),
             started: Instant::now(),
             id: clients::random_hex_id(),
@@ -190,7 +187,6 @@ pub async fn run(
         tracing::warn!("initial topology not available yet: {e}");
     }
     tokio::spawn(proxy.clone().refresher());
-    tokio::spawn(crate::admin::metrics::poll::run(proxy.clone()));
     tokio::spawn(session::accept_loop(proxy.clone(), listener, senders));
     ready(addr);
     Ok(proxy)

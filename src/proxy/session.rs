@@ -32,9 +32,9 @@ use super::router::{self, Route};
 use super::stats::Stats;
 use super::transaction::Transaction;
 use super::Proxy;
-use crate::admin::metrics::workers::unknown_command;
-use crate::admin::metrics::{Timing, WorkerStats};
 use crate::backend::dedicated::Dedicated;
+use crate::metrics::workers::unknown_command;
+use crate::metrics::{Timing, WorkerStats};
 use crate::resp::{request_bytes, Limits, Proto, RequestDecoder};
 
 /// Requests in flight per client before the session stops reading more.

@@ -23,7 +23,7 @@ pub mod recover;
 pub mod routes;
 pub mod view;
 
-use crate::admin::metrics::reshard::ReshardMetrics;
+use crate::metrics::reshard::ReshardMetrics;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -298,13 +298,13 @@ impl Jobs {
 }
 
 /// Marks a job running, runs it on the current (control) runtime, and records the outcome.
-pub fn spawn(proxy: Arc<crate::proxy::Proxy>, job: Arc<Job>) {
+pub fn spawn(admin: Arc<crate::admin::Admin>, job: Arc<Job>) {
     tokio::spawn(async move {
         job.update(|p| {
             p.state = JobState::Running;
             p.started_at = Some(now());
         });
-        let result = ops::run(&proxy, &job).await;
+        let result = ops::run(&admin.proxy, &admin.jobs, &job).await;
         if let Err(e) = &result {
             tracing::warn!("job {} ({}) failed: {e}", job.id, job.operation.kind());
         }
@@ -318,6 +318,6 @@ pub fn spawn(proxy: Arc<crate::proxy::Proxy>, job: Arc<Job>) {
             p.current_slot = None;
             p.finished_at = Some(now());
         });
-        proxy.request_refresh();
+        admin.proxy.request_refresh();
     });
 }

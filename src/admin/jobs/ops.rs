@@ -11,7 +11,7 @@ use super::migrate::{move_slots, Settings};
 use super::plan::{self, Move};
 use super::recover::finish_open_slots;
 use super::view::{nodes_of, ClusterView, NodeInfo};
-use super::{Job, Operation};
+use super::{Job, Jobs, Operation};
 
 /// MIGRATEs pipelined per write to the source.
 const MIGRATE_DEPTH: usize = 4;
@@ -26,10 +26,10 @@ const FORGET_TIMEOUT: Duration = Duration::from_secs(15);
 const POLL: Duration = Duration::from_millis(100);
 
 /// The job's connections: dedicated, from the jobs' own permits.
-pub fn links_for(proxy: &Proxy) -> Links {
+pub fn links_for(proxy: &Proxy, jobs: &Jobs) -> Links {
     let config = proxy.config.load();
     Links::new(
-        proxy.jobs.permits.clone(),
+        jobs.permits.clone(),
         Duration::from_millis(config.timeouts.connect_ms.max(100)),
         // Long enough for a pipeline of MIGRATEs, each bounded by its own timeout.
         Duration::from_millis(config.admin.migrate_timeout_ms * (MIGRATE_DEPTH as u64 + 1) + 5000),
@@ -48,7 +48,7 @@ pub fn candidates(proxy: &Proxy) -> Vec<String> {
 }
 
 /// Runs a job to the end.
-pub async fn run(proxy: &Proxy, job: &Job) -> Result<(), String> {
+pub async fn run(proxy: &Proxy, jobs: &Jobs, job: &Job) -> Result<(), String> {
     let config = proxy.config.load();
     let settings = Settings {
         batch: job
@@ -60,7 +60,7 @@ pub async fn run(proxy: &Proxy, job: &Job) -> Result<(), String> {
         timeout_ms: config.admin.migrate_timeout_ms,
         replace: job.options.replace,
     };
-    let mut links = links_for(proxy);
+    let mut links = links_for(proxy, jobs);
     let candidates = candidates(proxy);
     let mut view = ClusterView::load(&mut links, &candidates).await?;
     if finish_open_slots(&mut links, &view, &settings, job).await? {

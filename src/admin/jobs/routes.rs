@@ -22,35 +22,35 @@ use super::ops::{candidates, links_for, own_id};
 use super::view::{nodes_of, ClusterView, NodeInfo};
 use super::{plan, Operation, Options};
 use crate::admin::http::{error, json, AdminRequest, HttpResponse};
+use crate::admin::Admin;
 use crate::cluster::SLOT_COUNT;
-use crate::proxy::Proxy;
 
 /// Answers the job routes; `None` for any other path.
 pub async fn route(
-    proxy: &Arc<Proxy>,
+    admin: &Arc<Admin>,
     request: &AdminRequest,
     segments: &[&str],
 ) -> Option<HttpResponse> {
     let method = &request.method;
     Some(match (method, segments) {
         (&Method::GET, ["v1", "jobs"]) => {
-            let jobs: Vec<Value> = proxy.jobs.all().iter().map(|j| j.to_json()).collect();
+            let jobs: Vec<Value> = admin.jobs.all().iter().map(|j| j.to_json()).collect();
             json(StatusCode::OK, &serde_json::json!({ "jobs": jobs }))
         }
-        (&Method::GET, ["v1", "jobs", id]) => match proxy.jobs.get(id) {
+        (&Method::GET, ["v1", "jobs", id]) => match admin.jobs.get(id) {
             Some(job) => json(StatusCode::OK, &job.to_json()),
             None => error(StatusCode::NOT_FOUND, format!("no job {id}")),
         },
-        (&Method::POST, ["v1", "reshard"]) => start(proxy, request, reshard).await,
-        (&Method::POST, ["v1", "rebalance"]) => start(proxy, request, rebalance).await,
-        (&Method::POST, ["v1", "nodes"]) => start(proxy, request, add_node).await,
+        (&Method::POST, ["v1", "reshard"]) => start(admin, request, reshard).await,
+        (&Method::POST, ["v1", "rebalance"]) => start(admin, request, rebalance).await,
+        (&Method::POST, ["v1", "nodes"]) => start(admin, request, add_node).await,
         (&Method::POST, ["v1", "nodes", id, "drain"]) => {
             let id = id.to_string();
-            start(proxy, request, move |view, body| drain(view, body, &id)).await
+            start(admin, request, move |view, body| drain(view, body, &id)).await
         }
         (&Method::DELETE, ["v1", "nodes", id]) => {
             let id = id.to_string();
-            start(proxy, request, move |view, body| forget(view, body, &id)).await
+            start(admin, request, move |view, body| forget(view, body, &id)).await
         }
         (_, ["v1", "jobs"] | ["v1", "jobs", _] | ["v1", "reshard"] | ["v1", "rebalance"])
         | (_, ["v1", "nodes"] | ["v1", "nodes", _] | ["v1", "nodes", _, "drain"]) => error(
@@ -284,18 +284,18 @@ fn allowed(segments_kind: &Operation) -> &'static [&'static str] {
 
 /// Checks the request, then registers and starts the job: 202 with the job.
 async fn start(
-    proxy: &Arc<Proxy>,
+    admin: &Arc<Admin>,
     request: &AdminRequest,
     planner: impl FnOnce(&ClusterView, &Body) -> Result<Operation, Refusal>,
 ) -> HttpResponse {
-    match check(proxy, request, planner).await {
+    match check(admin, request, planner).await {
         Ok((operation, options)) => {
-            match proxy
+            match admin
                 .jobs
-                .create(operation, options, proxy.metrics.reshard().clone())
+                .create(operation, options, admin.proxy.metrics.reshard().clone())
             {
                 Ok(job) => {
-                    super::spawn(proxy.clone(), job.clone());
+                    super::spawn(admin.clone(), job.clone());
                     json(StatusCode::ACCEPTED, &job.to_json())
                 }
                 Err(active) => busy(&active.id),
@@ -313,7 +313,7 @@ fn busy(id: &str) -> HttpResponse {
 }
 
 async fn check(
-    proxy: &Arc<Proxy>,
+    admin: &Arc<Admin>,
     request: &AdminRequest,
     planner: impl FnOnce(&ClusterView, &Body) -> Result<Operation, Refusal>,
 ) -> Result<(Operation, Options), Refusal> {
@@ -334,13 +334,14 @@ async fn check(
         ],
     )?;
     let options = body.options()?;
-    if let Some(active) = proxy.jobs.active() {
+    let proxy = &admin.proxy;
+    if let Some(active) = admin.jobs.active() {
         return Err((
             StatusCode::CONFLICT,
             format!("job {} is still running; one job runs at a time", active.id),
         ));
     }
-    let mut links = links_for(proxy);
+    let mut links = links_for(proxy, &admin.jobs);
     let view = ClusterView::load(&mut links, &candidates(proxy))
         .await
         .map_err(|e| {

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 use prometheus::proto::MetricFamily;
 
 use super::family::{bucket, Family};
-use super::workers::{self, FANOUT_BOUNDS};
 use crate::backend::connection::ConnTotals;
 use crate::cluster::CommandTable;
+use crate::metrics::workers::{self, FANOUT_BOUNDS};
 use crate::proxy::stats::Stats;
 use crate::proxy::Proxy;
 

@@ -5,7 +5,7 @@ use prometheus::proto::{
     Bucket, Counter, Gauge, Histogram, LabelPair, Metric, MetricFamily, MetricType,
 };
 
-use super::histogram::{bound_seconds, HistogramSnapshot, BUCKETS};
+use crate::metrics::histogram::{bound_seconds, HistogramSnapshot, BUCKETS};
 
 /// One family under construction.
 pub struct Family(MetricFamily);
