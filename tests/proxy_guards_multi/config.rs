@@ -119,3 +119,34 @@ pub fn admin_permission(port: u16) {
     assert_eq!(ops.call(&["CONFIG", "SET", "loglevel", "notice"]), ok());
     assert_eq!(ops.call(&["CONFIG", "RESETSTAT"]), ok());
 }
+
+/// CONFIG SET reaches replicas too: a spare node made a replica of the first master.
+pub fn config_set_reaches_replicas(cluster: &Cluster, port: u16) {
+    let spare = cluster.spare_node();
+    let master_port = cluster.nodes[0].port;
+    let master_id = text(&RawClient::connect(master_port).call(&["CLUSTER", "MYID"]));
+    let mut replica = RawClient::connect(spare.port);
+    assert_eq!(
+        replica.call(&["CLUSTER", "MEET", "127.0.0.1", &master_port.to_string()]),
+        ok()
+    );
+    eventually(Duration::from_secs(60), "the replica to follow", || {
+        replica.call(&["CLUSTER", "REPLICATE", &master_id]) == ok()
+    });
+    let spare_addr = format!("127.0.0.1:{}", spare.port);
+    eventually(
+        Duration::from_secs(60),
+        "the master to list the replica",
+        || {
+            let nodes = text(&RawClient::connect(master_port).call(&["CLUSTER", "NODES"]));
+            nodes
+                .lines()
+                .any(|l| l.contains(&spare_addr) && l.contains("slave"))
+        },
+    );
+    let mut c = RawClient::connect(port);
+    assert_eq!(c.call(&["CONFIG", "SET", "loglevel", "verbose"]), ok());
+    assert_eq!(node_value(spare.port, "loglevel"), "verbose");
+    assert_eq!(c.call(&["CONFIG", "SET", "loglevel", "notice"]), ok());
+    assert_eq!(node_value(spare.port, "loglevel"), "notice");
+}
