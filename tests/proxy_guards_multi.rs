@@ -129,8 +129,8 @@ on_both_backends!(
     }
 );
 
-/// Redis Cluster only: storage-nodes did not accept CLUSTER REPLICATE here (see the
-/// report); the proxy side is the same for both.
+/// Redis Cluster only: storage-nodes have no CLUSTER REPLICATE (`ERR unknown subcommand`);
+/// the proxy side is the same for both backends.
 #[test]
 fn config_set_reaches_replicas() {
     let cluster = Cluster::redis(3);
