@@ -242,6 +242,16 @@ mod tests {
     }
 
     #[test]
+    fn users_are_not_admins_unless_configured() {
+        let config = ProxyConfig::parse(
+            "users:\n  - { name: ops, password: a, admin: true }\n  - { name: app, password: b }\n",
+        )
+        .unwrap();
+        assert!(config.users[0].admin);
+        assert!(!config.users[1].admin);
+    }
+
+    #[test]
     fn the_example_configuration_parses() {
         let config = ProxyConfig::parse(include_str!("../deploy/slotproxy.example.yaml"))
             .expect("deploy/slotproxy.example.yaml");

@@ -129,6 +129,15 @@ on_both_backends!(
     }
 );
 
+/// Redis Cluster only: storage-nodes have no CLUSTER REPLICATE (`ERR unknown subcommand`);
+/// the proxy side is the same for both backends.
+#[test]
+fn config_set_reaches_replicas() {
+    let cluster = Cluster::redis(3);
+    let proxy = start_proxy_with(&cluster, "");
+    proxy_guards_multi::config::config_set_reaches_replicas(&cluster, proxy.port);
+}
+
 #[test]
 fn config_set_needs_the_admin_permission() {
     let cluster = Cluster::redis(3);

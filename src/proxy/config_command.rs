@@ -2,8 +2,8 @@
 //! settings, presented as one server's configuration.
 //!
 //! - `CONFIG GET pattern [pattern ...]` → a map (RESP2: flat array) of `name value`. Node
-//!   settings come from every node (masters and replicas, as the first master's `CLUSTER
-//!   NODES` lists them, failed nodes left out). A setting whose value differs between nodes
+//!   settings come from every node (masters and replicas, as the masters' `CLUSTER NODES`
+//!   list them, failed nodes left out). A setting whose value differs between nodes
 //!   is logged, counted in `slotproxy_config_mismatch{name}` (1 while it differs, back to 0
 //!   once a CONFIG GET finds it equal), and answered with the first master's value.
 //! - `CONFIG SET name value [name value ...]` → `+OK` once every node accepted the node
@@ -30,6 +30,7 @@ use prometheus::{IntGaugeVec, Opts};
 
 use super::forward::{error_reply, send_to_node, Pending};
 use super::Proxy;
+use crate::cluster::nodes::{parse_nodes, NodeInfo};
 use crate::cluster::CommandSpec;
 use crate::glob::glob_match;
 use crate::resp::{parse_frame, request_bytes, Frame, Proto, ReplyBuf};
@@ -59,13 +60,25 @@ pub fn handle(
     }
 }
 
-/// Every usable node, masters first, each group in address order.
+/// Every usable node, masters first, each group in address order: the union of what every
+/// master's `CLUSTER NODES` lists (a node just added is known to some masters before
+/// gossip reaches the others), leaving out nodes any master reports failed.
 async fn nodes(proxy: &Arc<Proxy>) -> Result<Vec<String>, Bytes> {
     let masters = proxy.topology.load().master_addrs();
     let request = request_bytes(&["CLUSTER", "NODES"]);
+    let asked: Vec<(String, Pending)> = masters
+        .iter()
+        .map(|addr| {
+            let lane = proxy.control_lane();
+            let pending = send_to_node(proxy, addr.clone(), request.clone(), Proto::Resp2, lane);
+            (addr.clone(), pending)
+        })
+        .collect();
+    let mut found: Vec<NodeInfo> = Vec::new();
+    let mut down: Vec<String> = Vec::new();
     let mut last_error = error_reply("CLUSTERDOWN The cluster is down");
-    for addr in &masters {
-        let reply = node_call(proxy, addr, request.clone(), Proto::Resp2).await;
+    for (addr, pending) in asked {
+        let reply = pending.reply(proxy).await;
         let text = match parse_frame(&reply) {
             Ok(Some((Frame::Error(e), _))) => {
                 last_error = error_reply(&String::from_utf8_lossy(&e));
@@ -77,24 +90,20 @@ async fn nodes(proxy: &Arc<Proxy>) -> Result<Vec<String>, Bytes> {
             },
             _ => continue,
         };
-        let mut found = crate::cluster::nodes::parse_nodes(&text, addr);
-        found.retain(|n| !n.is_down());
-        found.sort_by(|a, b| (!a.is_master(), &a.addr).cmp(&(!b.is_master(), &b.addr)));
-        return Ok(found.into_iter().map(|n| n.addr).collect());
+        for node in parse_nodes(&text, &addr) {
+            if node.is_down() {
+                down.push(node.addr);
+            } else if !found.iter().any(|n| n.addr == node.addr) {
+                found.push(node);
+            }
+        }
     }
-    Err(last_error)
-}
-
-async fn node_call(proxy: &Arc<Proxy>, addr: &str, request: Bytes, proto: Proto) -> Bytes {
-    send_to_node(
-        proxy,
-        addr.to_string(),
-        request,
-        proto,
-        proxy.control_lane(),
-    )
-    .reply(proxy)
-    .await
+    if found.is_empty() {
+        return Err(last_error);
+    }
+    found.retain(|n| !down.contains(&n.addr));
+    found.sort_by(|a, b| (!a.is_master(), &a.addr).cmp(&(!b.is_master(), &b.addr)));
+    Ok(found.into_iter().map(|n| n.addr).collect())
 }
 
 /// Sends `args` to every node; the replies in node order, or the first error.

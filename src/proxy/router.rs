@@ -248,6 +248,7 @@ pub fn multi_refusal(spec: &CommandSpec, route: &Route) -> Option<String> {
         Route::Reject(e) => Some(e.clone()),
         Route::Slot(_) | Route::AnyMaster | Route::SplitKeys | Route::Blocking(_) => None,
         Route::Transaction => None,
+        // TIME: the transaction node's clock is a true time for the transaction.
         Route::AllMasters(Merge::Latest) => None,
         Route::Local if matches!(name, "ping" | "echo") => None,
         Route::Local => Some(format!(

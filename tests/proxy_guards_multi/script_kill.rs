@@ -74,4 +74,33 @@ pub fn kill_through_the_proxy(port: u16) {
         admin.call(&["SCRIPT", "KILL"]),
         Frame::Error(NOTBUSY.into())
     );
+    // FUNCTION KILL stops a function the same way, wherever FCALL without keys ran it.
+    let library = "#!lua name=spinlib\nredis.register_function{function_name='spin', callback=function() while true do end end, flags={'no-writes'}}";
+    assert_eq!(
+        admin.call(&["FUNCTION", "LOAD", "REPLACE", library]),
+        Frame::bulk("spinlib")
+    );
+    runner.send(&[b"FCALL", b"spin", b"0"]);
+    eventually(
+        Duration::from_secs(60),
+        "FUNCTION KILL to stop the function",
+        || {
+            let reply = admin.call(&["FUNCTION", "KILL"]);
+            if reply == Frame::Simple("OK".into()) {
+                return true;
+            }
+            assert_eq!(reply, Frame::Error(NOTBUSY.into()));
+            false
+        },
+    );
+    let (reply, _) = runner.read_reply();
+    assert!(text(&reply).contains("killed"), "{reply:?}");
+    assert_eq!(
+        admin.call(&["FUNCTION", "KILL"]),
+        Frame::Error(NOTBUSY.into())
+    );
+    assert_eq!(
+        admin.call(&["FUNCTION", "FLUSH"]),
+        Frame::Simple("OK".into())
+    );
 }

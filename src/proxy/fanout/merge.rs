@@ -16,7 +16,7 @@ use crate::resp::{parse_frame, Frame, Proto};
 /// Redis's default SLOWLOG GET count.
 const SLOWLOG_DEFAULT_COUNT: i64 = 10;
 
-/// `name count` pairs (a flat array in RESP2, a map in RESP3), counts added per name, in the
+/// `name count` pairs (a flat array; a map is read too), counts added per name, in the
 /// order names first appear.
 pub fn sum_pairs(frames: impl Iterator<Item = Frame>, proto: Proto) -> Bytes {
     let mut totals: Vec<(Frame, i64)> = Vec::new();
@@ -43,7 +43,8 @@ pub fn sum_pairs(frames: impl Iterator<Item = Frame>, proto: Proto) -> Bytes {
     }
     write(
         |out| {
-            out.map(totals.len());
+            // A flat array in RESP3 too, as Redis 7.0 answers SHARDNUMSUB.
+            out.array(totals.len() * 2);
             for (name, total) in &totals {
                 name.write(out);
                 out.integer(*total);
