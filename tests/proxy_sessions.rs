@@ -3,9 +3,11 @@
 //!
 //! A session is a file `tests/proxy_sessions/<name>.session` (format in
 //! [`proxy_sessions::script`]): what one or several clients send, step by step. Every
-//! session runs in RESP2 and in RESP3 (each client sends `HELLO 3` first; that reply names
-//! the server and the connection, so it is not compared), after `FLUSHALL` and
-//! `SCRIPT FLUSH`, with fresh clients. Adding a session is adding a file.
+//! session runs three times: in RESP2, in RESP3 (each client sends `HELLO 3` first; that
+//! reply names the server and the connection, so it is not compared), and in RESP2 with
+//! every command written one byte at a time (so the proxy meets each request split at every
+//! byte); each time after `FLUSHALL` and `SCRIPT FLUSH`, with fresh clients. Adding a
+//! session is adding a file.
 //!
 //! Where the proxy answers differently from one server on purpose (the README's
 //! compatibility table: keys of one transaction in one slot, commands the proxy refuses),
@@ -41,8 +43,42 @@ struct Target {
     port: u16,
     /// Where blocked clients show: the server itself, or the nodes behind the proxy.
     servers: Vec<u16>,
-    resp3: bool,
+    mode: Mode,
     clients: BTreeMap<usize, RawClient>,
+}
+
+/// How a session is run: the protocol, and whether commands are written one byte at a
+/// time (every request then reaches the proxy split at every byte).
+#[derive(Clone, Copy)]
+struct Mode {
+    resp3: bool,
+    trickle: bool,
+}
+
+const MODES: [Mode; 3] = [
+    Mode {
+        resp3: false,
+        trickle: false,
+    },
+    Mode {
+        resp3: true,
+        trickle: false,
+    },
+    Mode {
+        resp3: false,
+        trickle: true,
+    },
+];
+
+impl Mode {
+    fn label(self) -> &'static str {
+        match (self.resp3, self.trickle) {
+            (false, false) => "RESP2",
+            (true, false) => "RESP3",
+            (false, true) => "RESP2, one byte per write",
+            (true, true) => "RESP3, one byte per write",
+        }
+    }
 }
 
 impl Target {
@@ -50,15 +86,15 @@ impl Target {
         Target {
             port,
             servers,
-            resp3: false,
+            mode: MODES[0],
             clients: BTreeMap::new(),
         }
     }
 
     /// Fresh clients and an empty data set for the next session.
-    fn start_session(&mut self, resp3: bool) {
+    fn start_session(&mut self, mode: Mode) {
         self.clients.clear();
-        self.resp3 = resp3;
+        self.mode = mode;
         let mut admin = RawClient::connect(self.port);
         assert_eq!(admin.call_raw(&[b"FLUSHALL"]), b"+OK\r\n", "FLUSHALL");
         assert_eq!(
@@ -69,7 +105,7 @@ impl Target {
     }
 
     fn client(&mut self, n: usize) -> &mut RawClient {
-        let (port, resp3) = (self.port, self.resp3);
+        let (port, resp3) = (self.port, self.mode.resp3);
         self.clients.entry(n).or_insert_with(|| {
             let mut client = RawClient::connect(port);
             if resp3 {
@@ -90,7 +126,20 @@ impl Target {
                     let args: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
                     bytes.extend_from_slice(&RawClient::encode(&args));
                 }
-                self.client(*client).send_raw(&bytes);
+                let trickle = self.mode.trickle;
+                let connection = self.client(*client);
+                let sent = if trickle {
+                    bytes
+                        .iter()
+                        .try_for_each(|byte| connection.try_send_raw(std::slice::from_ref(byte)))
+                } else {
+                    connection.try_send_raw(&bytes)
+                };
+                if sent.is_err() {
+                    // Closed by the server (after QUIT, say): as if read, then connect anew.
+                    self.clients.remove(client);
+                    return commands.iter().map(|_| CLOSED.to_vec()).collect();
+                }
                 commands.iter().map(|_| self.read(*client)).collect()
             }
             Step::SendOnly { client, command } => {
@@ -231,15 +280,15 @@ fn run_guarded(target: &mut Target, step: &Step) -> Result<Vec<Vec<u8>>, String>
 fn run_session(
     name: &str,
     lines: &[Line],
-    resp3: bool,
+    mode: Mode,
     backend: &str,
     reference: &mut Target,
     proxy: &mut Target,
     exceptions: &[Exception],
 ) -> Vec<String> {
-    reference.start_session(resp3);
-    proxy.start_session(resp3);
-    let protocol = if resp3 { "RESP3" } else { "RESP2" };
+    reference.start_session(mode);
+    proxy.start_session(mode);
+    let protocol = mode.label();
     let mut differences = Vec::new();
     for line in lines {
         let expected = run_guarded(reference, &line.step)
@@ -304,11 +353,11 @@ fn run_all_sessions(backend: &str, cluster: Cluster) {
             .to_string();
         let text = std::fs::read_to_string(&file).expect("session file");
         let lines = script::parse(&text).unwrap_or_else(|e| panic!("{name}.session {e}"));
-        for resp3 in [false, true] {
+        for mode in MODES {
             differences.extend(run_session(
                 &name,
                 &lines,
-                resp3,
+                mode,
                 backend,
                 &mut reference,
                 &mut proxy,
