@@ -353,6 +353,19 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
         if session.closing && session.pending.is_empty() {
             break;
         }
+        // drain_ready may just have taken the replies the next requests waited for: a
+        // parked request with the FIFO now empty, or decoded requests with room again under
+        // MAX_PENDING. Nothing would wake the session for them (no reply pending, no read
+        // allowed, and a node's replies can complete on another thread meanwhile), so
+        // dispatch them now.
+        let stalled = !session.closing
+            && match session.parked {
+                Some(_) => session.pending.is_empty(),
+                None => !io.requests.is_empty() && session.pending.len() < MAX_PENDING,
+            };
+        if stalled {
+            continue;
+        }
         let can_read = !session.closing
             && io.requests.is_empty()
             && session.parked.is_none()

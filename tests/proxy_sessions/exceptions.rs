@@ -7,8 +7,10 @@
 //!
 //! `backend` is `redis-cluster`, `storage-nodes` or `any`; `command` is the first words of
 //! the command line whose reply may differ (case-insensitive), `!read` for a reply read with
-//! `!read`, or `*` for every command of the session (a backend without a whole feature). An entry that allows a
-//! difference which no longer happens fails the run too: the list stays true.
+//! `!read`, or `*` for every command of the session (a backend without a whole feature). An
+//! entry that allows a difference which no longer happens fails the run too: the list stays
+//! true. A command written `?WORDS` marks a race: the reply differs in some runs only, so
+//! the entry is not required to be used.
 
 use std::cell::Cell;
 
@@ -17,6 +19,8 @@ pub struct Exception {
     pub backend: String,
     pub command: Vec<String>,
     pub reason: String,
+    /// A race: the difference shows in some runs only.
+    pub sometimes: bool,
     /// Whether a difference used this entry during the run.
     pub used: Cell<bool>,
 }
@@ -41,6 +45,10 @@ pub fn parse(source: &str) -> Result<Vec<Exception>, String> {
                 index + 1
             ));
         }
+        let (sometimes, command) = match command.strip_prefix('?') {
+            Some(rest) => (true, rest),
+            None => (false, command),
+        };
         out.push(Exception {
             session: session.to_string(),
             backend: backend.to_string(),
@@ -49,6 +57,7 @@ pub fn parse(source: &str) -> Result<Vec<Exception>, String> {
                 .map(str::to_ascii_lowercase)
                 .collect(),
             reason: reason.to_string(),
+            sometimes,
             used: Cell::new(false),
         });
     }

@@ -9,6 +9,7 @@
 //! !pipeline                the commands up to !end go out in one write, then every reply is
 //! INCR n                   read (`@2 !pipeline` for another client)
 //! GET n
+//! !repeat 3000 INCR n      (inside !pipeline) the same command 3000 times
 //! !end
 //! @2 !send BLPOP q 10      client 2 sends without reading (its reply comes with !read)
 //! !raw "PING\r\n"          client 1 sends these bytes as they are and reads nothing (inline
@@ -78,6 +79,11 @@ pub fn parse(source: &str) -> Result<Vec<Line>, String> {
                 if let Some(done) = pipeline.take() {
                     lines.push(done);
                 }
+            } else if first.as_slice() == b"!repeat" {
+                let count = repeat_count(&words, number)?;
+                if let Step::Send { commands, .. } = &mut open.step {
+                    commands.extend(std::iter::repeat_n(words[2..].to_vec(), count));
+                }
             } else if first.starts_with(b"!") || text.starts_with('@') {
                 return Err(format!(
                     "line {number}: only commands of the pipeline's client inside !pipeline"
@@ -142,6 +148,21 @@ pub fn parse(source: &str) -> Result<Vec<Line>, String> {
         return Err(format!("line {}: !pipeline without !end", open.number));
     }
     Ok(lines)
+}
+
+/// The count of `!repeat N command...`, which needs a command after it.
+fn repeat_count(words: &[Vec<u8>], number: usize) -> Result<usize, String> {
+    let count = words
+        .get(1)
+        .and_then(|w| std::str::from_utf8(w).ok())
+        .and_then(|w| w.parse::<usize>().ok())
+        .filter(|n| (1..=100_000).contains(n));
+    match count {
+        Some(count) if words.len() > 2 => Ok(count),
+        _ => Err(format!(
+            "line {number}: !repeat needs a count (1 to 100000) and a command"
+        )),
+    }
 }
 
 /// `@N rest` names client N; anything else is client 1.

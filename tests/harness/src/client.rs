@@ -46,6 +46,12 @@ impl RawClient {
         self.stream.write_all(bytes).expect("write to server");
     }
 
+    /// Like [`send_raw`](Self::send_raw), but a connection the server closed is an error
+    /// for the caller rather than a panic.
+    pub fn try_send_raw(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.stream.write_all(bytes)
+    }
+
     pub fn send(&mut self, args: &[&[u8]]) {
         self.send_raw(&Self::encode(args));
     }
