@@ -250,7 +250,13 @@ pub fn multi_refusal(spec: &CommandSpec, route: &Route) -> Option<String> {
         Route::Transaction => None,
         // TIME: the transaction node's clock is a true time for the transaction.
         Route::AllMasters(Merge::Latest) => None,
-        Route::Local if matches!(name, "ping" | "echo") => None,
+        // The transaction's master answers these as the proxy would (SELECT 0 is the only
+        // database either has; COMMAND comes from the same Redis 7.0 table).
+        Route::Local
+            if matches!(name, "ping" | "echo" | "select") || name.starts_with("command") =>
+        {
+            None
+        }
         Route::Local => Some(format!(
             "ERR slotproxy: {shown} is answered by the proxy itself and cannot be part of a \
              transaction"
