@@ -8,6 +8,7 @@ mod proxy_transparency {
     pub mod command;
     pub mod identity;
     pub mod info;
+    pub mod keyspace;
     pub mod reply_mode;
 }
 
@@ -58,6 +59,14 @@ on_both_backends!(
         reply_mode::client_reply_matches_redis(port);
         reply_mode::client_tracking_is_refused(port);
         info::sections_follow_redis(port);
+    }
+);
+
+on_both_backends!(
+    keyspace_notifications_from_every_master,
+    &[],
+    |cluster: &mut Cluster, port| {
+        keyspace::events_from_every_master_arrive_once(cluster, port);
     }
 );
 

@@ -351,11 +351,11 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
                 // The operation timeout runs from when a reply reaches the front.
                 front_since = now;
             }
-            event = session.pubsub.next_event(), if session.pubsub.is_active() => match event {
+            event = session.pubsub.next_event(&proxy), if session.pubsub.is_active() => match event {
                 Some(Event::Frame(id, frame)) => {
-                    session.pubsub.observe(id, &frame);
+                    let forward = session.pubsub.observe(id, &frame);
                     // CLIENT REPLY OFF silences messages too, as in Redis.
-                    if session.client.reply != ReplyMode::Off {
+                    if forward && session.client.reply != ReplyMode::Off {
                         io.output.extend_from_slice(&frame);
                     }
                 }
