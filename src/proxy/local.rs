@@ -1,14 +1,21 @@
 //! Commands the proxy answers itself: connection state, introspection, and a one-node
-//! cluster view for cluster-aware clients.
+//! cluster view for cluster-aware clients. Protocol texts, AUTH/HELLO parsing and COMMAND
+//! come from the shared core (`crate::protocol`), so they read exactly as the node's.
 //!
 //! - `PING [msg]`, `ECHO msg`, `QUIT`, `RESET`, `SELECT 0` (other databases: `ERR SELECT is not
 //!   allowed in cluster mode`), `READONLY`/`READWRITE`/`ASKING` → `+OK`.
 //! - `HELLO [2|3] [AUTH user pass] [SETNAME name]`, `AUTH [user] pass` against the proxy's
-//!   own users (`users:` in the config; none configured means no authentication).
-//! - `CLIENT ID|SETNAME|GETNAME|SETINFO|LIST|INFO|KILL|NO-EVICT` on the proxy's clients.
-//! - `COMMAND [COUNT|INFO|DOCS|LIST|GETKEYS]` from the shared Redis 7.0 command table.
+//!   own users (`users:` in the config; none configured means no authentication). HELLO
+//!   answers `server: slotproxy`, `version: 7.0.15`, `mode: standalone`, `role: master`:
+//!   a client sees one Redis 7.0 server that names itself a proxy.
+//! - `CLIENT ID|SETNAME|GETNAME|SETINFO|LIST|INFO|KILL|NO-EVICT|NO-TOUCH` on the proxy's
+//!   clients; `CLIENT REPLY ON|OFF|SKIP` (the session drops the silenced replies);
+//!   `CLIENT TRACKING` and the other known subcommands → `ERR slotproxy: '...' is not
+//!   supported through the proxy` (invalidations from the nodes are not relayed).
+//! - `COMMAND [COUNT|INFO|DOCS|LIST|GETKEYS|GETKEYSANDFLAGS|HELP]`: the commands the proxy
+//!   serves, from the shared Redis 7.0 command table.
 //! - `CONFIG GET pattern...`: the few settings clients read at startup.
-//! - `INFO [section]`: the proxy's sections plus the nodes' keyspace, summed.
+//! - `INFO [section ...]`: see `info.rs`.
 //! - `CLUSTER KEYSLOT|INFO|SLOTS|SHARDS|NODES|MYID`: the proxy as a one-node cluster owning
 //!   every slot; `CLUSTER COUNTKEYSINSLOT|GETKEYSINSLOT` go to the slot's master.
 
