@@ -381,8 +381,10 @@ impl PubSub {
     /// subscriptions exist, none otherwise. `ping` follows each new mirror's setup, so the
     /// caller can wait until the subscriptions are in place. Returns the new mirrors' ids.
     async fn sync_mirrors(&mut self, proxy: &Arc<Proxy>, ping: bool) -> Vec<usize> {
+        // The version is recorded only once every mirror is in place: a set-up cut short
+        // (a failed connection, or the session cancelling this future) is tried again.
         let topology = proxy.topology.load();
-        self.topology_version = topology.version;
+        let version = topology.version;
         let masters = topology.master_addrs();
         let home = self
             .conns
@@ -395,6 +397,7 @@ impl PubSub {
                 || (wanted && masters.contains(&c.addr) && home != Some(c.addr.clone()))
         });
         let Some(home) = home.filter(|_| wanted) else {
+            self.topology_version = version;
             return Vec::new();
         };
         let mut setup = self.mirror_setup();
@@ -402,6 +405,7 @@ impl PubSub {
             encode_request(&mut setup, &["PING"]);
         }
         let mut opened = Vec::new();
+        let mut complete = true;
         for addr in masters {
             let mirrored = self
                 .conns
@@ -412,16 +416,18 @@ impl PubSub {
             }
             let proto = self.proto;
             let Ok(mut conn) = self.open(proxy, addr, Kind::Mirror, proto).await else {
-                // Unreachable now; the next topology change or command tries again.
-                self.topology_version = 0;
+                complete = false;
                 continue;
             };
             if conn.writer.send(&setup).await.is_ok() {
                 opened.push(conn.id);
                 self.conns.push(conn);
             } else {
-                self.topology_version = 0;
+                complete = false;
             }
+        }
+        if complete {
+            self.topology_version = version;
         }
         opened
     }

@@ -120,10 +120,12 @@ pub fn events_from_every_master_arrive_once(cluster: &mut Cluster, port: u16) {
     let seed = cluster.nodes[0].port.to_string();
     ok(joined.call(&["CLUSTER", "MEET", "127.0.0.1", &seed]));
     cluster.nodes.push(extra);
+    // Met means every node lists every other by its real id, no handshake left.
+    let ids: Vec<String> = cluster.nodes.iter().map(|n| node_id(n.port)).collect();
     let deadline = Instant::now() + DEADLINE;
     while !cluster.nodes.iter().all(|n| {
-        text(&RawClient::connect(n.port).call(&["CLUSTER", "INFO"]))
-            .contains("cluster_known_nodes:4")
+        let nodes = text(&RawClient::connect(n.port).call(&["CLUSTER", "NODES"]));
+        ids.iter().all(|id| nodes.contains(id.as_str())) && !nodes.contains("handshake")
     }) {
         assert!(Instant::now() < deadline, "the new master was not met");
         std::thread::sleep(Duration::from_millis(100));
