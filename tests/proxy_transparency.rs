@@ -45,9 +45,10 @@ macro_rules! on_both_backends {
 on_both_backends!(
     auth_and_hello_texts_match_redis,
     &["--config", &identity::users_config()],
-    |_cluster: &mut Cluster, port| {
+    |cluster: &mut Cluster, port| {
         identity::auth_session_matches_redis(port);
         identity::hello_describes_the_proxy(port);
+        identity::cluster_node_hello_says_cluster(cluster.nodes[0].port);
     }
 );
 

@@ -104,3 +104,31 @@ pub fn hello_describes_the_proxy(port: u16) {
     }
     assert_eq!(fields(&proxied), expected);
 }
+
+/// A cluster node (either backend) describes itself in HELLO as redis-server does in
+/// cluster mode: the redis-cluster run checks the expectation, the storage-node run the node.
+pub fn cluster_node_hello_says_cluster(node_port: u16) {
+    let hello = RawClient::connect(node_port).call(&["HELLO", "3"]);
+    let Frame::Map(pairs) = hello else {
+        panic!("HELLO answered {hello:?}");
+    };
+    let fields: Vec<(String, Frame)> = pairs
+        .into_iter()
+        .map(|(k, v)| {
+            (
+                String::from_utf8_lossy(k.as_bytes().unwrap_or(b"")).into_owned(),
+                v,
+            )
+        })
+        .filter(|(k, _)| k != "id")
+        .collect();
+    let expected = vec![
+        ("server".to_string(), Frame::bulk("redis")),
+        ("version".to_string(), Frame::bulk("7.0.15")),
+        ("proto".to_string(), Frame::Integer(3)),
+        ("mode".to_string(), Frame::bulk("cluster")),
+        ("role".to_string(), Frame::bulk("master")),
+        ("modules".to_string(), Frame::Array(Vec::new())),
+    ];
+    assert_eq!(fields, expected);
+}
