@@ -174,4 +174,18 @@ pub fn events_from_every_master_arrive_once(cluster: &mut Cluster, port: u16) {
         read_through_fences(&mut subscriber, &mut writer, &tags, 1),
         expected(&[moved], &tags, 1)
     );
+
+    // The new master goes away: the subscriber keeps every other master's events, once.
+    if let Some(mut gone) = cluster.nodes.pop() {
+        gone.kill();
+    }
+    tags.pop();
+    let keys: Vec<String> = keys.iter().map(|k| format!("{{{k}}}after")).collect();
+    for key in &keys {
+        ok(writer.call(&["SET", key, "v"]));
+    }
+    assert_eq!(
+        read_through_fences(&mut subscriber, &mut writer, &tags, 2),
+        expected(&keys, &tags, 2)
+    );
 }
