@@ -147,7 +147,7 @@ pub async fn info(proxy: Arc<Proxy>, args: Vec<Bytes>, proto: Proto) -> Bytes {
         match section {
             "server" => text.push_str(&format!(
                 "# Server\r\nredis_version:{REDIS_VERSION}\r\nserver_name:{}\r\nslotproxy_version:{}\r\nredis_mode:standalone\r\nos:{}\r\narch_bits:64\r\nprocess_id:{}\r\nrun_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\n",
-                super::local::SERVER_NAME,
+                super::answered_here::SERVER_NAME,
                 env!("CARGO_PKG_VERSION"),
                 std::env::consts::OS,
                 std::process::id(),

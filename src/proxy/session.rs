@@ -22,11 +22,11 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
+use super::answered_here::{self, ClientState, LocalReply, ReplyMode};
 use super::batch::Batcher;
 use super::clients::ClientHandle;
 use super::fanout;
 use super::forward::{error_reply, send_to_node, Pending};
-use super::local::{self, ClientState, LocalReply, ReplyMode};
 use super::pubsub::{Event, PubSub};
 use super::router::{self, Route};
 use super::stats::Stats;
@@ -537,20 +537,22 @@ impl Session {
             self.proxy.metrics.worker(lane.worker).slot_op(slot);
         }
         match route {
-            Route::Local => match local::handle(&self.proxy, &mut self.client, spec, args) {
-                LocalReply::Now(bytes) => Self::ready(bytes),
-                LocalReply::Later(pending) => Step::Queue(pending),
-                LocalReply::Close(bytes) => {
-                    self.closing = true;
-                    Self::ready(bytes)
+            Route::Local => {
+                match answered_here::handle(&self.proxy, &mut self.client, spec, args) {
+                    LocalReply::Now(bytes) => Self::ready(bytes),
+                    LocalReply::Later(pending) => Step::Queue(pending),
+                    LocalReply::Close(bytes) => {
+                        self.closing = true;
+                        Self::ready(bytes)
+                    }
+                    LocalReply::Reset(bytes) => {
+                        self.tx.reset();
+                        self.pubsub.reset();
+                        self.blocking_conn = None;
+                        Self::ready(bytes)
+                    }
                 }
-                LocalReply::Reset(bytes) => {
-                    self.tx.reset();
-                    self.pubsub.reset();
-                    self.blocking_conn = None;
-                    Self::ready(bytes)
-                }
-            },
+            }
             Route::Reject(e) => {
                 Stats::inc(&self.proxy.stats.errors);
                 Self::ready(error_reply(&e))
