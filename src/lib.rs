@@ -7,6 +7,7 @@
 //! - [`glob`]: Redis glob patterns (KEYS, SCAN MATCH, CONFIG GET, PSUBSCRIBE).
 //! - [`registry`]: connected clients by id, random 40-hex ids.
 //! - [`numbers`]: integers and doubles read with Redis's strictness.
+//! - [`protocol`]: what both servers say the same way: error texts, HELLO/AUTH, COMMAND.
 //!
 //! These are the shared core, compiled with default features off for `storage-node`.
 //! The proxy modules sit behind the default `proxy` feature:
@@ -24,6 +25,7 @@
 pub mod cluster;
 pub mod glob;
 pub mod numbers;
+pub mod protocol;
 pub mod registry;
 pub mod resp;
 

@@ -55,18 +55,8 @@ pub struct Waiting {
     conn: Arc<BackendConn>,
 }
 
-/// An error reply as bytes.
-pub fn error_reply(message: &str) -> Bytes {
-    let mut out = Vec::with_capacity(message.len() + 3);
-    out.push(b'-');
-    out.extend(
-        message
-            .bytes()
-            .map(|b| if b == b'\r' || b == b'\n' { b' ' } else { b }),
-    );
-    out.extend_from_slice(b"\r\n");
-    Bytes::from(out)
-}
+/// An error reply as bytes (the shared core's one encoding of it).
+pub use crate::protocol::error_reply;
 
 /// What a node's reply asks the proxy to do.
 #[derive(Debug, PartialEq, Eq)]

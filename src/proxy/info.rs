@@ -1,4 +1,20 @@
-//! `INFO` through the proxy: the proxy's own sections, plus the nodes' keyspace summed.
+//! `INFO [section ...]` through the proxy: the proxy's own sections, plus the nodes'
+//! keyspace summed.
+//!
+//! Section selection is Redis 7.0's: no argument or `default` → the default sections; `all`
+//! → every section; `everything` → every section and module sections (there are none);
+//! names combine (`INFO default commandstats`), are case-insensitive, and unknown ones are
+//! ignored. Sections come out in Redis's fixed order whatever order they were asked in.
+//!
+//! What a client sees: `# Server` describes the proxy (`server_name:slotproxy`,
+//! `redis_version` is the Redis version the proxy speaks, `redis_mode:standalone` because
+//! the proxy is one server to its clients); `# Clients` and `# Stats` count the proxy's own
+//! clients and traffic; `# Modules` is empty; `# Commandstats` has the calls the proxy
+//! served (latency from dispatch to reply, every error reply counted in `failed_calls`);
+//! `# Cluster` says `cluster_enabled:0` (clients must not follow slots) with the backend's
+//! size; `# Keyspace` sums the masters' keyspace. Memory, persistence, replication, CPU,
+//! error and latency statistics describe the nodes' data and processes, which the proxy does
+//! not hold: those sections are left out rather than filled with numbers that mean nothing.
 
 use std::sync::Arc;
 
@@ -7,27 +23,67 @@ use bytes::{Bytes, BytesMut};
 use super::forward::send_to_node;
 use super::stats::Stats;
 use super::Proxy;
+use crate::cluster::CommandTable;
+use crate::metrics::workers::command_totals;
+use crate::protocol::REDIS_VERSION;
 use crate::resp::{parse_frame, request_bytes, Proto, ReplyBuf};
 
-const SECTIONS: &[&str] = &["server", "clients", "stats", "cluster", "keyspace"];
+/// Every Redis 7.0 section, in the order Redis writes them, and whether it is a default one.
+const SECTIONS: &[(&str, bool)] = &[
+    ("server", true),
+    ("clients", true),
+    ("memory", true),
+    ("persistence", true),
+    ("stats", true),
+    ("replication", true),
+    ("cpu", true),
+    ("modules", true),
+    ("commandstats", false),
+    ("errorstats", true),
+    ("latencystats", false),
+    ("cluster", true),
+    ("keyspace", true),
+];
 
-fn wanted(args: &[Bytes]) -> Vec<String> {
-    let asked: Vec<String> = args[1..]
+/// The sections an `INFO` request selects, in Redis's order.
+fn wanted(args: &[Bytes]) -> Vec<&'static str> {
+    let asked: Vec<String> = args
+        .get(1..)
+        .unwrap_or(&[])
         .iter()
         .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase())
         .collect();
-    if asked.is_empty()
-        || asked
-            .iter()
-            .any(|a| matches!(a.as_str(), "all" | "everything" | "default"))
-    {
-        return SECTIONS.iter().map(|s| s.to_string()).collect();
-    }
+    let all = asked.iter().any(|a| a == "all" || a == "everything");
+    let default = asked.is_empty() || asked.iter().any(|a| a == "default");
     SECTIONS
         .iter()
-        .filter(|s| asked.iter().any(|a| a == *s))
-        .map(|s| s.to_string())
+        .filter(|(name, is_default)| {
+            all || (default && *is_default) || asked.iter().any(|a| a == name)
+        })
+        .map(|(name, _)| *name)
         .collect()
+}
+
+/// `cmdstat_<name>:calls=..,usec=..,usec_per_call=..,failed_calls=..` for every command the
+/// proxy has served.
+fn commandstats(proxy: &Proxy) -> String {
+    let totals = command_totals(proxy.metrics.workers());
+    let mut text = String::new();
+    for spec in CommandTable::get().all_specs() {
+        let Some(total) = totals.get(spec.id).filter(|t| t.calls > 0) else {
+            continue;
+        };
+        let usec = total.latency.sum_nanos / 1000;
+        text.push_str(&format!(
+            "cmdstat_{}:calls={},usec={},usec_per_call={:.2},failed_calls={}\r\n",
+            spec.name,
+            total.calls,
+            usec,
+            usec as f64 / total.calls as f64,
+            total.errors,
+        ));
+    }
+    text
 }
 
 /// Sums `dbN:keys=..,expires=..,avg_ttl=..` lines over the masters.
@@ -84,12 +140,14 @@ pub async fn info(proxy: Arc<Proxy>, args: Vec<Bytes>, proto: Proto) -> Bytes {
     let mut text = String::new();
     let stats = &proxy.stats;
     for section in wanted(&args) {
+        let start = text.len();
         if !text.is_empty() {
             text.push_str("\r\n");
         }
-        match section.as_str() {
+        match section {
             "server" => text.push_str(&format!(
-                "# Server\r\nredis_version:7.0.15\r\nslotproxy_version:{}\r\nredis_mode:standalone\r\nos:{}\r\narch_bits:64\r\nprocess_id:{}\r\nrun_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\n",
+                "# Server\r\nredis_version:{REDIS_VERSION}\r\nserver_name:{}\r\nslotproxy_version:{}\r\nredis_mode:standalone\r\nos:{}\r\narch_bits:64\r\nprocess_id:{}\r\nrun_id:{}\r\ntcp_port:{}\r\nuptime_in_seconds:{}\r\nuptime_in_days:{}\r\n",
+                super::answered_here::SERVER_NAME,
                 env!("CARGO_PKG_VERSION"),
                 std::env::consts::OS,
                 std::process::id(),
@@ -121,14 +179,48 @@ pub async fn info(proxy: Arc<Proxy>, args: Vec<Bytes>, proto: Proto) -> Bytes {
                 proxy.topology.load().masters.len(),
                 proxy.topology.load().version,
             )),
+            "modules" => text.push_str("# Modules\r\n"),
+            "commandstats" => {
+                text.push_str("# Commandstats\r\n");
+                text.push_str(&commandstats(&proxy));
+            }
             "keyspace" => {
                 text.push_str("# Keyspace\r\n");
                 text.push_str(&keyspace(&proxy).await);
             }
-            _ => {}
+            // Sections about the nodes' data and processes: see the module comment.
+            _ => text.truncate(start),
         }
     }
     let mut buf = BytesMut::new();
     ReplyBuf::new(&mut buf, proto).verbatim(b"txt", text.as_bytes());
     buf.freeze()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sections(words: &[&str]) -> Vec<&'static str> {
+        let args: Vec<Bytes> = std::iter::once("info")
+            .chain(words.iter().copied())
+            .map(|w| Bytes::copy_from_slice(w.as_bytes()))
+            .collect();
+        wanted(&args)
+    }
+
+    #[test]
+    fn selection_follows_redis() {
+        let default = sections(&[]);
+        assert!(!default.contains(&"commandstats") && !default.contains(&"latencystats"));
+        assert_eq!(sections(&["DEFAULT"]), default);
+        assert_eq!(sections(&["all"]).len(), SECTIONS.len());
+        assert_eq!(sections(&["everything"]), sections(&["all"]));
+        assert_eq!(
+            sections(&["keyspace", "Server", "nosuch"]),
+            ["server", "keyspace"]
+        );
+        assert!(sections(&["default", "commandstats"]).contains(&"commandstats"));
+        assert!(sections(&["nosuch"]).is_empty());
+    }
 }

@@ -2,11 +2,12 @@
 //! and pub/sub.
 //!
 //! A request goes: [`session`] decodes it → [`router`] classifies it with the command table →
-//! it is answered locally ([`local`]), forwarded to one slot's master ([`forward`], batched per
+//! it is answered by the proxy itself ([`answered_here`]), forwarded to one slot's master ([`forward`], batched per
 //! node across the client's pipeline by [`batch`]), split over
 //! several slots ([`fanout`]), or run on a dedicated connection ([`transaction`],
 //! [`blocking`], [`pubsub`]). Replies go back in request order.
 
+pub mod answered_here;
 pub mod batch;
 pub mod blocking;
 pub mod clients;
@@ -15,7 +16,6 @@ pub mod config_command;
 pub mod fanout;
 pub mod forward;
 pub mod info;
-pub mod local;
 pub mod pubsub;
 pub mod router;
 pub mod session;

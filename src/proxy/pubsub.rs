@@ -9,10 +9,23 @@
 //! To keep a subscribe command's confirmations in order with the client's other replies, the
 //! session sends `PING` right after it and forwards everything up to that PING's answer
 //! before serving the next request.
+//!
+//! Keyspace notifications are the exception to "PUBLISH reaches every node": each node
+//! publishes only the events of its own keys. So channels named `__keyspace@...` or
+//! `__keyevent@...`, and patterns that can match such channels (`__key*`, `*`), are also
+//! subscribed on every other master through "mirror" connections. The home connection
+//! still carries every subscription and alone answers the client (confirmations, counts,
+//! published messages); a mirror forwards only keyspace-event messages, so each event
+//! reaches the client once, from the node where it happened. Mirrors follow the topology:
+//! while keyspace subscriptions exist, the session checks the topology version every
+//! [`TOPOLOGY_CHECK`] and subscribes on new masters, dropping mirrors of masters that left.
+//! A PUBLISH by a client to a `__keyspace@...` channel itself arrives once per master.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
+
+use tokio::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 use tokio::io::AsyncReadExt;
@@ -32,10 +45,24 @@ pub enum Event {
     Closed(usize),
 }
 
+/// How often a session with keyspace subscriptions looks for topology changes.
+pub const TOPOLOGY_CHECK: Duration = Duration::from_secs(1);
+
+/// What a subscription connection is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// Channels and patterns; answers the client.
+    Home,
+    /// Shard channels of one master.
+    Shard,
+    /// Keyspace subscriptions on a master other than home; forwards events only.
+    Mirror,
+}
+
 struct Conn {
     id: usize,
     addr: String,
-    shard: bool,
+    kind: Kind,
     writer: DedicatedWriter,
     reader: JoinHandle<()>,
 }
@@ -53,6 +80,14 @@ pub struct PubSub {
     conns: Vec<Conn>,
     counts: HashMap<usize, i64>,
     next_id: usize,
+    /// Keyspace channels and patterns the client holds, which every mirror subscribes to.
+    keyspace_channels: BTreeSet<Bytes>,
+    keyspace_patterns: BTreeSet<Bytes>,
+    /// The topology version the mirrors were last matched with, and when to look again.
+    topology_version: u64,
+    next_check: Instant,
+    /// The client's protocol when it last subscribed (mirrors' messages are in it).
+    proto: Proto,
 }
 
 impl Default for PubSub {
@@ -64,8 +99,42 @@ impl Default for PubSub {
             conns: Vec::new(),
             counts: HashMap::new(),
             next_id: 0,
+            keyspace_channels: BTreeSet::new(),
+            keyspace_patterns: BTreeSet::new(),
+            topology_version: 0,
+            next_check: Instant::now(),
+            proto: Proto::Resp2,
         }
     }
+}
+
+/// Channels where nodes publish keyspace notifications.
+fn is_keyspace_channel(channel: &[u8]) -> bool {
+    channel.starts_with(b"__keyspace@") || channel.starts_with(b"__keyevent@")
+}
+
+/// Whether a pattern can match a keyspace channel: its literal beginning (up to the first
+/// glob character) is compatible with `__keyspace@` or `__keyevent@`.
+fn pattern_may_match_keyspace(pattern: &[u8]) -> bool {
+    let literal = pattern
+        .iter()
+        .position(|b| matches!(b, b'*' | b'?' | b'[' | b'\\'))
+        .map_or(pattern, |end| &pattern[..end]);
+    [&b"__keyspace@"[..], b"__keyevent@"]
+        .iter()
+        .any(|prefix| prefix.starts_with(literal) || literal.starts_with(prefix))
+}
+
+/// The channel of a `message` or `pmessage` frame.
+fn message_channel(frame: &[u8]) -> Option<Bytes> {
+    let (frame, _) = parse_frame(frame).ok()??;
+    let items = frame.as_array()?;
+    let at = match items.first()?.as_bytes()? {
+        b"message" => 1,
+        b"pmessage" => 2,
+        _ => return None,
+    };
+    Some(Bytes::copy_from_slice(items.get(at)?.as_bytes()?))
 }
 
 fn is_pong(frame: &[u8]) -> bool {
@@ -151,24 +220,74 @@ impl PubSub {
     pub fn reset(&mut self) {
         self.conns.clear();
         self.counts.clear();
+        self.keyspace_channels.clear();
+        self.keyspace_patterns.clear();
         while self.events_rx.try_recv().is_ok() {}
     }
 
-    /// The next message from any subscription connection.
-    pub async fn next_event(&mut self) -> Option<Event> {
-        self.events_rx.recv().await
+    /// The next message from any subscription connection. While the client holds keyspace
+    /// subscriptions, this also keeps the mirrors in step with the topology.
+    pub async fn next_event(&mut self, proxy: &Arc<Proxy>) -> Option<Event> {
+        loop {
+            if self.keyspace_channels.is_empty() && self.keyspace_patterns.is_empty() {
+                return self.events_rx.recv().await;
+            }
+            tokio::select! {
+                event = self.events_rx.recv() => return event,
+                _ = tokio::time::sleep_until(self.next_check) => {
+                    self.next_check = Instant::now() + TOPOLOGY_CHECK;
+                    self.follow_topology(proxy).await;
+                }
+            }
+        }
     }
 
-    /// Notes a frame from a connection (subscription counts) and says if it is forwarded.
-    pub fn observe(&mut self, id: usize, frame: &[u8]) {
-        if let Some(count) = confirmation_count(frame) {
-            self.counts.insert(id, count);
+    /// Notes a frame from a connection (subscription counts) and says if it is forwarded
+    /// to the client: everything from home and shard connections, only keyspace events
+    /// from mirrors.
+    pub fn observe(&mut self, id: usize, frame: &[u8]) -> bool {
+        match self.conns.iter().find(|c| c.id == id).map(|c| c.kind) {
+            Some(Kind::Mirror) => message_channel(frame).is_some_and(|c| is_keyspace_channel(&c)),
+            Some(_) => {
+                if let Some(count) = confirmation_count(frame) {
+                    self.counts.insert(id, count);
+                }
+                true
+            }
+            None => false,
         }
     }
 
     pub fn closed(&mut self, id: usize) {
         self.conns.retain(|c| c.id != id);
         self.counts.remove(&id);
+    }
+
+    /// Opens a subscription connection with its reader task. Not yet registered: the caller
+    /// pushes it once it is set up, so a cancelled setup leaves nothing half-made (dropping a
+    /// `Conn` stops its reader).
+    async fn open(
+        &mut self,
+        proxy: &Arc<Proxy>,
+        addr: String,
+        kind: Kind,
+        proto: Proto,
+    ) -> Result<Conn, Bytes> {
+        let timeout = Duration::from_millis(proxy.config.load().timeouts.connect_ms);
+        let conn = Dedicated::open(&addr, proto, &proxy.dedicated, timeout)
+            .await
+            .map_err(|e| error_reply(&e.to_reply()))?;
+        let (read, buffered, writer) = conn.into_split();
+        self.next_id += 1;
+        let id = self.next_id;
+        let reader = tokio::spawn(read_frames(id, read, buffered, self.events_tx.clone()));
+        Ok(Conn {
+            id,
+            addr,
+            kind,
+            writer,
+            reader,
+        })
     }
 
     async fn conn_for(
@@ -180,37 +299,144 @@ impl PubSub {
         let addr = match shard_slot {
             Some(slot) => proxy.master_addr(slot),
             None => {
-                if let Some(c) = self.conns.iter().find(|c| !c.shard) {
+                if let Some(c) = self.conns.iter().find(|c| c.kind == Kind::Home) {
                     return Ok(c.id);
                 }
                 proxy.pubsub_home()
             }
         }
         .map_err(|e| error_reply(&e.to_reply()))?;
-        let shard = shard_slot.is_some();
-        if let Some(c) = self
-            .conns
-            .iter()
-            .find(|c| c.shard == shard && c.addr == addr)
-        {
+        let kind = if shard_slot.is_some() {
+            Kind::Shard
+        } else {
+            Kind::Home
+        };
+        if let Some(c) = self.conns.iter().find(|c| c.kind == kind && c.addr == addr) {
             return Ok(c.id);
         }
-        let timeout = Duration::from_millis(proxy.config.load().timeouts.connect_ms);
-        let conn = Dedicated::open(&addr, proto, &proxy.dedicated, timeout)
-            .await
-            .map_err(|e| error_reply(&e.to_reply()))?;
-        let (read, buffered, writer) = conn.into_split();
-        self.next_id += 1;
-        let id = self.next_id;
-        let reader = tokio::spawn(read_frames(id, read, buffered, self.events_tx.clone()));
-        self.conns.push(Conn {
-            id,
-            addr,
-            shard,
-            writer,
-            reader,
-        });
+        let conn = self.open(proxy, addr, kind, proto).await?;
+        let id = conn.id;
+        self.conns.push(conn);
         Ok(id)
+    }
+
+    /// Notes the keyspace channels or patterns a non-shard command adds or removes, and
+    /// returns the request every existing mirror must get (none if nothing changes there).
+    fn track_keyspace(&mut self, name: &str, targets: &[Bytes]) -> Option<BytesMut> {
+        let patterns = name.starts_with('p');
+        let relevant = if patterns {
+            pattern_may_match_keyspace
+        } else {
+            is_keyspace_channel
+        };
+        let set = if patterns {
+            &mut self.keyspace_patterns
+        } else {
+            &mut self.keyspace_channels
+        };
+        let subscribe = !name.contains("unsub");
+        let mut request = BytesMut::new();
+        if !subscribe && targets.is_empty() {
+            if set.is_empty() {
+                return None;
+            }
+            set.clear();
+            encode_request(&mut request, &[name]);
+            return Some(request);
+        }
+        let picked: Vec<Bytes> = targets.iter().filter(|t| relevant(t)).cloned().collect();
+        if picked.is_empty() {
+            return None;
+        }
+        for target in &picked {
+            if subscribe {
+                set.insert(target.clone());
+            } else {
+                set.remove(target);
+            }
+        }
+        let mut args: Vec<&[u8]> = vec![name.as_bytes()];
+        args.extend(picked.iter().map(|t| &t[..]));
+        encode_request(&mut request, &args);
+        Some(request)
+    }
+
+    /// The request that subscribes a new mirror to everything the client holds.
+    fn mirror_setup(&self) -> BytesMut {
+        let mut request = BytesMut::new();
+        for (command, set) in [
+            ("SUBSCRIBE", &self.keyspace_channels),
+            ("PSUBSCRIBE", &self.keyspace_patterns),
+        ] {
+            if !set.is_empty() {
+                let mut args: Vec<&[u8]> = vec![command.as_bytes()];
+                args.extend(set.iter().map(|t| &t[..]));
+                encode_request(&mut request, &args);
+            }
+        }
+        request
+    }
+
+    /// Makes the mirrors match the masters: one per master other than home while keyspace
+    /// subscriptions exist, none otherwise. `ping` follows each new mirror's setup, so the
+    /// caller can wait until the subscriptions are in place. Returns the new mirrors' ids.
+    async fn sync_mirrors(&mut self, proxy: &Arc<Proxy>, ping: bool) -> Vec<usize> {
+        // The version is recorded only once every mirror is in place: a set-up cut short
+        // (a failed connection, or the session cancelling this future) is tried again.
+        let topology = proxy.topology.load();
+        let version = topology.version;
+        let masters = topology.master_addrs();
+        let home = self
+            .conns
+            .iter()
+            .find(|c| c.kind == Kind::Home)
+            .map(|c| c.addr.clone());
+        let wanted = !(self.keyspace_channels.is_empty() && self.keyspace_patterns.is_empty());
+        self.conns.retain(|c| {
+            c.kind != Kind::Mirror
+                || (wanted && masters.contains(&c.addr) && home != Some(c.addr.clone()))
+        });
+        let Some(home) = home.filter(|_| wanted) else {
+            self.topology_version = version;
+            return Vec::new();
+        };
+        let mut setup = self.mirror_setup();
+        if ping {
+            encode_request(&mut setup, &["PING"]);
+        }
+        let mut opened = Vec::new();
+        let mut complete = true;
+        for addr in masters {
+            let mirrored = self
+                .conns
+                .iter()
+                .any(|c| c.kind == Kind::Mirror && c.addr == addr);
+            if addr == home || mirrored {
+                continue;
+            }
+            let proto = self.proto;
+            let Ok(mut conn) = self.open(proxy, addr, Kind::Mirror, proto).await else {
+                complete = false;
+                continue;
+            };
+            if conn.writer.send(&setup).await.is_ok() {
+                opened.push(conn.id);
+                self.conns.push(conn);
+            } else {
+                complete = false;
+            }
+        }
+        if complete {
+            self.topology_version = version;
+        }
+        opened
+    }
+
+    /// Called on the check timer: follows a topology change.
+    async fn follow_topology(&mut self, proxy: &Arc<Proxy>) {
+        if proxy.topology.load().version != self.topology_version {
+            self.sync_mirrors(proxy, false).await;
+        }
     }
 
     /// Runs a (P|S)(UN)SUBSCRIBE command. Returns the frames to write to the client, in
@@ -223,12 +449,13 @@ impl PubSub {
     ) -> Vec<Bytes> {
         let name = String::from_utf8_lossy(&args[0]).to_ascii_lowercase();
         let sharded = name.starts_with("ssub") || name.starts_with("sunsub");
+        self.proto = proto;
         let channels = &args[1..];
         let targets: Vec<usize> = if sharded && channels.is_empty() {
             let shard_ids: Vec<usize> = self
                 .conns
                 .iter()
-                .filter(|c| c.shard)
+                .filter(|c| c.kind == Kind::Shard)
                 .map(|c| c.id)
                 .collect();
             if shard_ids.is_empty() {
@@ -265,6 +492,20 @@ impl PubSub {
             }
         }
         let mut waiting: Vec<usize> = targets;
+        if !sharded {
+            if let Some(mut request) = self.track_keyspace(&name, channels) {
+                encode_request(&mut request, &["PING"]);
+                for conn in self.conns.iter_mut().filter(|c| c.kind == Kind::Mirror) {
+                    if conn.writer.send(&request).await.is_ok() {
+                        waiting.push(conn.id);
+                    }
+                }
+            }
+            waiting.extend(self.sync_mirrors(proxy, true).await);
+            // Mirrors dropped because nothing is left to mirror answer nothing more.
+            let conns = &self.conns;
+            waiting.retain(|id| conns.iter().any(|c| c.id == *id));
+        }
         let mut out = Vec::new();
         while !waiting.is_empty() {
             match self.events_rx.recv().await {
@@ -273,11 +514,21 @@ impl PubSub {
                         waiting.retain(|&w| w != id);
                         continue;
                     }
-                    self.observe(id, &frame);
-                    out.push(frame);
+                    if self.observe(id, &frame) {
+                        out.push(frame);
+                    }
                 }
                 Some(Event::Closed(id)) => {
+                    let mirror = self
+                        .conns
+                        .iter()
+                        .any(|c| c.id == id && c.kind == Kind::Mirror);
                     self.closed(id);
+                    if mirror {
+                        // A master went away mid-command; the topology check follows it.
+                        waiting.retain(|&w| w != id);
+                        continue;
+                    }
                     if waiting.contains(&id) {
                         waiting.retain(|&w| w != id);
                         out.push(error_reply("ERR slotproxy: subscription connection lost"));
@@ -290,12 +541,35 @@ impl PubSub {
         let idle: Vec<usize> = self
             .conns
             .iter()
-            .filter(|c| c.shard && self.counts.get(&c.id) == Some(&0))
+            .filter(|c| c.kind == Kind::Shard && self.counts.get(&c.id) == Some(&0))
             .map(|c| c.id)
             .collect();
         for id in idle {
             self.closed(id);
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn patterns_that_can_match_keyspace_channels_are_mirrored() {
+        for pattern in [
+            "*",
+            "__key*__:*",
+            "__keyevent@0__:set",
+            "__keyspace@?__:k",
+            "_[_]x",
+        ] {
+            assert!(pattern_may_match_keyspace(pattern.as_bytes()), "{pattern}");
+        }
+        for pattern in ["news.*", "__other*", "k*"] {
+            assert!(!pattern_may_match_keyspace(pattern.as_bytes()), "{pattern}");
+        }
+        assert!(is_keyspace_channel(b"__keyevent@0__:del"));
+        assert!(!is_keyspace_channel(b"news"));
     }
 }

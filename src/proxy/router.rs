@@ -4,7 +4,7 @@ use std::sync::OnceLock;
 
 use bytes::Bytes;
 
-use crate::cluster::{key_slot, CommandFlags, CommandSpec, CommandTable, LookupError};
+use crate::cluster::{key_slot, CommandFlags, CommandSpec, CommandTable};
 
 /// The error Redis Cluster gives for keys in different slots.
 pub const CROSSSLOT: &str = "CROSSSLOT Keys in request don't hash to the same slot";
@@ -70,48 +70,17 @@ pub fn denied(name: &[u8]) -> String {
 }
 
 /// Looks a request up in the command table, checking existence and arity exactly as Redis
-/// does (same error texts).
+/// does (same error texts, from the shared core).
 pub fn lookup(args: &[Bytes]) -> Result<&'static CommandSpec, String> {
-    let table = CommandTable::get();
-    let spec = match table.lookup(args) {
-        Ok(spec) => spec,
-        Err(LookupError::UnknownCommand) => return Err(unknown_command(args)),
-        Err(LookupError::UnknownSubcommand) => {
-            let sub: String = String::from_utf8_lossy(&args[1])
-                .chars()
-                .take(128)
-                .collect();
-            let container = String::from_utf8_lossy(&args[0]).to_uppercase();
-            return Err(format!(
-                "ERR unknown subcommand '{sub}'. Try {container} HELP."
-            ));
-        }
-    };
-    if !spec.arity_ok(args.len()) {
-        return Err(format!(
-            "ERR wrong number of arguments for '{}' command",
-            spec.name
-        ));
-    }
-    Ok(spec)
+    crate::protocol::lookup(args)
 }
 
-/// Redis's text for a command it does not know.
-pub fn unknown_command(args: &[Bytes]) -> String {
-    let name: String = String::from_utf8_lossy(args.first().map_or(&b""[..], |a| a))
-        .chars()
-        .take(128)
-        .collect();
-    let mut shown = String::new();
-    for arg in args.iter().skip(1) {
-        if shown.len() >= 128 {
-            break;
-        }
-        let room = 128 - shown.len();
-        let text: String = String::from_utf8_lossy(arg).chars().take(room).collect();
-        shown.push_str(&format!("'{text}' "));
-    }
-    format!("ERR unknown command '{name}', with args beginning with: {shown}")
+/// Whether the proxy serves a command at all (`COMMAND` lists only those).
+pub fn served(spec: &CommandSpec) -> bool {
+    !matches!(
+        class_of(spec),
+        Class::Keyless(Keyless::Unsupported | Keyless::OneNode)
+    )
 }
 
 /// The one slot all keys of a request hash to, `Ok(None)` if it has no keys, or CROSSSLOT.

@@ -22,11 +22,11 @@ use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
+use super::answered_here::{self, ClientState, LocalReply, ReplyMode};
 use super::batch::Batcher;
 use super::clients::ClientHandle;
 use super::fanout;
 use super::forward::{error_reply, send_to_node, Pending};
-use super::local::{self, ClientState, LocalReply};
 use super::pubsub::{Event, PubSub};
 use super::router::{self, Route};
 use super::stats::Stats;
@@ -207,7 +207,8 @@ impl ClientIo {
 struct Session {
     proxy: Arc<Proxy>,
     client: ClientState,
-    pending: VecDeque<(Pending, Timing)>,
+    /// Replies owed, in request order; `true` marks one CLIENT REPLY silences.
+    pending: VecDeque<(Pending, Timing, bool)>,
     /// The command table id of the request `step` last looked at.
     command: usize,
     tx: Transaction,
@@ -219,24 +220,26 @@ struct Session {
     /// A stateful request (EXEC, WATCH, a blocking command, a subscription) waiting for the
     /// replies before it to complete. It is stepped once only: stepping it again would run
     /// its checks and counters twice.
-    parked: Option<(Route, Vec<Bytes>, Timing)>,
+    parked: Option<(Route, Vec<Bytes>, Timing, bool)>,
 }
 
 /// Moves every reply at the front of the FIFO that is already complete into `output`.
 fn drain_ready(
-    pending: &mut VecDeque<(Pending, Timing)>,
+    pending: &mut VecDeque<(Pending, Timing, bool)>,
     output: &mut BytesMut,
     stats: &WorkerStats,
     proxy: &Arc<Proxy>,
 ) {
     let mut cx = Context::from_waker(Waker::noop());
     let mut now = None;
-    while let Some((front, timing)) = pending.front_mut() {
+    while let Some((front, timing, silent)) = pending.front_mut() {
         match front.poll_reply(&mut cx, proxy) {
             Poll::Ready(bytes) => {
                 let now = *now.get_or_insert_with(Instant::now);
                 stats.record(*timing, &bytes, now);
-                output.extend_from_slice(&bytes);
+                if !*silent {
+                    output.extend_from_slice(&bytes);
+                }
                 pending.pop_front();
             }
             Poll::Pending => break,
@@ -287,6 +290,7 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
             authenticated: config.users.is_empty(),
             admin: config.users.is_empty(),
             lane: proxy.assign_lane(worker),
+            reply: ReplyMode::On,
         },
         pending: VecDeque::new(),
         command: unknown_command(),
@@ -373,21 +377,26 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
         tokio::select! {
             _ = &mut kill => break,
             bytes = std::future::poll_fn(|cx| match session.pending.front_mut() {
-                Some((front, _)) => front.poll_reply(cx, &proxy),
+                Some((front, _, _)) => front.poll_reply(cx, &proxy),
                 None => Poll::Pending,
             }), if !session.pending.is_empty() => {
                 let now = Instant::now();
-                if let Some((_, timing)) = session.pending.pop_front() {
+                if let Some((_, timing, silent)) = session.pending.pop_front() {
                     stats.record(timing, &bytes, now);
+                    if !silent {
+                        io.output.extend_from_slice(&bytes);
+                    }
                 }
                 // The operation timeout runs from when a reply reaches the front.
                 front_since = now;
-                io.output.extend_from_slice(&bytes);
             }
-            event = session.pubsub.next_event(), if session.pubsub.is_active() => match event {
+            event = session.pubsub.next_event(&proxy), if session.pubsub.is_active() => match event {
                 Some(Event::Frame(id, frame)) => {
-                    session.pubsub.observe(id, &frame);
-                    io.output.extend_from_slice(&frame);
+                    let forward = session.pubsub.observe(id, &frame);
+                    // CLIENT REPLY OFF silences messages too, as in Redis.
+                    if forward && session.client.reply != ReplyMode::Off {
+                        io.output.extend_from_slice(&frame);
+                    }
                 }
                 Some(Event::Closed(id)) => session.pubsub.closed(id),
                 None => {}
@@ -414,12 +423,14 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
                     "ERR slotproxy: backend did not answer within {} ms",
                     operation_timeout.as_millis()
                 ));
-                if let Some((front, timing)) = session.pending.pop_front() {
+                if let Some((front, timing, silent)) = session.pending.pop_front() {
                     proxy.metrics.timeout(front.addr());
                     stats.record(timing, &reply, Instant::now());
+                    if !silent {
+                        io.output.extend_from_slice(&reply);
+                    }
                 }
                 front_since = Instant::now();
-                io.output.extend_from_slice(&reply);
             }
         }
     }
@@ -444,13 +455,13 @@ impl Session {
         // Requests decoded together share one dispatch instant.
         let mut start = None;
         loop {
-            if let Some((route, args, timing)) = self.parked.take() {
+            if let Some((route, args, timing, silent)) = self.parked.take() {
                 // Replies that are already complete (MULTI's +OK, QUEUED, local answers)
                 // wake nothing: take them now, or a pipelined `MULTI ... EXEC` would wait
                 // for an event that never comes.
                 drain_ready(&mut self.pending, &mut io.output, stats, proxy);
                 if !self.pending.is_empty() {
-                    self.parked = Some((route, args, timing));
+                    self.parked = Some((route, args, timing, silent));
                     break;
                 }
                 self.batcher.flush();
@@ -462,6 +473,9 @@ impl Session {
                     return false;
                 }
                 stats.record(timing, io.output.get(mark..).unwrap_or(&[]), Instant::now());
+                if silent {
+                    io.output.truncate(mark);
+                }
                 start = None;
                 continue;
             }
@@ -476,9 +490,10 @@ impl Session {
                 command: self.command,
                 start: *start.get_or_insert_with(Instant::now),
             };
+            let silent = self.client.reply.after_command();
             match step {
-                Step::Queue(pending) => self.pending.push_back((pending, timing)),
-                Step::Inline(route) => self.parked = Some((route, args, timing)),
+                Step::Queue(pending) => self.pending.push_back((pending, timing, silent)),
+                Step::Inline(route) => self.parked = Some((route, args, timing, silent)),
             }
         }
         self.batcher.flush();
@@ -522,7 +537,7 @@ impl Session {
         self.command = spec.id;
         self.client.handle.set_last_command(spec);
         if !self.client.authenticated && !matches!(name, b"auth" | b"hello" | b"quit" | b"reset") {
-            return Self::ready(error_reply("NOAUTH Authentication required."));
+            return Self::ready(error_reply(crate::protocol::errors::NOAUTH));
         }
         if self.proxy.config.load().denies(name) {
             return Self::ready(error_reply(&router::denied(name)));
@@ -558,20 +573,22 @@ impl Session {
             self.proxy.metrics.worker(lane.worker).slot_op(slot);
         }
         match route {
-            Route::Local => match local::handle(&self.proxy, &mut self.client, spec, args) {
-                LocalReply::Now(bytes) => Self::ready(bytes),
-                LocalReply::Later(pending) => Step::Queue(pending),
-                LocalReply::Close(bytes) => {
-                    self.closing = true;
-                    Self::ready(bytes)
+            Route::Local => {
+                match answered_here::handle(&self.proxy, &mut self.client, spec, args) {
+                    LocalReply::Now(bytes) => Self::ready(bytes),
+                    LocalReply::Later(pending) => Step::Queue(pending),
+                    LocalReply::Close(bytes) => {
+                        self.closing = true;
+                        Self::ready(bytes)
+                    }
+                    LocalReply::Reset(bytes) => {
+                        self.tx.reset();
+                        self.pubsub.reset();
+                        self.blocking_conn = None;
+                        Self::ready(bytes)
+                    }
                 }
-                LocalReply::Reset(bytes) => {
-                    self.tx.reset();
-                    self.pubsub.reset();
-                    self.blocking_conn = None;
-                    Self::ready(bytes)
-                }
-            },
+            }
             Route::Reject(e) => {
                 Stats::inc(&self.proxy.stats.errors);
                 Self::ready(error_reply(&e))

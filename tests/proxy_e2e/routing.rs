@@ -87,7 +87,10 @@ pub fn local_commands_and_errors(port: u16) {
     assert!(matches!(c.call(&["CLIENT", "ID"]), Frame::Integer(id) if id > 0));
     let list = bulk(&c.call(&["CLIENT", "LIST"])).unwrap_or_default();
     assert!(list.contains("name=tester"), "{list}");
-    assert_eq!(c.call(&["COMMAND", "COUNT"]), Frame::Integer(240));
+    // The proxy lists the Redis 7.0 commands it serves: all but those it refuses.
+    let served = c.call(&["COMMAND"]).as_array().map_or(0, <[Frame]>::len) as i64;
+    assert_eq!(c.call(&["COMMAND", "COUNT"]), Frame::Integer(served));
+    assert!((200..240).contains(&served), "{served}");
     assert_eq!(
         c.call(&["CLUSTER", "KEYSLOT", "foo"]),
         Frame::Integer(12182)

@@ -216,6 +216,75 @@ impl CommandSpec {
 }
 
 impl CommandSpec {
+    /// The key arguments with their access flags, as `COMMAND GETKEYSANDFLAGS` reports them:
+    /// each key carries the flags of the key spec that found it. SET and BITFIELD (whose
+    /// specs say `variable_flags`) and commands whose specs do not fit the arguments are
+    /// answered by the command's own rule, as Redis's `getKeysFromCommandWithSpecs` does.
+    pub fn keys_and_flags(&self, args: &[Bytes]) -> Result<Vec<(usize, Vec<&str>)>, KeysError> {
+        let variable = self.key_specs.iter().any(|s| s.has_flag("variable_flags"));
+        if !variable {
+            let mut found = Vec::new();
+            let mut fits = true;
+            for spec in self.key_specs.iter().filter(|s| !s.is_not_key()) {
+                let mut indexes = Vec::new();
+                if spec.collect(args, &mut indexes).is_err() {
+                    fits = false;
+                    break;
+                }
+                let flags: Vec<&str> = spec.flags.iter().map(String::as_str).collect();
+                found.extend(indexes.into_iter().map(|i| (i, flags.clone())));
+            }
+            if fits {
+                return Ok(found);
+            }
+        }
+        let indexes = match self.name.as_str() {
+            "set" | "bitfield" => vec![1],
+            name => native_keys(name, args).ok_or(KeysError::InvalidArguments)?,
+        };
+        Ok(indexes
+            .into_iter()
+            .enumerate()
+            .map(|(n, i)| (i, native_key_flags(&self.name, n, args)))
+            .collect())
+    }
+}
+
+/// The flags Redis's own key-finding rules give the `n`th key they find. Rules that give
+/// none (EVAL, ZUNIONSTORE and the like) leave them empty, as Redis does.
+fn native_key_flags(command: &str, n: usize, args: &[Bytes]) -> Vec<&'static str> {
+    match command {
+        "set" if args.iter().skip(3).any(|a| a.eq_ignore_ascii_case(b"get")) => {
+            vec!["RW", "access", "update"]
+        }
+        "set" => vec!["OW", "update"],
+        "bitfield" if bitfield_readonly(args) => vec!["RO", "access"],
+        "bitfield" => vec!["RW", "access", "update"],
+        "sort" | "sort_ro" if n == 0 => vec!["RO", "access"],
+        "sort" => vec!["OW", "update"],
+        "migrate" => vec!["RW", "access", "delete"],
+        _ => Vec::new(),
+    }
+}
+
+/// Whether a BITFIELD only reads: GET and OVERFLOW operations with their arguments, and
+/// nothing that fails to parse (an unparsable request is treated as a write).
+fn bitfield_readonly(args: &[Bytes]) -> bool {
+    let mut i = 2;
+    while let Some(op) = args.get(i) {
+        let remaining = args.len() - i - 1;
+        if op.eq_ignore_ascii_case(b"get") && remaining >= 2 {
+            i += 3;
+        } else if op.eq_ignore_ascii_case(b"overflow") && remaining >= 1 {
+            i += 2;
+        } else {
+            return false;
+        }
+    }
+    true
+}
+
+impl CommandSpec {
     /// Key indexes as cluster routing (Redis's `getNodeByQuery`) finds them. It prefers a
     /// command's own key-finding rule, which differs from the key specs for MIGRATE: `MIGRATE
     /// host port "" db timeout KEYS` with nothing after KEYS has no key to route by.

@@ -46,7 +46,7 @@ pub enum Merge {
 /// What a keyless command is through the proxy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Keyless {
-    /// Answered by the proxy itself (`local.rs`).
+    /// Answered by the proxy itself (`answered_here.rs`).
     Local,
     /// CONFIG GET / SET / RESETSTAT (`config_command.rs`).
     Config,

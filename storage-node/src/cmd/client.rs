@@ -84,12 +84,7 @@ const HELP: &[&str] = &[
 
 /// Redis refuses names with characters outside `!`..`~`.
 pub fn validate_name(name: &[u8]) -> CmdResult {
-    if name.iter().any(|&c| !(b'!'..=b'~').contains(&c)) {
-        return Err(
-            "ERR Client names cannot contain spaces, newlines or special characters.".into(),
-        );
-    }
-    Ok(())
+    slotproxy::protocol::hello::validate_client_name(name).map_err(Into::into)
 }
 
 fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {

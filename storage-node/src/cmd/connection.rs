@@ -14,10 +14,12 @@
 //!   watches or subscriptions, and unauthenticated when a password is configured.
 
 use bytes::Bytes;
+use slotproxy::protocol::errors;
+use slotproxy::protocol::hello::{self, HelloReply, HelloRequest};
 use slotproxy::resp::Proto;
 
-use super::args::{int32, is};
-use super::errors::{DB_OUT_OF_RANGE, SYNTAX};
+use super::args::int32;
+use super::errors::DB_OUT_OF_RANGE;
 use super::{CmdResult, Ctx, Handler};
 use crate::server::clients::{lock, ReplyMode};
 
@@ -32,7 +34,7 @@ pub const COMMANDS: &[(&str, Handler)] = &[
 ];
 
 /// The Redis version whose behaviour the node reproduces; clients use it to pick features.
-pub const COMPATIBLE_VERSION: &str = "7.0.15";
+pub use slotproxy::protocol::REDIS_VERSION as COMPATIBLE_VERSION;
 
 fn ping(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if super::pubsub::subscriber_ping(ctx, args) {
@@ -73,7 +75,7 @@ fn select(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 /// Checks a username/password pair against `requirepass` (the only user is `default`).
-fn check_password(ctx: &mut Ctx<'_>, user: &[u8], password: &[u8]) -> CmdResult {
+fn check_password(ctx: &mut Ctx<'_>, user: &[u8], password: &[u8]) -> Result<(), String> {
     let configured = ctx.shared.config().requirepass.clone();
     let valid = user == b"default"
         && match &configured {
@@ -84,90 +86,42 @@ fn check_password(ctx: &mut Ctx<'_>, user: &[u8], password: &[u8]) -> CmdResult 
         ctx.client.authenticated = true;
         Ok(())
     } else {
-        Err("WRONGPASS invalid username-password pair or user is disabled.".into())
+        Err(errors::WRONGPASS.into())
     }
 }
 
 fn auth(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    if args.len() > 3 {
-        return Err(SYNTAX.into());
-    }
-    if args.len() == 2 && ctx.shared.config().requirepass.is_none() {
-        return Err("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?".into());
-    }
-    let (user, password) = match args {
-        [_, password] => (&b"default"[..], password),
-        [_, user, password] => (&user[..], password),
-        _ => return Err(SYNTAX.into()),
-    };
+    let has_password = ctx.shared.config().requirepass.is_some();
+    let (user, password) = hello::parse_auth(args, has_password)?;
     check_password(ctx, user, password)?;
     ctx.out.ok();
     Ok(())
 }
 
 fn hello(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let mut proto = ctx.client.proto;
-    if let Some(version) = args.get(1) {
-        let version = slotproxy::numbers::parse_i64(version).ok_or_else(|| {
-            super::CmdError::from("ERR Protocol version is not an integer or out of range")
-        })?;
-        proto = match version {
-            2 => Proto::Resp2,
-            3 => Proto::Resp3,
-            _ => return Err("NOPROTO unsupported protocol version".into()),
-        };
-    }
-    let mut i = 2;
-    let mut credentials = None;
-    let mut name = None;
-    while i < args.len() {
-        let more = args.len() - i - 1;
-        if is(&args[i], "auth") && more >= 2 {
-            credentials = Some((&args[i + 1], &args[i + 2]));
-            i += 3;
-        } else if is(&args[i], "setname") && more >= 1 {
-            name = Some(&args[i + 1]);
-            i += 2;
-        } else {
-            return Err(format!(
-                "ERR Syntax error in HELLO option '{}'",
-                String::from_utf8_lossy(&args[i])
-            )
-            .into());
-        }
-    }
-    if let Some((user, password)) = credentials {
-        check_password(ctx, user, password)?;
-    }
-    if !ctx.client.authenticated {
-        return Err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time".into());
-    }
-    if let Some(name) = name {
-        super::client::validate_name(name)?;
+    let request = HelloRequest::parse(args)?;
+    let authenticated = ctx.client.authenticated;
+    request.authorize(authenticated, |user, password| {
+        check_password(ctx, user, password)
+    })?;
+    if let Some(name) = request.setname {
         *lock(&ctx.client.handle.name) = name.to_vec();
     }
+    let proto = request.proto.unwrap_or(ctx.client.proto);
     ctx.client.proto = proto;
     ctx.client.handle.resp.store(
         if proto == Proto::Resp3 { 3 } else { 2 },
         std::sync::atomic::Ordering::Relaxed,
     );
     ctx.out.proto = proto;
-    ctx.out.map(7);
-    ctx.out.bulk(b"server");
-    ctx.out.bulk(b"redis");
-    ctx.out.bulk(b"version");
-    ctx.out.bulk(COMPATIBLE_VERSION.as_bytes());
-    ctx.out.bulk(b"proto");
-    ctx.out.integer(if proto == Proto::Resp3 { 3 } else { 2 });
-    ctx.out.bulk(b"id");
-    ctx.out.integer(ctx.client.id() as i64);
-    ctx.out.bulk(b"mode");
-    ctx.out
-        .bulk(super::info::server_mode(ctx.shared).as_bytes());
-    ctx.out.bulk(b"role");
-    ctx.out.bulk(b"master");
-    ctx.out.bulk(b"modules");
-    ctx.out.array(0);
+    HelloReply {
+        server: "redis",
+        proto,
+        id: ctx.client.id(),
+        mode: super::info::server_mode(ctx.shared),
+        role: "master",
+    }
+    .write(&mut ctx.out);
     Ok(())
 }
 

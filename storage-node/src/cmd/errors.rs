@@ -27,9 +27,9 @@ impl From<String> for CmdError {
 }
 
 pub const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
-pub const NOT_INTEGER: &str = "ERR value is not an integer or out of range";
+pub use slotproxy::protocol::errors::NOT_INTEGER;
 pub const NOT_FLOAT: &str = "ERR value is not a valid float";
-pub const SYNTAX: &str = "ERR syntax error";
+pub use slotproxy::protocol::errors::SYNTAX;
 pub const NO_SUCH_KEY: &str = "ERR no such key";
 pub const OVERFLOW: &str = "ERR increment or decrement would overflow";
 pub const DB_OUT_OF_RANGE: &str = "ERR DB index is out of range";
@@ -41,5 +41,5 @@ pub const STRING_TOO_LONG: &str = "ERR string exceeds maximum allowed size (prot
 
 /// `wrong number of arguments` for a command or `container|sub` name.
 pub fn wrong_arity(name: &str) -> CmdError {
-    format!("ERR wrong number of arguments for '{name}' command").into()
+    slotproxy::protocol::wrong_arity(name).into()
 }

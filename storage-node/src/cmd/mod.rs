@@ -208,29 +208,12 @@ impl Dispatch {
 
 /// Redis's reply to a command it does not have.
 pub fn unknown_command_error(args: &[Bytes]) -> String {
-    let name = String::from_utf8_lossy(args.first().map_or(&b""[..], |a| &a[..]));
-    let mut shown = String::new();
-    for arg in args.iter().skip(1) {
-        if shown.len() >= 128 {
-            break;
-        }
-        let room = 128 - shown.len();
-        let text = String::from_utf8_lossy(arg);
-        let cut: String = text.chars().take(room).collect();
-        shown.push_str(&format!("'{cut}' "));
-    }
-    let name: String = name.chars().take(128).collect();
-    format!("ERR unknown command '{name}', with args beginning with: {shown}")
+    slotproxy::protocol::unknown_command(args)
 }
 
 /// Redis's reply to a subcommand a container command does not have.
 pub fn unknown_subcommand(args: &[Bytes]) -> CmdError {
-    let sub: String = String::from_utf8_lossy(&args[1])
-        .chars()
-        .take(128)
-        .collect();
-    let container = String::from_utf8_lossy(&args[0]).to_uppercase();
-    format!("ERR unknown subcommand '{sub}'. Try {container} HELP.").into()
+    slotproxy::protocol::unknown_subcommand(args).into()
 }
 
 /// Runs one request and appends its reply to `output`.
@@ -403,11 +386,7 @@ fn check_request<'s>(
         Err(LookupError::UnknownSubcommand) => return Err(unknown_subcommand(args)),
     };
     if !spec.arity_ok(args.len()) {
-        return Err(format!(
-            "ERR wrong number of arguments for '{}' command",
-            spec.display_name()
-        )
-        .into());
+        return Err(errors::wrong_arity(spec.display_name()));
     }
     // Before authentication and MULTI, as Redis refuses protected commands.
     if spec.name == "debug" {
@@ -420,7 +399,7 @@ fn check_request<'s>(
             .flags
             .contains(slotproxy::cluster::CommandFlags::NO_AUTH)
     {
-        return Err("NOAUTH Authentication required.".into());
+        return Err(slotproxy::protocol::errors::NOAUTH.into());
     }
     Ok((command, spec))
 }

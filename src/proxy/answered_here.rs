@@ -1,13 +1,20 @@
 //! Commands the proxy answers itself: connection state, introspection, and a one-node
-//! cluster view for cluster-aware clients.
+//! cluster view for cluster-aware clients. Protocol texts, AUTH/HELLO parsing and COMMAND
+//! come from the shared core (`crate::protocol`), so they read exactly as the node's.
 //!
 //! - `PING [msg]`, `ECHO msg`, `QUIT`, `RESET`, `SELECT 0` (other databases: `ERR SELECT is not
 //!   allowed in cluster mode`), `READONLY`/`READWRITE`/`ASKING` → `+OK`.
 //! - `HELLO [2|3] [AUTH user pass] [SETNAME name]`, `AUTH [user] pass` against the proxy's
-//!   own users (`users:` in the config; none configured means no authentication).
-//! - `CLIENT ID|SETNAME|GETNAME|SETINFO|LIST|INFO|KILL|NO-EVICT` on the proxy's clients.
-//! - `COMMAND [COUNT|INFO|DOCS|LIST|GETKEYS]` from the shared Redis 7.0 command table.
-//! - `INFO [section]`: the proxy's sections plus the nodes' keyspace, summed.
+//!   own users (`users:` in the config; none configured means no authentication). HELLO
+//!   answers `server: slotproxy`, `version: 7.0.15`, `mode: standalone`, `role: master`:
+//!   a client sees one Redis 7.0 server that names itself a proxy.
+//! - `CLIENT ID|SETNAME|GETNAME|SETINFO|LIST|INFO|KILL|NO-EVICT|NO-TOUCH` on the proxy's
+//!   clients; `CLIENT REPLY ON|OFF|SKIP` (the session drops the silenced replies);
+//!   `CLIENT TRACKING` and the other known subcommands → `ERR slotproxy: '...' is not
+//!   supported through the proxy` (invalidations from the nodes are not relayed).
+//! - `COMMAND [COUNT|INFO|DOCS|LIST|GETKEYS|GETKEYSANDFLAGS|HELP]`: the commands the proxy
+//!   serves, from the shared Redis 7.0 command table.
+//! - `INFO [section ...]`: see `info.rs`.
 //! - `CLUSTER KEYSLOT|INFO|SLOTS|SHARDS|NODES|MYID`: the proxy as a one-node cluster owning
 //!   every slot (CLUSTER INFO's state is the real cluster's, see `cluster_info.rs`); `CLUSTER COUNTKEYSINSLOT|GETKEYSINSLOT` go to the slot's master.
 
@@ -20,8 +27,9 @@ use super::forward::{error_reply, forward, Pending};
 use super::stats::Stats;
 use super::{info, Proxy};
 use crate::backend::Lane;
-use crate::cluster::{key_slot, CommandSpec, CommandTable};
-use crate::resp::{request_bytes, Frame, Proto, ReplyBuf};
+use crate::cluster::{key_slot, CommandSpec};
+use crate::protocol::{self, errors, hello, HelloReply, HelloRequest};
+use crate::resp::{request_bytes, Proto, ReplyBuf};
 
 /// What the session knows about its client.
 pub struct ClientState {
@@ -33,6 +41,56 @@ pub struct ClientState {
     pub admin: bool,
     /// The client's worker thread and shared backend connections.
     pub lane: Lane,
+    /// CLIENT REPLY: whether the session writes replies.
+    pub reply: ReplyMode,
+}
+
+/// CLIENT REPLY's state, as Redis's `CLIENT_REPLY_OFF`, `_SKIP_NEXT` and `_SKIP` flags.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReplyMode {
+    #[default]
+    On,
+    Off,
+    /// `CLIENT REPLY SKIP` just ran: the command after it is silent.
+    SkipNext,
+    /// This command is silent; replies resume after it.
+    Skip,
+}
+
+impl ReplyMode {
+    /// Called once per request, after the proxy stepped it: whether that request's reply is
+    /// dropped, moving SKIP along as Redis's `resetClient` does.
+    pub fn after_command(&mut self) -> bool {
+        let silent = matches!(self, ReplyMode::Off | ReplyMode::Skip);
+        *self = match *self {
+            ReplyMode::Skip => ReplyMode::On,
+            ReplyMode::SkipNext => ReplyMode::Skip,
+            mode => mode,
+        };
+        silent
+    }
+}
+
+/// `CLIENT REPLY ON|OFF|SKIP`: ON answers `+OK`; OFF and SKIP answer nothing (their own
+/// reply is the first one suppressed); SKIP while OFF changes nothing.
+fn client_reply(client: &mut ClientState, mode: &[u8]) -> Result<Bytes, String> {
+    match mode.to_ascii_lowercase().as_slice() {
+        b"on" => {
+            client.reply = ReplyMode::On;
+            Ok(ok())
+        }
+        b"off" => {
+            client.reply = ReplyMode::Off;
+            Ok(Bytes::new())
+        }
+        b"skip" => {
+            if client.reply != ReplyMode::Off {
+                client.reply = ReplyMode::SkipNext;
+            }
+            Ok(Bytes::new())
+        }
+        _ => Err(errors::SYNTAX.into()),
+    }
 }
 
 /// A local command's outcome.
@@ -77,6 +135,7 @@ pub fn handle(
         "quit" => return LocalReply::Close(ok()),
         "reset" => {
             client.proto = Proto::Resp2;
+            client.reply = ReplyMode::On;
             client.authenticated = proxy.config.load().users.is_empty();
             client.admin = client.authenticated;
             lock(&client.handle.name).clear();
@@ -118,89 +177,43 @@ fn check_password(
         client.admin = user.admin;
         Ok(())
     } else {
-        Err("WRONGPASS invalid username-password pair or user is disabled.".into())
+        Err(errors::WRONGPASS.into())
     }
 }
 
 fn auth(proxy: &Proxy, client: &mut ClientState, args: &[Bytes]) -> Result<Bytes, String> {
-    if args.len() > 3 {
-        return Err("ERR syntax error".into());
-    }
-    if args.len() == 2 && proxy.config.load().users.is_empty() {
-        return Err("ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?".into());
-    }
-    let (user, password) = match args {
-        [_, password] => (&b"default"[..], password),
-        [_, user, password] => (&user[..], password),
-        _ => return Err("ERR syntax error".into()),
-    };
+    let has_password = !proxy.config.load().users.is_empty();
+    let (user, password) = hello::parse_auth(args, has_password)?;
     check_password(proxy, client, user, password)?;
     Ok(ok())
 }
 
+/// The proxy's HELLO reply names the proxy (`server: slotproxy`) but otherwise looks like a
+/// standalone Redis 7.0 master: clients choose features by `version`, and `mode: standalone`
+/// tells cluster-aware clients they need not (and cannot usefully) follow slots themselves.
 fn hello(proxy: &Proxy, client: &mut ClientState, args: &[Bytes]) -> Result<Bytes, String> {
-    let mut proto = client.proto;
-    if let Some(version) = args.get(1) {
-        proto = match crate::numbers::parse_i64(version) {
-            Some(2) => Proto::Resp2,
-            Some(3) => Proto::Resp3,
-            Some(_) => return Err("NOPROTO unsupported protocol version".into()),
-            None => return Err("ERR Protocol version is not an integer or out of range".into()),
-        };
-    }
-    let mut i = 2;
-    let mut name = None;
-    while i < args.len() {
-        let more = args.len() - i - 1;
-        if is(&args[i], "auth") && more >= 2 {
-            check_password(proxy, client, &args[i + 1], &args[i + 2])?;
-            i += 3;
-        } else if is(&args[i], "setname") && more >= 1 {
-            name = Some(args[i + 1].clone());
-            i += 2;
-        } else {
-            return Err(format!(
-                "ERR Syntax error in HELLO option '{}'",
-                String::from_utf8_lossy(&args[i])
-            ));
-        }
-    }
-    if !client.authenticated {
-        return Err("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time".into());
-    }
-    if let Some(name) = name {
-        validate_name(&name)?;
+    let request = HelloRequest::parse(args)?;
+    let authenticated = client.authenticated;
+    request.authorize(authenticated, |user, password| {
+        check_password(proxy, client, user, password)
+    })?;
+    if let Some(name) = request.setname {
         *lock(&client.handle.name) = name.to_vec();
     }
+    let proto = request.proto.unwrap_or(client.proto);
     client.proto = proto;
-    let id = client.handle.id as i64;
-    Ok(reply(proto, |o| {
-        o.map(7);
-        o.bulk(b"server");
-        o.bulk(b"redis");
-        o.bulk(b"version");
-        o.bulk(b"7.0.15");
-        o.bulk(b"proto");
-        o.integer(if proto == Proto::Resp3 { 3 } else { 2 });
-        o.bulk(b"id");
-        o.integer(id);
-        o.bulk(b"mode");
-        o.bulk(b"standalone");
-        o.bulk(b"role");
-        o.bulk(b"master");
-        o.bulk(b"modules");
-        o.array(0);
-    }))
+    Ok(HelloReply {
+        server: SERVER_NAME,
+        proto,
+        id: client.handle.id,
+        mode: "standalone",
+        role: "master",
+    }
+    .to_bytes())
 }
 
-fn validate_name(name: &[u8]) -> Result<(), String> {
-    if name.iter().any(|&c| !(b'!'..=b'~').contains(&c)) {
-        return Err(
-            "ERR Client names cannot contain spaces, newlines or special characters.".into(),
-        );
-    }
-    Ok(())
-}
+/// What the proxy calls itself in HELLO and INFO.
+pub const SERVER_NAME: &str = "slotproxy";
 
 fn client_command(
     proxy: &Proxy,
@@ -213,7 +226,7 @@ fn client_command(
     match sub.as_str() {
         "id" => Ok(reply(proto, |o| o.integer(client.handle.id as i64))),
         "setname" => {
-            validate_name(&args[2])?;
+            hello::validate_client_name(&args[2])?;
             *lock(&client.handle.name) = args[2].to_vec();
             Ok(ok())
         }
@@ -266,10 +279,10 @@ fn client_command(
             Ok(reply(proto, |o| o.verbatim(b"txt", text.as_bytes())))
         }
         "kill" => client_kill(proxy, client, args),
-        _ => Err(format!(
-            "ERR unknown subcommand '{}'. Try CLIENT HELP.",
-            String::from_utf8_lossy(&args[1])
-        )),
+        "reply" => client_reply(client, &args[2]),
+        // Known to Redis 7.0 (the table look-up let it through) but not served here:
+        // tracking needs invalidations from every node, which the proxy does not relay.
+        _ => Err(super::router::unsupported(&format!("client|{sub}"))),
     }
 }
 
@@ -321,74 +334,10 @@ fn client_kill(proxy: &Proxy, client: &ClientState, args: &[Bytes]) -> Result<By
 }
 
 fn command(args: &[Bytes], proto: Proto) -> Result<Bytes, String> {
-    let table = CommandTable::get();
-    let sub = args
-        .get(1)
-        .map(|s| String::from_utf8_lossy(s).to_ascii_lowercase());
-    let all_commands = || {
-        reply(proto, |o| {
-            o.array(table.commands().len());
-            table.commands().iter().for_each(|c| c.info.write(o));
-        })
-    };
-    match sub.as_deref() {
-        None => Ok(all_commands()),
-        // COMMAND INFO without names is all of COMMAND (Redis 7.0).
-        Some("info") if args.len() == 2 => Ok(all_commands()),
-        Some("count") => Ok(reply(proto, |o| o.integer(table.commands().len() as i64))),
-        Some("list") => Ok(reply(proto, |o| {
-            o.array(table.commands().len());
-            table
-                .commands()
-                .iter()
-                .for_each(|c| o.bulk(c.name.as_bytes()));
-        })),
-        Some("info") => Ok(reply(proto, |o| {
-            o.array(args.len() - 2);
-            for name in &args[2..] {
-                match table.by_full_name(name) {
-                    Some(c) => c.info.write(o),
-                    // Redis 7.0 answers an unknown name with a null bulk string (`$-1`).
-                    None => o.null(),
-                }
-            }
-        })),
-        Some("docs") => {
-            let names: Vec<&CommandSpec> = if args.len() > 2 {
-                args[2..]
-                    .iter()
-                    .filter_map(|n| table.by_full_name(n))
-                    .collect()
-            } else {
-                table.commands().iter().collect()
-            };
-            Ok(reply(proto, |o| {
-                o.map(names.len());
-                for c in names {
-                    o.bulk(c.name.as_bytes());
-                    c.docs.clone().unwrap_or(Frame::Map(Vec::new())).write(o);
-                }
-            }))
-        }
-        Some("getkeys") => {
-            let target = &args[2..];
-            let spec = super::router::lookup(target)
-                .map_err(|_| "ERR Invalid command specified".to_string())?;
-            if !spec.has_keys() {
-                return Err("ERR The command has no key arguments".into());
-            }
-            let keys = spec
-                .key_indexes(target)
-                .map_err(|_| "ERR Invalid arguments specified for command".to_string())?;
-            Ok(reply(proto, |o| {
-                o.array(keys.len());
-                keys.iter().for_each(|&i| o.bulk(&target[i]));
-            }))
-        }
-        Some(other) => Err(format!(
-            "ERR unknown subcommand '{other}'. Try COMMAND HELP."
-        )),
-    }
+    let served = |spec: &CommandSpec| super::router::served(spec);
+    let mut buf = BytesMut::new();
+    protocol::command::reply(&mut ReplyBuf::new(&mut buf, proto), args, &served)?;
+    Ok(buf.freeze())
 }
 
 fn cluster(proxy: &Arc<Proxy>, args: &[Bytes], proto: Proto, lane: Lane) -> LocalReply {
