@@ -9,7 +9,9 @@
 //!
 //! - persistence, replication, TLS, ACL files, syslog, process and OS tuning, latency and
 //!   slow logs, active defragmentation, lazy freeing: the node has none of these mechanisms;
-//! - `maxmemory*`, `lfu-*`: the node does not evict;
+//! - `maxmemory`, `maxmemory-clients`, `maxmemory-samples`, `maxmemory-eviction-tenacity`:
+//!   the node does not evict (`maxmemory-policy` and `lfu-*` are honoured as far as OBJECT
+//!   FREQ / IDLETIME go: see `keyspace::lfu`);
 //! - `list-compress-depth`: the node never compresses list nodes; OBJECT ENCODING is
 //!   `quicklist` whatever the depth, as in Redis 7.0;
 //! - `stream-node-*`, `hll-sparse-max-bytes`: the node has no streams or HyperLogLogs;
@@ -291,24 +293,6 @@ pub const INERT: &[Inert] = &[
         "no",
     ),
     inert(
-        "lfu-decay-time",
-        Kind::Int {
-            min: 0,
-            max: INT_MAX,
-        },
-        Access::Mutable,
-        "1",
-    ),
-    inert(
-        "lfu-log-factor",
-        Kind::Int {
-            min: 0,
-            max: INT_MAX,
-        },
-        Access::Mutable,
-        "10",
-    ),
-    inert(
         "list-compress-depth",
         Kind::Int {
             min: 0,
@@ -334,21 +318,6 @@ pub const INERT: &[Inert] = &[
         Kind::Int { min: 0, max: 100 },
         Access::Mutable,
         "10",
-    ),
-    inert(
-        "maxmemory-policy",
-        Kind::Enum(&[
-            "volatile-lru",
-            "volatile-lfu",
-            "volatile-random",
-            "volatile-ttl",
-            "allkeys-lru",
-            "allkeys-lfu",
-            "allkeys-random",
-            "noeviction",
-        ]),
-        Access::Mutable,
-        "noeviction",
     ),
     inert(
         "maxmemory-samples",

@@ -50,6 +50,16 @@ pub struct Param {
 const INT_MAX: i64 = i32::MAX as i64;
 const MB: i64 = 1024 * 1024;
 const LOGLEVELS: &[&str] = &["debug", "verbose", "notice", "warning"];
+const MAXMEMORY_POLICIES: &[&str] = &[
+    "volatile-lru",
+    "volatile-lfu",
+    "volatile-random",
+    "volatile-ttl",
+    "allkeys-lru",
+    "allkeys-lfu",
+    "allkeys-random",
+    "noeviction",
+];
 
 const fn param(name: &'static str, kind: Kind, access: Access) -> Param {
     Param { name, kind, access }
@@ -199,6 +209,30 @@ pub const PARAMS: &[Param] = &[
         Kind::Memory {
             min: 0,
             max: i64::MAX,
+        },
+        Access::Mutable,
+    ),
+    // Which per-key access data is kept (LRU clock or LFU counter, OBJECT IDLETIME / FREQ).
+    // The node does not evict, so the policy's eviction half has no effect (`maxmemory`
+    // is an inert setting).
+    param(
+        "maxmemory-policy",
+        Kind::Enum(MAXMEMORY_POLICIES),
+        Access::Mutable,
+    ),
+    param(
+        "lfu-log-factor",
+        Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+    ),
+    param(
+        "lfu-decay-time",
+        Kind::Int {
+            min: 0,
+            max: INT_MAX,
         },
         Access::Mutable,
     ),
@@ -487,6 +521,13 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
             config.hash_max_listpack_value = number(kind, values)? as usize
         }
         "list-max-listpack-size" => config.list_max_listpack_size = number(kind, values)?,
+        "maxmemory-policy" => {
+            if let Kind::Enum(options) = kind {
+                config.maxmemory_policy = choice(options, values)?;
+            }
+        }
+        "lfu-log-factor" => config.lfu_log_factor = number(kind, values)? as u64,
+        "lfu-decay-time" => config.lfu_decay_time = number(kind, values)? as u64,
         other => return Err(format!("unknown setting '{other}'")),
     }
     Ok(())
@@ -543,6 +584,9 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
         "hash-max-listpack-entries" => config.hash_max_listpack_entries.to_string(),
         "hash-max-listpack-value" => config.hash_max_listpack_value.to_string(),
         "list-max-listpack-size" => config.list_max_listpack_size.to_string(),
+        "maxmemory-policy" => config.maxmemory_policy.clone(),
+        "lfu-log-factor" => config.lfu_log_factor.to_string(),
+        "lfu-decay-time" => config.lfu_decay_time.to_string(),
         other => {
             let inert = inert::find(other)?;
             config

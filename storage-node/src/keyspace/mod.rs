@@ -4,6 +4,7 @@ pub mod blocking;
 mod db;
 mod entry;
 pub mod error_stats;
+pub mod lfu;
 pub mod scan;
 mod slot_table;
 mod watch;
@@ -61,6 +62,8 @@ impl Keyspace {
     pub fn apply_settings(&mut self, config: &crate::config::Config) {
         self.notify_flags = config.notify_keyspace_events;
         self.pubsub.limit = config.client_output_buffer_limit.pubsub;
+        let lfu = config.lfu();
+        self.dbs.iter_mut().for_each(|db| db.lfu = lfu);
         // Events recorded under the old flags must not be published under the new ones.
         self.dbs.iter_mut().for_each(|db| db.events.clear());
     }
