@@ -202,7 +202,13 @@ fn clients(ctx: &mut Ctx<'_>, out: &mut String) {
     field!(out, "cluster_connections", cluster_connections);
     field!(out, "maxclients", ctx.shared.config().maxclients);
     field!(out, "client_recent_max_input_buffer", max_input);
-    field!(out, "client_recent_max_output_buffer", 0);
+    // The largest output now waiting (Redis keeps the peak of the last seconds).
+    let max_output = clients
+        .iter()
+        .map(|c| super::client::output_waiting(c))
+        .max()
+        .unwrap_or(0);
+    field!(out, "client_recent_max_output_buffer", max_output);
     field!(out, "blocked_clients", ctx.keyspace.blocking.count());
     field!(out, "tracking_clients", 0);
     field!(out, "clients_in_timeout_table", 0);
