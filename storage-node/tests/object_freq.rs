@@ -50,3 +50,37 @@ fn object_freq_counts_accesses_under_an_lfu_policy_only() {
         &["CONFIG", "SET", "maxmemory-policy", "noeviction"],
     ]);
 }
+
+#[test]
+fn restore_sets_freq_under_lfu_and_idletime_under_lru() {
+    let mut d = Differential::start();
+    d.check(&["SET", "src", "value"]);
+    let payload = match d.node_client.call(&["DUMP", "src"]) {
+        slotproxy::resp::Frame::Bulk(p) => String::from_utf8_lossy(&p).into_owned(),
+        other => panic!("DUMP answered {other:?}"),
+    };
+    let payload = payload.as_str();
+    d.check_all(&[
+        &[
+            "CONFIG",
+            "SET",
+            "lfu-log-factor",
+            "0",
+            "lfu-decay-time",
+            "0",
+        ],
+        &["CONFIG", "SET", "maxmemory-policy", "allkeys-lfu"],
+        &["RESTORE", "a", "0", payload, "FREQ", "42"],
+        &["OBJECT", "FREQ", "a"],
+        &["RESTORE", "b", "0", payload, "IDLETIME", "1000"],
+        &["OBJECT", "FREQ", "b"],
+        &["RESTORE", "c", "0", payload],
+        &["OBJECT", "FREQ", "c"],
+        &["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"],
+        &["RESTORE", "d", "0", payload, "IDLETIME", "1000"],
+        &["OBJECT", "IDLETIME", "d"],
+        &["RESTORE", "e", "0", payload, "FREQ", "42"],
+        &["OBJECT", "FREQ", "e"],
+        &["CONFIG", "SET", "maxmemory-policy", "noeviction"],
+    ]);
+}
