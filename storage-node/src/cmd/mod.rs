@@ -388,7 +388,7 @@ pub fn find_command<'s>(
 }
 
 /// Finds the command and checks its arity and the client's authentication.
-fn check_request<'s>(
+pub fn check_request<'s>(
     shared: &'s Shared,
     client: &Client,
     args: &[Bytes],
