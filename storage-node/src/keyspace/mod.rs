@@ -1,6 +1,7 @@
 //! The node's data: its databases, lazy and active expiry, and the clock commands see.
 
 pub mod blocking;
+pub mod command_stats;
 mod db;
 mod entry;
 pub mod error_stats;
@@ -41,6 +42,8 @@ pub struct Keyspace {
     watch_count: usize,
     /// Error replies by code (INFO `errorstats`).
     pub error_stats: error_stats::ErrorStats,
+    /// Calls, time and failures by command (INFO `commandstats`).
+    pub command_stats: command_stats::CommandStats,
 }
 
 impl Keyspace {
@@ -54,6 +57,7 @@ impl Keyspace {
             notify_flags: 0,
             watch_count: 0,
             error_stats: error_stats::ErrorStats::default(),
+            command_stats: command_stats::CommandStats::default(),
         }
     }
 
