@@ -39,9 +39,11 @@ fn info_selects_the_sections_redis_selects() {
             &["INFO", "server", "clients"],
             &["INFO", "CLIENTS", "server"],
             &["INFO", "keyspace", "server", "keyspace"],
-            // `all` and `everything` add latencystats, which the node does not produce.
             &["INFO", "commandstats", "keyspace"],
             &["INFO", "default"],
+            &["INFO", "all"],
+            &["INFO", "everything"],
+            &["INFO", "latencystats", "errorstats"],
             &["INFO", "default", "stats"],
             &["INFO", "errorstats"],
             &["INFO", "nosuchsection"],
@@ -169,4 +171,60 @@ fn commandstats_count_calls_rejections_and_failures() {
     // Not in `default`.
     let node = headers(&info_text(&mut d.node_client, &["INFO"]));
     assert!(!node.contains(&"# Commandstats".to_string()));
+}
+
+/// `latency_percentiles_usec_<name>` with the percentile names, sorted, without values.
+fn latency_keys(text: &str) -> Vec<String> {
+    let mut lines: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with("latency_percentiles_usec_"))
+        .map(|l| {
+            l.split([':', ','])
+                .map(|part| part.split('=').next().unwrap_or(""))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect();
+    lines.sort();
+    lines
+}
+
+#[test]
+fn latencystats_follow_the_tracking_settings() {
+    let mut d = Differential::start();
+    d.check_all(&[
+        &["CONFIG", "RESETSTAT"],
+        &["SET", "a", "1"],
+        &["GET", "a"],
+        &["GET"],
+        &[
+            "CONFIG",
+            "SET",
+            "latency-tracking-info-percentiles",
+            "50 99.99 100 0",
+        ],
+        &["CONFIG", "GET", "latency-tracking-info-percentiles"],
+        &["CONFIG", "SET", "latency-tracking-info-percentiles", "101"],
+        &["CONFIG", "SET", "latency-tracking-info-percentiles", "x"],
+    ]);
+    let node = info_text(&mut d.node_client, &["INFO", "latencystats"]);
+    let redis = info_text(&mut d.redis_client, &["INFO", "latencystats"]);
+    assert!(!latency_keys(&node).is_empty());
+    assert_eq!(latency_keys(&node), latency_keys(&redis));
+    d.check_all(&[
+        &["CONFIG", "RESETSTAT"],
+        &["CONFIG", "SET", "latency-tracking", "no"],
+        &["GET", "a"],
+        &["CONFIG", "GET", "latency-tracking"],
+        &["CONFIG", "SET", "latency-tracking", "yes"],
+        &[
+            "CONFIG",
+            "SET",
+            "latency-tracking-info-percentiles",
+            "50 99 99.9",
+        ],
+    ]);
+    let node = info_text(&mut d.node_client, &["INFO", "latencystats"]);
+    let redis = info_text(&mut d.redis_client, &["INFO", "latencystats"]);
+    assert_eq!(latency_keys(&node), latency_keys(&redis));
 }

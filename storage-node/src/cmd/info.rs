@@ -2,17 +2,17 @@
 //! `field:value` lines, with Redis 7.0's field names and formats.
 //!
 //! Sections: `server`, `clients`, `memory`, `persistence`, `stats`, `replication`, `cpu`,
-//! `modules` (always empty), `commandstats`, `errorstats`, `cluster`, `keyspace`; `default`
-//! and no argument give them all but `commandstats`, `all` and `everything` give them all.
+//! `modules` (always empty), `commandstats`, `errorstats`, `latencystats`, `cluster`,
+//! `keyspace`; `default` and no argument give them all but `commandstats` and
+//! `latencystats`, `all` and `everything` give them all.
 //! Names are case-insensitive; sections come out in Redis's order whatever order they were
 //! asked in; unknown names add nothing.
 //!
 //! Every value is real: memory is the process's resident size read from `/proc` (the node
 //! has no allocator statistics, so `used_memory` is that honest upper estimate), CPU times
 //! come from `/proc/self/stat`, counters from the node's statistics and keyspace. Fields
-//! Redis has but the node cannot fill truthfully are left out rather than invented
-//! (`latencystats` is not produced, so `all` and `everything` lack it). `commandstats` lists
-//! commands in name order (Redis's order is its hash table's); a blocked command counts
+//! Redis has but the node cannot fill truthfully are left out rather than invented.
+//! `commandstats` and `latencystats` list commands in name order (Redis's order is its hash table's); a blocked command counts
 //! when it is served. `errorstats` counts the error replies of commands (not those written
 //! while a script is busy, which never reach the keyspace).
 
@@ -42,6 +42,7 @@ const SECTIONS: &[&str] = &[
     "modules",
     "commandstats",
     "errorstats",
+    "latencystats",
     "cluster",
     "keyspace",
 ];
@@ -64,7 +65,7 @@ fn info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 /// Sections Redis leaves out of `default` (and of INFO without arguments).
-const NOT_DEFAULT: &[&str] = &["commandstats"];
+const NOT_DEFAULT: &[&str] = &["commandstats", "latencystats"];
 
 fn default_sections() -> impl Iterator<Item = &'static str> {
     SECTIONS
@@ -122,6 +123,27 @@ fn write_section(ctx: &mut Ctx<'_>, section: &str, out: &mut String) {
                     "cmdstat_{name}:calls={},usec={usec},usec_per_call={per_call:.2},\
                      rejected_calls={},failed_calls={}\r\n",
                     stat.calls, stat.rejected_calls, stat.failed_calls
+                );
+            }
+        }
+        "latencystats" => {
+            out.push_str("# Latencystats\r\n");
+            let percentiles = ctx
+                .shared
+                .config()
+                .latency_tracking_info_percentiles
+                .clone();
+            let mut histograms: Vec<_> = ctx.keyspace.command_stats.latencies().collect();
+            histograms.sort_by_key(|(name, _)| *name);
+            for (name, histogram) in histograms {
+                let shown: Vec<String> = percentiles
+                    .iter()
+                    .map(|&p| format!("p{p}={:.3}", histogram.value_at(p) as f64 / 1000.0))
+                    .collect();
+                let _ = write!(
+                    out,
+                    "latency_percentiles_usec_{name}:{}\r\n",
+                    shown.join(",")
                 );
             }
         }

@@ -7,8 +7,9 @@
 //! set (or Redis's default, in Redis's format), and every time one is set the node logs
 //! that it has no effect, so nobody is misled into thinking it works. Why each is inert:
 //!
-//! - persistence, replication, TLS, ACL files, syslog, process and OS tuning, latency and
-//!   slow logs, active defragmentation, lazy freeing: the node has none of these mechanisms;
+//! - persistence, replication, TLS, ACL files, syslog, process and OS tuning, the latency
+//!   monitor and slow log, active defragmentation, lazy freeing: the node has none of these
+//!   mechanisms (`latency-tracking` and its percentiles, for INFO latencystats, are honoured);
 //! - `maxmemory`, `maxmemory-clients`, `maxmemory-samples`, `maxmemory-eviction-tenacity`:
 //!   the node does not evict (`maxmemory-policy` and `lfu-*` are honoured as far as OBJECT
 //!   FREQ / IDLETIME go: see `keyspace::lfu`);
@@ -269,13 +270,6 @@ pub const INERT: &[Inert] = &[
         },
         Access::Mutable,
         "0",
-    ),
-    inert("latency-tracking", Kind::Bool, Access::Mutable, "yes"),
-    inert(
-        "latency-tracking-info-percentiles",
-        Kind::Words,
-        Access::Mutable,
-        "50 99 99.9",
     ),
     inert("lazyfree-lazy-eviction", Kind::Bool, Access::Mutable, "no"),
     inert("lazyfree-lazy-expire", Kind::Bool, Access::Mutable, "no"),

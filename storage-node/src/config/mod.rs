@@ -73,6 +73,9 @@ pub struct Config {
     pub lfu_log_factor: u64,
     /// Minutes per step of frequency decay.
     pub lfu_decay_time: u64,
+    /// Per-command latency histograms (INFO latencystats) and the percentiles shown.
+    pub latency_tracking: bool,
+    pub latency_tracking_info_percentiles: Vec<f64>,
     /// Values given to the accepted no-op settings of [`inert`], as CONFIG GET shows them
     /// (a setting never set shows its Redis default).
     pub inert: std::collections::BTreeMap<&'static str, String>,
@@ -144,6 +147,8 @@ impl Default for Config {
             maxmemory_policy: "noeviction".into(),
             lfu_log_factor: 10,
             lfu_decay_time: 1,
+            latency_tracking: true,
+            latency_tracking_info_percentiles: vec![50.0, 99.0, 99.9],
             inert: std::collections::BTreeMap::new(),
         }
     }

@@ -236,6 +236,12 @@ pub const PARAMS: &[Param] = &[
         },
         Access::Mutable,
     ),
+    param("latency-tracking", Kind::Bool, Access::Mutable),
+    param(
+        "latency-tracking-info-percentiles",
+        Kind::Words,
+        Access::Mutable,
+    ),
     param(
         "list-max-listpack-size",
         Kind::Int {
@@ -417,6 +423,26 @@ fn strtoll_whole(text: &str) -> Option<i64> {
     Some(if negative { -magnitude } else { magnitude })
 }
 
+/// `latency-tracking-info-percentiles`: numbers from 0 to 100, as Redis reads them.
+fn percentiles(values: &[String]) -> Result<Vec<f64>, String> {
+    words(values)
+        .iter()
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let p: f64 = w
+                .parse()
+                .map_err(|_| "Invalid latency-tracking-info-percentiles parameters".to_string())?;
+            if !(0.0..=100.0).contains(&p) {
+                return Err(
+                    "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]"
+                        .to_string(),
+                );
+            }
+            Ok(p)
+        })
+        .collect()
+}
+
 /// `save <seconds> <changes> [...]`, or one empty argument for no snapshots.
 fn save_points(values: &[String]) -> Result<Vec<(i64, i64)>, String> {
     let mut words = words(values);
@@ -527,6 +553,10 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
             }
         }
         "lfu-log-factor" => config.lfu_log_factor = number(kind, values)? as u64,
+        "latency-tracking" => config.latency_tracking = boolean(values)?,
+        "latency-tracking-info-percentiles" => {
+            config.latency_tracking_info_percentiles = percentiles(values)?
+        }
         "lfu-decay-time" => config.lfu_decay_time = number(kind, values)? as u64,
         other => return Err(format!("unknown setting '{other}'")),
     }
@@ -586,6 +616,13 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
         "list-max-listpack-size" => config.list_max_listpack_size.to_string(),
         "maxmemory-policy" => config.maxmemory_policy.clone(),
         "lfu-log-factor" => config.lfu_log_factor.to_string(),
+        "latency-tracking" => yes_no(config.latency_tracking),
+        "latency-tracking-info-percentiles" => config
+            .latency_tracking_info_percentiles
+            .iter()
+            .map(f64::to_string)
+            .collect::<Vec<_>>()
+            .join(" "),
         "lfu-decay-time" => config.lfu_decay_time.to_string(),
         other => {
             let inert = inert::find(other)?;

@@ -1,10 +1,12 @@
-//! INFO `commandstats`: per command (subcommands as `container|sub`), the calls, the time
+//! INFO `commandstats` and `latencystats`: per command (subcommands as `container|sub`), the calls, the time
 //! spent in them, and the calls refused before running or failing with an error, as Redis
 //! counts them in `call()` and `rejectCommand`. Kept beside the keyspace because every
 //! command runs under its lock.
 
 use std::collections::HashMap;
 use std::time::Duration;
+
+use super::latency::Histogram;
 
 #[derive(Default, Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CommandStat {
@@ -20,6 +22,10 @@ pub struct CommandStat {
 #[derive(Default, Debug)]
 pub struct CommandStats {
     by_name: HashMap<&'static str, CommandStat>,
+    /// INFO `latencystats`, filled while `latency-tracking` is on.
+    latency: HashMap<&'static str, Histogram>,
+    /// `latency-tracking`, copied from the settings.
+    pub latency_tracking: bool,
 }
 
 impl CommandStats {
@@ -29,6 +35,11 @@ impl CommandStats {
         stat.calls += 1;
         stat.nanos += took.as_nanos() as u64;
         stat.failed_calls += failed as u64;
+        if self.latency_tracking {
+            // Redis times calls in whole microseconds and records them in nanoseconds.
+            let nanos = took.as_micros() as u64 * 1000;
+            self.latency.entry(name).or_default().record(nanos);
+        }
     }
 
     /// A command was refused before running.
@@ -39,6 +50,12 @@ impl CommandStats {
     /// Forgets everything (CONFIG RESETSTAT).
     pub fn reset(&mut self) {
         self.by_name.clear();
+        self.latency.clear();
+    }
+
+    /// Every command with a latency histogram, by name.
+    pub fn latencies(&self) -> impl Iterator<Item = (&'static str, &Histogram)> + '_ {
+        self.latency.iter().map(|(name, h)| (*name, h))
     }
 
     /// Every command with a count, by name.

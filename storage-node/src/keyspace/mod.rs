@@ -5,6 +5,7 @@ pub mod command_stats;
 mod db;
 mod entry;
 pub mod error_stats;
+pub mod latency;
 pub mod lfu;
 pub mod scan;
 mod slot_table;
@@ -66,6 +67,7 @@ impl Keyspace {
     pub fn apply_settings(&mut self, config: &crate::config::Config) {
         self.notify_flags = config.notify_keyspace_events;
         self.pubsub.limit = config.client_output_buffer_limit.pubsub;
+        self.command_stats.latency_tracking = config.latency_tracking;
         let lfu = config.lfu();
         self.dbs.iter_mut().for_each(|db| db.lfu = lfu);
         // Events recorded under the old flags must not be published under the new ones.
