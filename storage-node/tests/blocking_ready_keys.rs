@@ -167,10 +167,14 @@ fn a_client_blocked_in_brpoplpush_does_not_disturb_watch() {
         send(&mut waiter, &["BRPOPLPUSH", "src", "dst", "0"]);
         wait_blocked(&mut admin, 1);
         let mut transcript = vec![
-            call(&mut watcher, &["WATCH", "dst", "src"]),
+            call(&mut watcher, &["WATCH", "dst"]),
             call(&mut watcher, &["MULTI"]),
             call(&mut watcher, &["LPUSH", "dst", "foo"]),
-            call(&mut admin, &["SET", "unrelated", "1"]),
+            // The source is signalled, but empty again when the transaction ends.
+            call(&mut admin, &["MULTI"]),
+            call(&mut admin, &["LPUSH", "src", "gone"]),
+            call(&mut admin, &["DEL", "src"]),
+            call(&mut admin, &["EXEC"]),
             call(&mut watcher, &["EXEC"]),
         ];
         // Once served, the move does touch a watched key.

@@ -39,9 +39,11 @@ fn info_selects_the_sections_redis_selects() {
             &["INFO", "server", "clients"],
             &["INFO", "CLIENTS", "server"],
             &["INFO", "keyspace", "server", "keyspace"],
-            // `all` and `everything` add commandstats and latencystats, which the node
-            // does not produce yet.
+            &["INFO", "commandstats", "keyspace"],
             &["INFO", "default"],
+            &["INFO", "all"],
+            &["INFO", "everything"],
+            &["INFO", "latencystats", "errorstats"],
             &["INFO", "default", "stats"],
             &["INFO", "errorstats"],
             &["INFO", "nosuchsection"],
@@ -122,4 +124,107 @@ fn mem_allocator_names_the_linked_allocator() {
     // The binary links jemalloc as its global allocator (storage-node/src/main.rs).
     let allocator = field(&info, "mem_allocator").expect("mem_allocator");
     assert!(allocator.starts_with("jemalloc-5."), "{allocator}");
+}
+
+/// `cmdstat_<name>:calls=..,rejected_calls=..,failed_calls=..` lines, sorted, without the
+/// timings (which differ run to run).
+fn command_counts(text: &str) -> Vec<String> {
+    let mut lines: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with("cmdstat_"))
+        .map(|l| {
+            l.split([':', ','])
+                .filter(|part| !part.starts_with("usec"))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect();
+    lines.sort();
+    lines
+}
+
+#[test]
+fn commandstats_count_calls_rejections_and_failures() {
+    let mut d = Differential::start();
+    d.check_all(&[
+        &["CONFIG", "RESETSTAT"],
+        &["SET", "a", "1"],
+        &["GET", "a"],
+        &["GET"],
+        &["LPUSH", "a", "x"],
+        &["MULTI"],
+        &["SET", "b", "2"],
+        &["INCR", "b"],
+        &["EXEC"],
+        &["CONFIG", "GET", "hz"],
+        &["NOSUCHCOMMAND"],
+        &["SUBSCRIBE", "ch"],
+        &["GET", "a"],
+        &["UNSUBSCRIBE"],
+        &["EVAL", "return redis.call('get', KEYS[1])", "1", "a"],
+    ]);
+    let node = info_text(&mut d.node_client, &["INFO", "commandstats"]);
+    let redis = info_text(&mut d.redis_client, &["INFO", "commandstats"]);
+    let node_counts = command_counts(&node);
+    assert!(!node_counts.is_empty());
+    assert_eq!(node_counts, command_counts(&redis));
+    // Not in `default`.
+    let node = headers(&info_text(&mut d.node_client, &["INFO"]));
+    assert!(!node.contains(&"# Commandstats".to_string()));
+}
+
+/// `latency_percentiles_usec_<name>` with the percentile names, sorted, without values.
+fn latency_keys(text: &str) -> Vec<String> {
+    let mut lines: Vec<String> = text
+        .lines()
+        .filter(|l| l.starts_with("latency_percentiles_usec_"))
+        .map(|l| {
+            l.split([':', ','])
+                .map(|part| part.split('=').next().unwrap_or(""))
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect();
+    lines.sort();
+    lines
+}
+
+#[test]
+fn latencystats_follow_the_tracking_settings() {
+    let mut d = Differential::start();
+    d.check_all(&[
+        &["CONFIG", "RESETSTAT"],
+        &["SET", "a", "1"],
+        &["GET", "a"],
+        &["GET"],
+        &[
+            "CONFIG",
+            "SET",
+            "latency-tracking-info-percentiles",
+            "50 99.99 100 0",
+        ],
+        &["CONFIG", "GET", "latency-tracking-info-percentiles"],
+        &["CONFIG", "SET", "latency-tracking-info-percentiles", "101"],
+        &["CONFIG", "SET", "latency-tracking-info-percentiles", "x"],
+    ]);
+    let node = info_text(&mut d.node_client, &["INFO", "latencystats"]);
+    let redis = info_text(&mut d.redis_client, &["INFO", "latencystats"]);
+    assert!(!latency_keys(&node).is_empty());
+    assert_eq!(latency_keys(&node), latency_keys(&redis));
+    d.check_all(&[
+        &["CONFIG", "RESETSTAT"],
+        &["CONFIG", "SET", "latency-tracking", "no"],
+        &["GET", "a"],
+        &["CONFIG", "GET", "latency-tracking"],
+        &["CONFIG", "SET", "latency-tracking", "yes"],
+        &[
+            "CONFIG",
+            "SET",
+            "latency-tracking-info-percentiles",
+            "50 99 99.9",
+        ],
+    ]);
+    let node = info_text(&mut d.node_client, &["INFO", "latencystats"]);
+    let redis = info_text(&mut d.redis_client, &["INFO", "latencystats"]);
+    assert_eq!(latency_keys(&node), latency_keys(&redis));
 }

@@ -48,7 +48,12 @@ fn transaction_while_busy(port: u16, resp3: bool) -> Vec<String> {
     wait_for_busy(&mut client);
     // A transaction refused by BUSY never runs, even partly.
     for command in [
-        &["MULTI"][..],
+        // Refused before BUSY, as Redis checks them first.
+        &["NOSUCHCOMMAND"][..],
+        &["GET"],
+        &["EXEC"],
+        &["DISCARD"],
+        &["MULTI"],
         &["MULTI"],
         &["SET", "x", "in-multi"],
         &["SCRIPT", "KILL"],

@@ -335,8 +335,10 @@ fn kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-/// One line of CLIENT LIST for a client, without the newline. Fields the node does not
-/// track (output buffer lists, per-client memory beyond the query buffer) show 0.
+/// One line of CLIENT LIST for a client, without the newline. `omem` is the output waiting
+/// in the client's mailbox (pub/sub messages and notifications not yet written to its
+/// socket; see [`output_waiting`]). Fields the node does not track (Redis's reply list
+/// layout, argument memory) show 0.
 pub fn info_line(client: &ClientHandle) -> String {
     let mut flags = String::new();
     let multi = client.multi_queued.load(Relaxed);
@@ -360,10 +362,11 @@ pub fn info_line(client: &ClientHandle) -> String {
     }
     let name = String::from_utf8_lossy(&lock(&client.name)).into_owned();
     let qbuf = client.query_buffer.load(Relaxed);
+    let omem = output_waiting(client);
     format!(
         "id={id} addr={addr} laddr={laddr} fd={fd} name={name} age={age} idle={idle} \
          flags={flags} db={db} sub={sub} psub={psub} ssub={ssub} multi={multi} qbuf={qbuf} qbuf-free=0 \
-         argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem={qbuf} events=r \
+         argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={omem} tot-mem={tot_mem} events=r \
          cmd={cmd} user=default redir=-1 resp={resp}",
         id = client.id,
         addr = client.addr,
@@ -377,5 +380,14 @@ pub fn info_line(client: &ClientHandle) -> String {
         ssub = client.pubsub.shard_channels.load(Relaxed),
         cmd = lock(&client.last_command),
         resp = client.resp.load(Relaxed),
+        tot_mem = qbuf + omem,
     )
+}
+
+/// Bytes produced for a client and not yet handed to its socket: what other connections
+/// queued in its mailbox. A subscriber that stops reading shows its backlog here, as its
+/// growing output buffer shows in Redis's `omem`. (A reply being written by the client's
+/// own connection is not counted.)
+pub fn output_waiting(client: &ClientHandle) -> usize {
+    client.mailbox_bytes.load(Relaxed)
 }

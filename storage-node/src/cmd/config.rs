@@ -49,6 +49,7 @@ fn config(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             expired_keys: ctx.keyspace.expired_keys(),
         });
         ctx.keyspace.error_stats.reset();
+        ctx.keyspace.command_stats.reset();
         ctx.out.ok();
     } else if is(sub, "rewrite") {
         let config = ctx.shared.config().clone();

@@ -5,8 +5,9 @@
 //! - `RESTORE key ttl serialized-value [REPLACE] [ABSTTL] [IDLETIME seconds] [FREQ frequency]`
 //!   → `+OK`. `ttl` is milliseconds from now (0: no expiry), or a Unix time in milliseconds
 //!   with ABSTTL; a time already past answers `+OK` without creating the key (and with
-//!   REPLACE, still deletes the old one). IDLETIME sets the key's idle time; FREQ is
-//!   validated and ignored (no LFU policy); the two exclude each other.
+//!   REPLACE, still deletes the old one). FREQ sets the key's access counter under an LFU
+//!   `maxmemory-policy`, IDLETIME its idle time otherwise (the other is validated and
+//!   ignored, as in Redis); the two exclude each other.
 //!
 //! Errors, checked in Redis's order: a bad option (`ERR syntax error`, `ERR Invalid IDLETIME
 //! value, must be >= 0`, `ERR Invalid FREQ value, must be >= 0 and <= 255`), an existing key
@@ -23,6 +24,7 @@ use super::args::{self, is};
 use super::errors::{BUSYKEY, SYNTAX};
 use super::object::lru_for_idle;
 use super::{CmdResult, Ctx, Handler};
+use crate::keyspace::lfu::Lfu;
 use crate::persistence::payload::{self, PayloadError};
 use crate::persistence::rdb::Encodings;
 
@@ -132,18 +134,22 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Ok(());
     }
     let expire_at = if ttl == 0 { 0 } else { expire_at as u64 };
-    let is_list = matches!(value, crate::types::Value::List(_));
     db.insert(key, value, expire_at);
-    if let Some(idle) = options.idle_seconds {
-        if let Some(entry) = db.get_mut(key) {
-            entry.lru = lru_for_idle(idle, now);
+    // Redis's `objectSetLRUOrLFU`: FREQ counts under an LFU policy, IDLETIME otherwise.
+    let lfu = db.lfu;
+    if let Some(entry) = db.peek_mut(key) {
+        match (lfu, options.frequency, options.idle_seconds) {
+            (Some(_), Some(frequency), _) => {
+                entry.lru = Lfu::new_word(now) & !0xFF | frequency as u32;
+            }
+            (None, _, Some(idle)) => entry.lru = lru_for_idle(idle, now),
+            _ => {}
         }
     }
     ctx.notify(crate::pubsub::notify::GENERIC, "restore", key);
-    // A restored list may be what a blocked client waits for (Redis's `dbAdd` signals).
-    if is_list {
-        ctx.signal_key_ready(key);
-    }
+    // The restored value may be what a blocked client waits for (Redis's `dbAdd` signals
+    // every new key; the waiter checks the type).
+    ctx.signal_key_ready(key);
     ctx.out.ok();
     Ok(())
 }

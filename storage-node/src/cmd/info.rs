@@ -2,17 +2,19 @@
 //! `field:value` lines, with Redis 7.0's field names and formats.
 //!
 //! Sections: `server`, `clients`, `memory`, `persistence`, `stats`, `replication`, `cpu`,
-//! `modules` (always empty), `errorstats`, `cluster`, `keyspace`; `default` and no argument
-//! give them all, as do `all` and `everything`. Names are case-insensitive; sections come out
-//! in Redis's order whatever order they were asked in; unknown names add nothing.
+//! `modules` (always empty), `commandstats`, `errorstats`, `latencystats`, `cluster`,
+//! `keyspace`; `default` and no argument give them all but `commandstats` and
+//! `latencystats`, `all` and `everything` give them all.
+//! Names are case-insensitive; sections come out in Redis's order whatever order they were
+//! asked in; unknown names add nothing.
 //!
 //! Every value is real: memory is the process's resident size read from `/proc` (the node
 //! has no allocator statistics, so `used_memory` is that honest upper estimate), CPU times
 //! come from `/proc/self/stat`, counters from the node's statistics and keyspace. Fields
-//! Redis has but the node cannot fill truthfully are left out rather than invented
-//! (`commandstats` and `latencystats` are not produced, so `all` and `everything` lack
-//! them). `errorstats` counts the error replies of commands (not those written while a
-//! script is busy, which never reach the keyspace).
+//! Redis has but the node cannot fill truthfully are left out rather than invented.
+//! `commandstats` and `latencystats` list commands in name order (Redis's order is its hash table's); a blocked command counts
+//! when it is served. `errorstats` counts the error replies of commands (not those written
+//! while a script is busy, which never reach the keyspace).
 
 use std::fmt::Write as _;
 use std::sync::atomic::Ordering::Relaxed;
@@ -38,7 +40,9 @@ const SECTIONS: &[&str] = &[
     "replication",
     "cpu",
     "modules",
+    "commandstats",
     "errorstats",
+    "latencystats",
     "cluster",
     "keyspace",
 ];
@@ -60,15 +64,26 @@ fn info(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
+/// Sections Redis leaves out of `default` (and of INFO without arguments).
+const NOT_DEFAULT: &[&str] = &["commandstats", "latencystats"];
+
+fn default_sections() -> impl Iterator<Item = &'static str> {
+    SECTIONS
+        .iter()
+        .copied()
+        .filter(|s| !NOT_DEFAULT.contains(s))
+}
+
 fn wanted_sections(names: &[Bytes]) -> Vec<&'static str> {
     if names.is_empty() {
-        return SECTIONS.to_vec();
+        return default_sections().collect();
     }
     let mut wanted = Vec::new();
     for name in names {
         let name = text(name).to_ascii_lowercase();
         match name.as_str() {
-            "default" | "all" | "everything" => wanted.extend_from_slice(SECTIONS),
+            "default" => wanted.extend(default_sections()),
+            "all" | "everything" => wanted.extend_from_slice(SECTIONS),
             other => wanted.extend(SECTIONS.iter().filter(|s| **s == other)),
         }
     }
@@ -92,6 +107,46 @@ fn write_section(ctx: &mut Ctx<'_>, section: &str, out: &mut String) {
         "replication" => replication(out),
         "cpu" => cpu(out),
         "modules" => out.push_str("# Modules\r\n"),
+        "commandstats" => {
+            out.push_str("# Commandstats\r\n");
+            let mut stats: Vec<_> = ctx.keyspace.command_stats.iter().collect();
+            stats.sort_by_key(|(name, _)| *name);
+            for (name, stat) in stats {
+                let usec = stat.nanos / 1000;
+                let per_call = if stat.calls > 0 {
+                    usec as f64 / stat.calls as f64
+                } else {
+                    0.0
+                };
+                let _ = write!(
+                    out,
+                    "cmdstat_{name}:calls={},usec={usec},usec_per_call={per_call:.2},\
+                     rejected_calls={},failed_calls={}\r\n",
+                    stat.calls, stat.rejected_calls, stat.failed_calls
+                );
+            }
+        }
+        "latencystats" => {
+            out.push_str("# Latencystats\r\n");
+            let percentiles = ctx
+                .shared
+                .config()
+                .latency_tracking_info_percentiles
+                .clone();
+            let mut histograms: Vec<_> = ctx.keyspace.command_stats.latencies().collect();
+            histograms.sort_by_key(|(name, _)| *name);
+            for (name, histogram) in histograms {
+                let shown: Vec<String> = percentiles
+                    .iter()
+                    .map(|&p| format!("p{p}={:.3}", histogram.value_at(p) as f64 / 1000.0))
+                    .collect();
+                let _ = write!(
+                    out,
+                    "latency_percentiles_usec_{name}:{}\r\n",
+                    shown.join(",")
+                );
+            }
+        }
         "errorstats" => {
             out.push_str("# Errorstats\r\n");
             for (code, count) in ctx.keyspace.error_stats.iter() {
@@ -202,7 +257,13 @@ fn clients(ctx: &mut Ctx<'_>, out: &mut String) {
     field!(out, "cluster_connections", cluster_connections);
     field!(out, "maxclients", ctx.shared.config().maxclients);
     field!(out, "client_recent_max_input_buffer", max_input);
-    field!(out, "client_recent_max_output_buffer", 0);
+    // The largest output now waiting (Redis keeps the peak of the last seconds).
+    let max_output = clients
+        .iter()
+        .map(|c| super::client::output_waiting(c))
+        .max()
+        .unwrap_or(0);
+    field!(out, "client_recent_max_output_buffer", max_output);
     field!(out, "blocked_clients", ctx.keyspace.blocking.count());
     field!(out, "tracking_clients", 0);
     field!(out, "clients_in_timeout_table", 0);

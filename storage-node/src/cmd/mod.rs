@@ -282,7 +282,13 @@ fn dispatch(
 ) -> CmdResult {
     let (command, spec) = match check_request(shared, client, args) {
         Ok(found) => found,
-        Err(e) => return Err(transaction::rejected(keyspace, client, args, e)),
+        Err(e) => {
+            // A known command refused (arity, NOAUTH) counts against it, as in Redis.
+            if let Ok((_, spec)) = find_command(shared, args) {
+                keyspace.command_stats.rejected(spec.name.as_str());
+            }
+            return Err(transaction::rejected(keyspace, client, args, e));
+        }
     };
     client.handle.set_last_command(spec.name.as_str());
     // Commands inside EXEC (or a script) see the clock of the command that runs them.
@@ -300,6 +306,7 @@ fn dispatch(
     let gates = transaction::check_allowed(ctx.client, spec)
         .and_then(|()| pubsub::check_subscriber_mode(&ctx, spec));
     if let Err(e) = gates {
+        ctx.keyspace.command_stats.rejected(spec.name.as_str());
         return Err(transaction::rejected(ctx.keyspace, ctx.client, args, e));
     }
     // Cluster mode: MOVED/ASK/TRYAGAIN/CROSSSLOT/CLUSTERDOWN before anything runs or is
@@ -311,6 +318,7 @@ fn dispatch(
             if let Err(e) =
                 crate::cluster::redirect::check(cluster, ctx.keyspace, asking, &[(spec, args)])
             {
+                ctx.keyspace.command_stats.rejected(spec.name.as_str());
                 return Err(transaction::rejected(ctx.keyspace, ctx.client, args, e));
             }
         }
@@ -329,6 +337,7 @@ fn dispatch(
                 if let Err(e) =
                     crate::cluster::redirect::check(cluster, ctx.keyspace, asking, &queued)
                 {
+                    ctx.keyspace.command_stats.rejected(spec.name.as_str());
                     transaction::discard_transaction(ctx.keyspace, ctx.client);
                     return Err(e);
                 }
@@ -339,11 +348,19 @@ fn dispatch(
         return Ok(());
     }
     let handler = command.handler;
+    let started = std::time::Instant::now();
     // A bug in one command must not take the node down: answer an error and carry on.
     let result = match std::panic::catch_unwind(AssertUnwindSafe(|| handler(&mut ctx, args))) {
         Ok(result) => result,
         Err(_) => Err("ERR internal error while running the command".into()),
     };
+    // A command that blocked has not run yet: it counts when it is served.
+    if ctx.client.block.is_none() {
+        let took = started.elapsed();
+        ctx.keyspace
+            .command_stats
+            .ran(spec.name.as_str(), took, result.is_err());
+    }
     let me = ctx.client.id();
     ctx.keyspace.after_command(me, ctx.out.buf);
     result
@@ -372,7 +389,7 @@ pub fn find_command<'s>(
 
 /// Finds the command and checks its arity, whether DEBUG is enabled, and the client's
 /// authentication.
-fn check_request<'s>(
+pub fn check_request<'s>(
     shared: &'s Shared,
     client: &Client,
     args: &[Bytes],

@@ -4,9 +4,9 @@
 //! - `OBJECT REFCOUNT key` → 2147483647 for the integers 0..9999 Redis shares, else 1; null
 //!   if missing.
 //! - `OBJECT IDLETIME key` → seconds since the key was last read or written (Redis's 24-bit
-//!   LRU clock arithmetic); null if missing.
-//! - `OBJECT FREQ key` → null if missing, else an error: access frequency is only tracked
-//!   under an LFU maxmemory policy, which this node does not have.
+//!   LRU clock arithmetic); null if missing; an error under an LFU `maxmemory-policy`.
+//! - `OBJECT FREQ key` → the key's logarithmic access counter under an LFU
+//!   `maxmemory-policy` (see `keyspace::lfu`), else an error; null if missing.
 //! - `OBJECT HELP` → the list of subcommands.
 //! - `MEMORY USAGE key [SAMPLES count]` → an estimate of the bytes the key and its value use
 //!   in this node's layout (not Redis's numbers); null if missing. `SAMPLES` is accepted and
@@ -30,6 +30,10 @@ pub const COMMANDS: &[(&str, Handler)] = &[("object", object), ("memory", memory
 const LFU_NOT_SELECTED: &str = "ERR An LFU maxmemory policy is not selected, access frequency \
     not tracked. Please note that when switching between policies at runtime LRU and LFU data \
     will take some time to adjust.";
+
+const LRU_NOT_SELECTED: &str = "ERR An LFU maxmemory policy is selected, idle time not \
+    tracked. Please note that when switching between policies at runtime LRU and LFU data will \
+    take some time to adjust.";
 
 /// The refcount Redis reports for its shared objects (`OBJ_SHARED_REFCOUNT`).
 const SHARED_REFCOUNT: i64 = i32::MAX as i64;
@@ -110,7 +114,9 @@ fn object(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Err(unknown_subcommand(args));
     }
     let now = ctx.now_ms();
-    let Some(entry) = ctx.db().peek(&args[2]) else {
+    let db = ctx.db();
+    let lfu = db.lfu;
+    let Some(entry) = db.peek(&args[2]) else {
         ctx.out.null();
         return Ok(());
     };
@@ -121,10 +127,17 @@ fn object(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         let count = refcount(&entry.value);
         ctx.out.integer(count);
     } else if is(sub, "idletime") {
+        if lfu.is_some() {
+            return Err(LRU_NOT_SELECTED.into());
+        }
         let idle = idle_seconds(entry.lru, now);
         ctx.out.integer(idle as i64);
     } else {
-        return Err(LFU_NOT_SELECTED.into());
+        let Some(lfu) = lfu else {
+            return Err(LFU_NOT_SELECTED.into());
+        };
+        let frequency = lfu.frequency(entry.lru, now);
+        ctx.out.integer(i64::from(frequency));
     }
     Ok(())
 }

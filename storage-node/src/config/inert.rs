@@ -7,9 +7,12 @@
 //! set (or Redis's default, in Redis's format), and every time one is set the node logs
 //! that it has no effect, so nobody is misled into thinking it works. Why each is inert:
 //!
-//! - persistence, replication, TLS, ACL files, syslog, process and OS tuning, latency and
-//!   slow logs, active defragmentation, lazy freeing: the node has none of these mechanisms;
-//! - `maxmemory*`, `lfu-*`: the node does not evict;
+//! - persistence, replication, TLS, ACL files, syslog, process and OS tuning, the latency
+//!   monitor and slow log, active defragmentation, lazy freeing: the node has none of these
+//!   mechanisms (`latency-tracking` and its percentiles, for INFO latencystats, are honoured);
+//! - `maxmemory`, `maxmemory-clients`, `maxmemory-samples`, `maxmemory-eviction-tenacity`:
+//!   the node does not evict (`maxmemory-policy` and `lfu-*` are honoured as far as OBJECT
+//!   FREQ / IDLETIME go: see `keyspace::lfu`);
 //! - `list-compress-depth`: the node never compresses list nodes; OBJECT ENCODING is
 //!   `quicklist` whatever the depth, as in Redis 7.0;
 //! - `stream-node-*`, `hll-sparse-max-bytes`: the node has no streams or HyperLogLogs;
@@ -268,13 +271,6 @@ pub const INERT: &[Inert] = &[
         Access::Mutable,
         "0",
     ),
-    inert("latency-tracking", Kind::Bool, Access::Mutable, "yes"),
-    inert(
-        "latency-tracking-info-percentiles",
-        Kind::Words,
-        Access::Mutable,
-        "50 99 99.9",
-    ),
     inert("lazyfree-lazy-eviction", Kind::Bool, Access::Mutable, "no"),
     inert("lazyfree-lazy-expire", Kind::Bool, Access::Mutable, "no"),
     inert(
@@ -289,24 +285,6 @@ pub const INERT: &[Inert] = &[
         Kind::Bool,
         Access::Mutable,
         "no",
-    ),
-    inert(
-        "lfu-decay-time",
-        Kind::Int {
-            min: 0,
-            max: INT_MAX,
-        },
-        Access::Mutable,
-        "1",
-    ),
-    inert(
-        "lfu-log-factor",
-        Kind::Int {
-            min: 0,
-            max: INT_MAX,
-        },
-        Access::Mutable,
-        "10",
     ),
     inert(
         "list-compress-depth",
@@ -334,21 +312,6 @@ pub const INERT: &[Inert] = &[
         Kind::Int { min: 0, max: 100 },
         Access::Mutable,
         "10",
-    ),
-    inert(
-        "maxmemory-policy",
-        Kind::Enum(&[
-            "volatile-lru",
-            "volatile-lfu",
-            "volatile-random",
-            "volatile-ttl",
-            "allkeys-lru",
-            "allkeys-lfu",
-            "allkeys-random",
-            "noeviction",
-        ]),
-        Access::Mutable,
-        "noeviction",
     ),
     inert(
         "maxmemory-samples",

@@ -72,6 +72,15 @@ pub struct Config {
     /// Quicklist fill factor: negative for a node size limit, positive for an entry count.
     /// Only the node layout of DUMP payloads depends on it.
     pub list_max_listpack_size: i64,
+    /// `maxmemory-policy`: with an `*-lfu` policy keys keep access frequencies instead of
+    /// LRU clocks. Nothing is evicted.
+    pub maxmemory_policy: String,
+    pub lfu_log_factor: u64,
+    /// Minutes per step of frequency decay.
+    pub lfu_decay_time: u64,
+    /// Per-command latency histograms (INFO latencystats) and the percentiles shown.
+    pub latency_tracking: bool,
+    pub latency_tracking_info_percentiles: Vec<f64>,
     /// Values given to the accepted no-op settings of [`inert`], as CONFIG GET shows them
     /// (a setting never set shows its Redis default).
     pub inert: std::collections::BTreeMap<&'static str, String>,
@@ -84,6 +93,16 @@ impl Config {
             max_entries: self.zset_max_listpack_entries,
             max_value: self.zset_max_listpack_value,
         }
+    }
+
+    /// The LFU settings while an LFU `maxmemory-policy` is selected.
+    pub fn lfu(&self) -> Option<crate::keyspace::lfu::Lfu> {
+        self.maxmemory_policy
+            .ends_with("-lfu")
+            .then_some(crate::keyspace::lfu::Lfu {
+                log_factor: self.lfu_log_factor,
+                decay_time: self.lfu_decay_time,
+            })
     }
 
     /// The hash encoding thresholds.
@@ -132,6 +151,11 @@ impl Default for Config {
             hash_max_listpack_entries: 512,
             hash_max_listpack_value: 64,
             list_max_listpack_size: -2,
+            maxmemory_policy: "noeviction".into(),
+            lfu_log_factor: 10,
+            lfu_decay_time: 1,
+            latency_tracking: true,
+            latency_tracking_info_percentiles: vec![50.0, 99.0, 99.9],
             inert: std::collections::BTreeMap::new(),
         }
     }

@@ -51,6 +51,16 @@ pub struct Param {
 const INT_MAX: i64 = i32::MAX as i64;
 const MB: i64 = 1024 * 1024;
 const LOGLEVELS: &[&str] = &["debug", "verbose", "notice", "warning"];
+const MAXMEMORY_POLICIES: &[&str] = &[
+    "volatile-lru",
+    "volatile-lfu",
+    "volatile-random",
+    "volatile-ttl",
+    "allkeys-lru",
+    "allkeys-lfu",
+    "allkeys-random",
+    "noeviction",
+];
 
 const fn param(name: &'static str, kind: Kind, access: Access) -> Param {
     Param { name, kind, access }
@@ -207,6 +217,36 @@ pub const PARAMS: &[Param] = &[
             min: 0,
             max: i64::MAX,
         },
+        Access::Mutable,
+    ),
+    // Which per-key access data is kept (LRU clock or LFU counter, OBJECT IDLETIME / FREQ).
+    // The node does not evict, so the policy's eviction half has no effect (`maxmemory`
+    // is an inert setting).
+    param(
+        "maxmemory-policy",
+        Kind::Enum(MAXMEMORY_POLICIES),
+        Access::Mutable,
+    ),
+    param(
+        "lfu-log-factor",
+        Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+    ),
+    param(
+        "lfu-decay-time",
+        Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+    ),
+    param("latency-tracking", Kind::Bool, Access::Mutable),
+    param(
+        "latency-tracking-info-percentiles",
+        Kind::Words,
         Access::Mutable,
     ),
     param(
@@ -390,6 +430,26 @@ fn strtoll_whole(text: &str) -> Option<i64> {
     Some(if negative { -magnitude } else { magnitude })
 }
 
+/// `latency-tracking-info-percentiles`: numbers from 0 to 100, as Redis reads them.
+fn percentiles(values: &[String]) -> Result<Vec<f64>, String> {
+    words(values)
+        .iter()
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let p: f64 = w
+                .parse()
+                .map_err(|_| "Invalid latency-tracking-info-percentiles parameters".to_string())?;
+            if !(0.0..=100.0).contains(&p) {
+                return Err(
+                    "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]"
+                        .to_string(),
+                );
+            }
+            Ok(p)
+        })
+        .collect()
+}
+
 /// `save <seconds> <changes> [...]`, or one empty argument for no snapshots.
 fn save_points(values: &[String]) -> Result<Vec<(i64, i64)>, String> {
     let mut words = words(values);
@@ -494,6 +554,17 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
             config.hash_max_listpack_value = number(kind, values)? as usize
         }
         "list-max-listpack-size" => config.list_max_listpack_size = number(kind, values)?,
+        "maxmemory-policy" => {
+            if let Kind::Enum(options) = kind {
+                config.maxmemory_policy = choice(options, values)?;
+            }
+        }
+        "lfu-log-factor" => config.lfu_log_factor = number(kind, values)? as u64,
+        "latency-tracking" => config.latency_tracking = boolean(values)?,
+        "latency-tracking-info-percentiles" => {
+            config.latency_tracking_info_percentiles = percentiles(values)?
+        }
+        "lfu-decay-time" => config.lfu_decay_time = number(kind, values)? as u64,
         other => return Err(format!("unknown setting '{other}'")),
     }
     Ok(())
@@ -552,6 +623,16 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
         "hash-max-listpack-entries" => config.hash_max_listpack_entries.to_string(),
         "hash-max-listpack-value" => config.hash_max_listpack_value.to_string(),
         "list-max-listpack-size" => config.list_max_listpack_size.to_string(),
+        "maxmemory-policy" => config.maxmemory_policy.clone(),
+        "lfu-log-factor" => config.lfu_log_factor.to_string(),
+        "latency-tracking" => yes_no(config.latency_tracking),
+        "latency-tracking-info-percentiles" => config
+            .latency_tracking_info_percentiles
+            .iter()
+            .map(f64::to_string)
+            .collect::<Vec<_>>()
+            .join(" "),
+        "lfu-decay-time" => config.lfu_decay_time.to_string(),
         other => {
             let inert = inert::find(other)?;
             config

@@ -11,6 +11,7 @@ use hashbrown::DefaultHashBuilder;
 use slotproxy::cluster::{key_slot, SLOT_COUNT};
 
 use super::entry::Entry;
+use super::lfu::Lfu;
 use super::slot_table::SlotTable;
 use super::watch::{Replacement, WatchIndex};
 use crate::pubsub::notify;
@@ -51,6 +52,9 @@ pub struct Db {
     pub(super) log_events: u32,
     /// Expiries and key creations not yet published as keyspace notifications.
     pub(super) events: Vec<(DbEvent, CompactBytes)>,
+    /// Set while an LFU `maxmemory-policy` is selected: entries' `lru` fields then hold
+    /// access frequencies (see `keyspace::lfu`).
+    pub lfu: Option<Lfu>,
 }
 
 /// The LRU clock: Unix seconds, truncated to 32 bits.
@@ -159,7 +163,10 @@ impl Db {
         }
         let entry = entry?;
         if touch {
-            entry.lru = lru_clock(now);
+            entry.lru = match self.lfu {
+                Some(lfu) => lfu.touched(entry.lru, now),
+                None => lru_clock(now),
+            };
         }
         Some(entry)
     }
@@ -281,7 +288,10 @@ impl Db {
     /// Stores a whole entry, replacing any previous one. Returns the previous entry (None
     /// when there was none, or only an expired one, which is then counted as expired).
     pub fn insert_entry(&mut self, mut entry: Entry) -> Option<Entry> {
-        entry.lru = lru_clock(self.now_ms);
+        entry.lru = match self.lfu {
+            Some(_) => Lfu::new_word(self.now_ms),
+            None => lru_clock(self.now_ms),
+        };
         let slot = key_slot(&entry.key);
         let hash = self.hash(&entry.key);
         self.dirty += 1;
@@ -290,6 +300,7 @@ impl Db {
             .then(|| entry.key.clone());
         let volatile = entry.has_expiry();
         let now = self.now_ms;
+        let lfu_policy = self.lfu;
         let table = self.table_mut(slot);
         // An expired entry found under the key is replaced in place and counted as expired,
         // as if it had been removed first.
@@ -300,6 +311,12 @@ impl Db {
                 if previous.is_expired(now) {
                     (None, Some(previous))
                 } else {
+                    // A value replacing a live one keeps its access frequency, counting
+                    // this write as an access (Redis's `setKey`: a write lookup, then
+                    // `dbOverwrite` under an LFU policy).
+                    if let Some(lfu) = lfu_policy {
+                        stored.lru = lfu.touched(previous.lru, now);
+                    }
                     (Some(previous), None)
                 }
             }

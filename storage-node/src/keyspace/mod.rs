@@ -1,9 +1,12 @@
 //! The node's data: its databases, lazy and active expiry, and the clock commands see.
 
 pub mod blocking;
+pub mod command_stats;
 mod db;
 mod entry;
 pub mod error_stats;
+pub mod latency;
+pub mod lfu;
 pub mod scan;
 mod slot_table;
 mod watch;
@@ -40,6 +43,8 @@ pub struct Keyspace {
     watch_count: usize,
     /// Error replies by code (INFO `errorstats`).
     pub error_stats: error_stats::ErrorStats,
+    /// Calls, time and failures by command (INFO `commandstats`).
+    pub command_stats: command_stats::CommandStats,
 }
 
 impl Keyspace {
@@ -53,6 +58,7 @@ impl Keyspace {
             notify_flags: 0,
             watch_count: 0,
             error_stats: error_stats::ErrorStats::default(),
+            command_stats: command_stats::CommandStats::default(),
         }
     }
 
@@ -61,6 +67,9 @@ impl Keyspace {
     pub fn apply_settings(&mut self, config: &crate::config::Config) {
         self.notify_flags = config.notify_keyspace_events;
         self.pubsub.limit = config.client_output_buffer_limit.pubsub;
+        self.command_stats.latency_tracking = config.latency_tracking;
+        let lfu = config.lfu();
+        self.dbs.iter_mut().for_each(|db| db.lfu = lfu);
         // Events recorded under the old flags must not be published under the new ones.
         self.dbs.iter_mut().for_each(|db| db.events.clear());
     }

@@ -271,11 +271,11 @@ fn offload_runtime() {
 ///   EXEC itself answers `-EXECABORT Transaction discarded because of: BUSY ...` and leaves
 ///   MULTI. No part of a transaction runs.
 ///
-/// The `allow_busy` commands that need the keyspace or the connection's handlers (WATCH,
-/// DISCARD or UNWATCH of watched keys, RESET, HELLO, AUTH, QUIT, other SHUTDOWN forms), and requests the
-/// command table does not accept (whose errors Redis gives before BUSY), wait for the
-/// script to end and then run normally: this returns at once if replies are pending (so
-/// they are written first), otherwise once the script is over.
+/// Requests the command table refuses (unknown, wrong arity, NOAUTH) get those errors first,
+/// as in Redis. The `allow_busy` commands that need the keyspace or the connection's
+/// handlers (WATCH, DISCARD or UNWATCH of watched keys, RESET, HELLO, AUTH, QUIT, other
+/// SHUTDOWN forms) wait for the script to end and then run normally: this returns at once
+/// if replies are pending (so they are written first), otherwise once the script is over.
 pub async fn answer_while_busy(
     shared: &Shared,
     client: &mut Client,
@@ -292,11 +292,18 @@ pub async fn answer_while_busy(
                 std::process::exit(0);
             }
         }
-        let Ok((_, spec)) = crate::cmd::find_command(shared, args) else {
-            return wait_for_script_end(shared, output).await;
-        };
         let in_multi = client.multi.is_some();
         let mut out = ReplyBuf::new(output, client.proto);
+        // Unknown commands, wrong arity and NOAUTH are answered before BUSY, as in Redis.
+        let spec = match crate::cmd::check_request(shared, client, args) {
+            Ok((_, spec)) => spec,
+            Err(e) => {
+                transaction::flag_refused(client);
+                out.error(e.message());
+                queued.pop_front();
+                continue;
+            }
+        };
         if spec.flags.contains(CommandFlags::ALLOW_BUSY) {
             if in_multi && !transaction::runs_inside_multi(spec) {
                 transaction::enqueue(client, args);

@@ -1,0 +1,65 @@
+//! INFO `commandstats` and `latencystats`: per command (subcommands as `container|sub`), the calls, the time
+//! spent in them, and the calls refused before running or failing with an error, as Redis
+//! counts them in `call()` and `rejectCommand`. Kept beside the keyspace because every
+//! command runs under its lock.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use super::latency::Histogram;
+
+#[derive(Default, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommandStat {
+    pub calls: u64,
+    /// Time spent running the command, in nanoseconds (INFO shows microseconds).
+    pub nanos: u64,
+    /// Refused before running (wrong arity, not allowed here, redirected, ...).
+    pub rejected_calls: u64,
+    /// Ran and answered an error.
+    pub failed_calls: u64,
+}
+
+#[derive(Default, Debug)]
+pub struct CommandStats {
+    by_name: HashMap<&'static str, CommandStat>,
+    /// INFO `latencystats`, filled while `latency-tracking` is on.
+    latency: HashMap<&'static str, Histogram>,
+    /// `latency-tracking`, copied from the settings.
+    pub latency_tracking: bool,
+}
+
+impl CommandStats {
+    /// A command ran for `took`, failing or not.
+    pub fn ran(&mut self, name: &'static str, took: Duration, failed: bool) {
+        let stat = self.by_name.entry(name).or_default();
+        stat.calls += 1;
+        stat.nanos += took.as_nanos() as u64;
+        stat.failed_calls += failed as u64;
+        if self.latency_tracking {
+            // Redis times calls in whole microseconds and records them in nanoseconds.
+            let nanos = took.as_micros() as u64 * 1000;
+            self.latency.entry(name).or_default().record(nanos);
+        }
+    }
+
+    /// A command was refused before running.
+    pub fn rejected(&mut self, name: &'static str) {
+        self.by_name.entry(name).or_default().rejected_calls += 1;
+    }
+
+    /// Forgets everything (CONFIG RESETSTAT).
+    pub fn reset(&mut self) {
+        self.by_name.clear();
+        self.latency.clear();
+    }
+
+    /// Every command with a latency histogram, by name.
+    pub fn latencies(&self) -> impl Iterator<Item = (&'static str, &Histogram)> + '_ {
+        self.latency.iter().map(|(name, h)| (*name, h))
+    }
+
+    /// Every command with a count, by name.
+    pub fn iter(&self) -> impl Iterator<Item = (&'static str, CommandStat)> + '_ {
+        self.by_name.iter().map(|(name, stat)| (*name, *stat))
+    }
+}
