@@ -273,3 +273,37 @@ fn deeply_nested_requests_are_protocol_errors() {
         b"$10\r\nstill here\r\n"
     );
 }
+
+#[test]
+fn sorted_set_scores_chosen_to_unbalance_the_tree() {
+    // The sorted set's treap once took its priorities from xorshift32 with a fixed seed:
+    // scores equal to those priorities, in the same order, built a chain as deep as the
+    // set, and its recursive insert overflowed the stack (100,000 members suffice).
+    // Priorities are unpredictable now.
+    let mut d = start();
+    let mut pipeline = Vec::new();
+    let mut x: u32 = 0x9E37_79B9;
+    let members = 100_000;
+    for i in 0..members {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        let (score, member) = (x.to_string(), format!("m{i}"));
+        pipeline.extend(RawClient::encode(&[
+            b"ZADD",
+            b"z",
+            score.as_bytes(),
+            member.as_bytes(),
+        ]));
+    }
+    d.node_client.send_raw(&pipeline);
+    d.redis_client.send_raw(&pipeline);
+    for _ in 0..members {
+        assert_eq!(d.node_client.read_reply().1, d.redis_client.read_reply().1);
+    }
+    d.check(&["ZCARD", "z"]);
+    d.check(&["ZRANGE", "z", "0", "4", "WITHSCORES"]);
+    d.check(&["ZRANK", "z", "m99999"]);
+    d.check(&["ZREM", "z", "m0", "m50000"]);
+    assert_alive(&mut d);
+}
