@@ -307,3 +307,24 @@ fn sorted_set_scores_chosen_to_unbalance_the_tree() {
     d.check(&["ZREM", "z", "m0", "m50000"]);
     assert_alive(&mut d);
 }
+
+#[test]
+fn pcall_of_a_function_returning_many_values() {
+    // Lua 5.1's pcall pushes its status into the stack's reserved slack; a Lua built with
+    // API checks (debug builds) aborted the node there.
+    let mut d = start();
+    for script in [
+        "local t = {} for i = 1, 30 do t[i] = i end return {pcall(function() return unpack(t) end)}",
+        "local t = {} for i = 1, 30 do t[i] = i end \
+         return {xpcall(function() return unpack(t) end, function(e) return e end)}",
+    ] {
+        d.check(&eval(script));
+        assert_alive(&mut d);
+    }
+    // Nested until Lua's C call limit; the node's own call adds a level, so only the end of
+    // the reply is compared.
+    let script = "local function f() return pcall(f) end return {f()}";
+    let reply = d.node_client.call_raw(&[b"EVAL", script.as_bytes(), b"0"]);
+    assert!(reply.ends_with(b"$-1\r\n$16\r\nC stack overflow\r\n"));
+    assert_alive(&mut d);
+}
