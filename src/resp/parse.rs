@@ -5,7 +5,7 @@ use bytes::Bytes;
 use super::frame::Frame;
 
 /// Deeper nesting than this is treated as an attack rather than a reply.
-const MAX_DEPTH: usize = 512;
+pub(super) const MAX_DEPTH: usize = 512;
 
 /// A byte sequence that is not RESP.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -22,7 +22,8 @@ impl ReplyScanner {
                 return Ok(None);
             };
             let kind = buf[self.pos];
-            let text = &buf[self.pos + 1..header_end];
+            // Empty for a bare CRLF, which the type byte check then rejects.
+            let text = buf.get(self.pos + 1..header_end).unwrap_or_default();
             let mut next = header_end + 2;
             let mut children: u64 = 0;
             match kind {

@@ -267,3 +267,45 @@ fn scanner_finds_frame_ends_in_any_chunking() {
         assert_eq!(found, ends, "chunk {chunk}");
     }
 }
+
+/// `levels` nested one-element aggregates opened by `header`, around `:1`.
+fn nested(header: &[u8], levels: usize) -> Vec<u8> {
+    let mut bytes = header.repeat(levels);
+    bytes.extend_from_slice(b":1\r\n");
+    bytes
+}
+
+#[test]
+fn replies_nested_past_the_bound_are_refused_without_recursing_further() {
+    // A hostile backend's 100,000-deep reply must come back as an error, not overflow the
+    // stack of the thread parsing it.
+    for header in [&b"*1\r\n"[..], b"~1\r\n", b">1\r\n", b"%1\r\n", b"|0\r\n"] {
+        let reply = nested(header, 100_000);
+        let err = parse_frame(&reply).expect_err("too deep");
+        assert!(err.0.contains("nesting"), "{err}");
+    }
+    // Map keys nest too.
+    let mut keys = b"%1\r\n".repeat(100_000);
+    keys.extend_from_slice(&b":1\r\n".repeat(100_001));
+    assert!(parse_frame(&keys).is_err());
+}
+
+#[test]
+fn replies_nested_up_to_the_bound_parse_and_write_back() {
+    // Depth 0 is the outermost frame: MAX_DEPTH + 1 frames in all.
+    let reply = nested(b"*1\r\n", super::parse::MAX_DEPTH);
+    let (frame, used) = parse_frame(&reply).expect("valid").expect("complete");
+    assert_eq!(used, reply.len());
+    assert_eq!(&frame.to_bytes(Proto::Resp2)[..], &reply[..]);
+    let deeper = nested(b"*1\r\n", super::parse::MAX_DEPTH + 1);
+    assert!(parse_frame(&deeper).is_err());
+}
+
+#[test]
+fn scanner_walks_any_depth_and_rejects_a_bare_line_end() {
+    let reply = nested(b"*1\r\n", 100_000);
+    assert_eq!(ReplyScanner::default().scan(&reply), Ok(Some(reply.len())));
+    // Before: slicing the empty header panicked.
+    assert!(ReplyScanner::default().scan(b"\r\n").is_err());
+    assert!(ReplyScanner::default().scan(b"*1\r\n\r\n").is_err());
+}

@@ -4,7 +4,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::Duration;
 
-use slotproxy::resp::{parse_frame, Frame};
+use slotproxy::resp::{parse_frame, Frame, ReplyScanner};
 
 /// A blocking client with a read timeout, so a server that never answers fails the test.
 pub struct RawClient {
@@ -80,6 +80,21 @@ impl RawClient {
             if n == 0 {
                 return None;
             }
+            self.buffer.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    /// Reads one reply's exact bytes without building a frame, for replies nested deeper
+    /// than `parse_frame` accepts (a script's result may be thousands of levels deep).
+    pub fn read_raw_reply(&mut self) -> Vec<u8> {
+        let mut scanner = ReplyScanner::default();
+        loop {
+            if let Some(used) = scanner.scan(&self.buffer).expect("server sent valid RESP") {
+                return self.buffer.drain(..used).collect();
+            }
+            let mut chunk = [0u8; 64 * 1024];
+            let n = self.stream.read(&mut chunk).expect("read from server");
+            assert!(n > 0, "server closed the connection");
             self.buffer.extend_from_slice(&chunk[..n]);
         }
     }

@@ -3,6 +3,7 @@
 
 pub mod bit;
 pub mod cjson;
+mod cjson_decode;
 pub mod cmsgpack;
 mod cmsgpack_decode;
 pub mod structlib;

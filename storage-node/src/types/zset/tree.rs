@@ -114,9 +114,13 @@ impl ScoreTree {
     }
 
     fn next_priority(&mut self) -> u32 {
-        // xorshift32: priorities only need to look random to keep the treap balanced.
+        // xorshift32: priorities only need to look random to keep the treap balanced, but
+        // they must not be predictable: from a fixed seed, a client could choose scores in
+        // the priorities' order and build a chain as deep as the set is long, which the
+        // recursive split/merge/attach then overflowed the stack on (ZADD of 200,000
+        // crafted scores). The first one comes from the tree's randomly seeded hasher.
         let mut x = if self.seed == 0 {
-            0x9E37_79B9
+            (self.hasher.hash_one(self.nodes.len()) as u32) | 1
         } else {
             self.seed
         };
