@@ -25,6 +25,12 @@ pub struct Config {
     /// `enable-debug-command`: who may run DEBUG (fixed at startup, as in Redis).
     pub enable_debug_command: crate::server::protection::ProtectedAction,
     pub dir: PathBuf,
+    /// The RDB file's name inside `dir` (a name, never a path, as Redis requires).
+    pub dbfilename: String,
+    /// `rdbcompression`: LZF-compress long strings in the RDB file.
+    pub rdbcompression: bool,
+    /// `rdbchecksum`: write the RDB file's CRC-64 trailer and check it on load.
+    pub rdbchecksum: bool,
     pub databases: usize,
     pub maxclients: usize,
     pub proto_max_bulk_len: usize,
@@ -104,6 +110,9 @@ impl Default for Config {
             protected_mode: true,
             enable_debug_command: crate::server::protection::ProtectedAction::No,
             dir: PathBuf::from("."),
+            dbfilename: "dump.rdb".into(),
+            rdbcompression: true,
+            rdbchecksum: true,
             databases: 16,
             maxclients: 10000,
             proto_max_bulk_len: 512 * 1024 * 1024,

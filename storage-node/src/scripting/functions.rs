@@ -325,8 +325,18 @@ impl Functions {
                 .map_err(|_| CmdError::from("ERR Failed loading library"))?;
             codes.push(code);
         }
+        self.restore_libraries(state, &codes, policy)
+    }
+
+    /// Installs libraries from their code (FUNCTION RESTORE, and loading an RDB file).
+    pub fn restore_libraries(
+        &mut self,
+        state: &Arc<ScriptState>,
+        codes: &[Vec<u8>],
+        policy: RestorePolicy,
+    ) -> Result<(), CmdError> {
         let mut new = Vec::new();
-        for code in &codes {
+        for code in codes {
             new.push(self.prepare(state, code)?);
         }
         if policy == RestorePolicy::Flush {
@@ -364,4 +374,4 @@ impl Functions {
 }
 
 /// RDB opcode of a function library (`RDB_OPCODE_FUNCTION2`).
-const FUNCTION_OPCODE: u8 = 245;
+const FUNCTION_OPCODE: u8 = crate::persistence::rdb_file::OPCODE_FUNCTION2;
