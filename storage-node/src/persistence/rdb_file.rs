@@ -87,10 +87,10 @@ impl<W: Write> Sink<W> {
     }
 }
 
-fn aux(out: &mut Vec<u8>, key: &str, value: &[u8]) {
+fn aux(out: &mut Vec<u8>, key: &str, value: &[u8], compress: bool) {
     out.push(OPCODE_AUX);
-    rdb::save_string(out, key.as_bytes());
-    rdb::save_string(out, value);
+    rdb::save_string_with(out, key.as_bytes(), compress);
+    rdb::save_string_with(out, value, compress);
 }
 
 /// Writes the whole file for `keyspace` to `inner`. Expired keys not yet reclaimed are
@@ -106,25 +106,24 @@ pub fn write<W: Write>(
         crc: 0,
         bytes: 0,
     };
+    let compress = params.encodings.compress;
     sink.buf.extend_from_slice(MAGIC);
     sink.buf
         .extend_from_slice(format!("{RDB_VERSION:04}").as_bytes());
-    aux(&mut sink.buf, "redis-ver", params.redis_version.as_bytes());
-    aux(&mut sink.buf, "redis-bits", b"64");
-    aux(
-        &mut sink.buf,
-        "ctime",
-        params.now_unix.to_string().as_bytes(),
-    );
-    aux(
-        &mut sink.buf,
-        "used-mem",
-        params.used_mem.to_string().as_bytes(),
-    );
-    aux(&mut sink.buf, "aof-base", b"0");
+    let ctime = params.now_unix.to_string();
+    let used_mem = params.used_mem.to_string();
+    for (key, value) in [
+        ("redis-ver", params.redis_version),
+        ("redis-bits", "64"),
+        ("ctime", &ctime),
+        ("used-mem", &used_mem),
+        ("aof-base", "0"),
+    ] {
+        aux(&mut sink.buf, key, value.as_bytes(), compress);
+    }
     for code in &params.libraries {
         sink.buf.push(OPCODE_FUNCTION2);
-        rdb::save_string(&mut sink.buf, code);
+        rdb::save_string_with(&mut sink.buf, code, compress);
     }
     let mut keys = 0;
     for index in 0..keyspace.db_count() {
@@ -144,7 +143,7 @@ pub fn write<W: Write>(
                     .extend_from_slice(&entry.expire_at_ms.to_le_bytes());
             }
             sink.buf.push(rdb::object_type(&entry.value));
-            rdb::save_string(&mut sink.buf, entry.key.as_slice());
+            rdb::save_string_with(&mut sink.buf, entry.key.as_slice(), compress);
             rdb::save_object(&mut sink.buf, &entry.value, &params.encodings);
             keys += 1;
             sink.flush_if_full()?;

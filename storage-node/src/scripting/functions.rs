@@ -291,12 +291,12 @@ impl Functions {
     }
 
     /// FUNCTION DUMP: a function-library opcode and the code per library, then the RDB
-    /// version and CRC-64, as Redis 7.0 writes it.
-    pub fn dump(&self) -> Vec<u8> {
+    /// version and CRC-64, as Redis 7.0 writes it; `compress` is `rdbcompression`.
+    pub fn dump(&self, compress: bool) -> Vec<u8> {
         let mut out = Vec::new();
         for lib in &self.libraries {
             out.push(FUNCTION_OPCODE);
-            crate::persistence::rdb::save_string(&mut out, &lib.code);
+            crate::persistence::rdb::save_string_with(&mut out, &lib.code, compress);
         }
         out.extend_from_slice(&crate::persistence::rdb::RDB_VERSION.to_le_bytes());
         let crc = crate::persistence::crc64::crc64(0, &out);
