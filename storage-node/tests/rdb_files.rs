@@ -146,8 +146,11 @@ struct KeyState {
     pttl: i64,
 }
 
+/// Every key of the fixture's databases by (database, key), and FUNCTION DUMP.
+type ServerState = (BTreeMap<(usize, Vec<u8>), KeyState>, Vec<u8>);
+
 /// Every key of the fixture's databases, and FUNCTION DUMP.
-fn state_of(client: &mut RawClient) -> (BTreeMap<(usize, Vec<u8>), KeyState>, Vec<u8>) {
+fn state_of(client: &mut RawClient) -> ServerState {
     let mut keys = BTreeMap::new();
     for &db in DATABASES {
         ok(client, &["SELECT", &db.to_string()]);
@@ -188,10 +191,7 @@ fn state_of(client: &mut RawClient) -> (BTreeMap<(usize, Vec<u8>), KeyState>, Ve
     (keys, functions)
 }
 
-fn assert_same_state(
-    expected: &(BTreeMap<(usize, Vec<u8>), KeyState>, Vec<u8>),
-    actual: &(BTreeMap<(usize, Vec<u8>), KeyState>, Vec<u8>),
-) {
+fn assert_same_state(expected: &ServerState, actual: &ServerState) {
     let (want, want_functions) = expected;
     let (got, got_functions) = actual;
     assert_eq!(
