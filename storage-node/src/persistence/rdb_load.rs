@@ -202,3 +202,96 @@ pub fn parse(data: &[u8], params: &LoadParams) -> Result<LoadedRdb, LoadError> {
     }
     Ok(loaded)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(databases: usize) -> LoadParams {
+        LoadParams {
+            encodings: Encodings::default(),
+            checksum: true,
+            databases,
+        }
+    }
+
+    /// `body` after an RDB header of `version`, then EOF and a correct CRC-64.
+    fn file(version: &str, body: &[u8]) -> Vec<u8> {
+        let mut out = format!("REDIS{version}").into_bytes();
+        out.extend_from_slice(body);
+        out.push(OPCODE_EOF);
+        let crc = crc64(0, &out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    /// Opcodes a loader must step over: unknown AUX, RESIZEDB, LRU and LFU hints, expiry
+    /// in seconds (older files), and a version before 10.
+    fn mixed_body() -> Vec<u8> {
+        let mut body = vec![OPCODE_AUX];
+        rdb::save_string(&mut body, b"some-future-field");
+        rdb::save_string(&mut body, b"whatever");
+        body.extend_from_slice(&[OPCODE_SELECTDB, 2, OPCODE_RESIZEDB, 2, 1]);
+        body.extend_from_slice(&[OPCODE_IDLE, 5, 0]);
+        rdb::save_string(&mut body, b"k1");
+        rdb::save_string(&mut body, b"v1");
+        body.extend_from_slice(&[OPCODE_FREQ, 3, OPCODE_EXPIRETIME]);
+        body.extend_from_slice(&2_000_000_000u32.to_le_bytes());
+        body.push(0);
+        rdb::save_string(&mut body, b"k2");
+        rdb::save_string(&mut body, b"12345");
+        body
+    }
+
+    #[test]
+    fn skips_hints_and_unknown_aux_and_reads_both_expiry_forms() {
+        let loaded = parse(&file("0009", &mixed_body()), &params(16)).unwrap();
+        assert!(!loaded.checksum_skipped);
+        let keys: Vec<_> = loaded
+            .keys
+            .iter()
+            .map(|k| (k.db, k.key.clone(), k.expire_at_ms))
+            .collect();
+        assert_eq!(
+            keys,
+            vec![
+                (2, b"k1".to_vec(), 0),
+                (2, b"k2".to_vec(), 2_000_000_000_000)
+            ]
+        );
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_load_faithfully() {
+        let error = |data: &[u8], databases| parse(data, &params(databases)).err().unwrap();
+        let good = file("0010", &mixed_body());
+        assert!(error(&good, 2).what.contains("database 2"));
+        assert!(error(b"RODIS0010\xff", 16).what.contains("signature"));
+        assert!(error(&file("0011", b""), 16).what.contains("version 0011"));
+        assert!(error(&good[..good.len() - 3], 16).what.contains("CRC-64"));
+        assert!(error(&good[..good.len() - 12], 16)
+            .what
+            .contains("unexpected end"));
+        let mut flipped = good.clone();
+        flipped[12] ^= 1;
+        assert_eq!(error(&flipped, 16).what, "wrong RDB checksum");
+        let mut module = file("0010", &[OPCODE_MODULE_AUX]);
+        module.truncate(module.len() - 9);
+        assert!(error(&module, 16).what.contains("module"));
+    }
+
+    #[test]
+    fn a_zero_trailer_or_checksum_off_skips_the_check() {
+        let mut zeroed = file("0010", &mixed_body());
+        let len = zeroed.len();
+        zeroed[len - 8..].fill(0);
+        assert!(parse(&zeroed, &params(16)).unwrap().checksum_skipped);
+        let mut wrong = file("0010", &mixed_body());
+        wrong[len - 1] ^= 1;
+        let unchecked = LoadParams {
+            checksum: false,
+            ..params(16)
+        };
+        assert_eq!(parse(&wrong, &unchecked).unwrap().keys.len(), 2);
+    }
+}
