@@ -48,9 +48,10 @@ pub struct Config {
     /// other clients are answered BUSY.
     pub busy_reply_threshold_ms: u64,
     /// Snapshot points (`save`), as pairs of seconds and changes. Kept and shown for tools
-    /// that read them; the node has no persistence yet, so nothing is saved.
+    /// that read them; nothing acts on them yet (only SAVE writes the RDB file).
     pub save: Vec<(i64, i64)>,
     /// Kept and shown like `save`; INFO reports `aof_enabled:0` because no AOF is written.
+    /// With `yes` the RDB file is not loaded at start (Redis would load the AOF instead).
     pub appendonly: bool,
     /// The config file the node was started with, if any (INFO `config_file`).
     pub config_file: Option<PathBuf>,
