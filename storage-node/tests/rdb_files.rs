@@ -19,12 +19,27 @@ const TTL_TOLERANCE_MS: i64 = 120_000;
 
 const LIBRARY: &str = "#!lua name=rdblib\nredis.register_function('rdbecho', function(keys, args) return args[1] end)";
 
-/// A fresh, empty directory for one server of one test.
-fn scratch_dir(name: &str) -> PathBuf {
+/// A fresh, empty directory for one server of one test, removed when dropped.
+struct ScratchDir(PathBuf);
+
+impl std::ops::Deref for ScratchDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch_dir(name: &str) -> ScratchDir {
     let dir = std::env::temp_dir().join(format!("rdb-files-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    ScratchDir(dir)
 }
 
 fn node_in(dir: &Path, extra: &[&str]) -> ServerProcess {
