@@ -287,6 +287,11 @@ fn node_starts_from_a_file_redis_saved() {
         "{log}"
     );
     assert_eq!(info_field(&mut nc, "rdb_changes_since_last_save"), "0");
+    assert_eq!(
+        info_field(&mut nc, "rdb_last_load_keys_loaded"),
+        expected.0.len().to_string()
+    );
+    assert_eq!(info_field(&mut nc, "rdb_last_load_keys_expired"), "0");
 }
 
 #[test]

@@ -253,6 +253,9 @@ fn persistence(ctx: &mut Ctx<'_>, out: &mut String) {
     field!(out, "rdb_last_bgsave_time_sec", -1);
     field!(out, "rdb_current_bgsave_time_sec", -1);
     field!(out, "rdb_saves", saves.saves());
+    let (loaded, expired) = saves.last_load();
+    field!(out, "rdb_last_load_keys_expired", expired);
+    field!(out, "rdb_last_load_keys_loaded", loaded);
     field!(out, "aof_enabled", 0);
     field!(out, "aof_rewrite_in_progress", 0);
     field!(out, "aof_rewrite_scheduled", 0);

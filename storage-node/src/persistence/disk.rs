@@ -27,6 +27,9 @@ pub struct SaveState {
     saves: AtomicU64,
     /// The keyspace's write counter at the last save or load.
     dirty_at_save: AtomicU64,
+    /// Keys the last load added, and those it dropped as already expired.
+    last_load_keys: AtomicU64,
+    last_load_expired: AtomicU64,
 }
 
 impl SaveState {
@@ -35,6 +38,8 @@ impl SaveState {
             last_save_unix: AtomicU64::new(started_unix),
             saves: AtomicU64::new(0),
             dirty_at_save: AtomicU64::new(0),
+            last_load_keys: AtomicU64::new(0),
+            last_load_expired: AtomicU64::new(0),
         }
     }
 
@@ -52,6 +57,14 @@ impl SaveState {
         keyspace
             .dirty()
             .saturating_sub(self.dirty_at_save.load(Relaxed))
+    }
+
+    /// `rdb_last_load_keys_loaded` and `rdb_last_load_keys_expired`.
+    pub fn last_load(&self) -> (u64, u64) {
+        (
+            self.last_load_keys.load(Relaxed),
+            self.last_load_expired.load(Relaxed),
+        )
     }
 
     fn mark_clean(&self, keyspace: &Keyspace) {
@@ -200,6 +213,9 @@ pub fn load(
         loaded.keys += 1;
     }
     shared.persistence.mark_clean(keyspace);
+    let state = &shared.persistence;
+    state.last_load_keys.store(loaded.keys, Relaxed);
+    state.last_load_expired.store(loaded.expired, Relaxed);
     Ok(loaded)
 }
 
