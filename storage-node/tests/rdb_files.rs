@@ -450,3 +450,39 @@ fn corrupt_or_truncated_files_stop_the_start() {
     let mut nc = RawClient::connect(node.port);
     assert!(nc.call(&["DBSIZE"]).as_integer().unwrap() > 0);
 }
+
+#[test]
+fn keys_expired_on_disk_are_dropped_at_load() {
+    let dir = scratch_dir("expired");
+    let now_ms = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64
+    };
+    let at = now_ms() + 300;
+    {
+        let node = node_in(&dir, &["--enable-debug-command", "yes"]);
+        let mut nc = RawClient::connect(node.port);
+        // Without active expiry the key stays in memory past its time, so SAVE writes it
+        // whether or not the deadline has passed by then (Redis writes such keys too).
+        ok(&mut nc, &["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
+        ok(&mut nc, &["SET", "short-lived", "v"]);
+        ok(&mut nc, &["PEXPIREAT", "short-lived", &at.to_string()]);
+        ok(&mut nc, &["SET", "kept", "v"]);
+        ok(&mut nc, &["SAVE"]);
+    }
+    let bytes = std::fs::read(dir.join("dump.rdb")).unwrap();
+    assert!(bytes.windows(11).any(|w| w == b"short-lived"));
+    // Wait (bounded) until the expiry time is past on the wall clock.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while now_ms() <= at {
+        assert!(Instant::now() < deadline, "the clock did not advance");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let node = node_in(&dir, &[]);
+    let mut nc = RawClient::connect(node.port);
+    assert_eq!(info_field(&mut nc, "rdb_last_load_keys_expired"), "1");
+    assert_eq!(info_field(&mut nc, "rdb_last_load_keys_loaded"), "1");
+    assert_eq!(nc.call(&["DBSIZE"]).as_integer(), Some(1));
+}
