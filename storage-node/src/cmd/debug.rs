@@ -8,6 +8,8 @@
 //! - `DEBUG OBJECT key` → a status line `Value at:0x… refcount:N encoding:E
 //!   serializedlength:N lru:N lru_seconds_idle:N`, where serializedlength is the size of the
 //!   value's RDB encoding; `ERR no such key` if missing.
+//! - `DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE]` → `+OK` after saving and reloading the RDB
+//!   file (in [`super::save`]).
 //! - `DEBUG HELP` → the subcommands this node supports.
 //!
 //! Anything else: `ERR unknown subcommand or wrong number of arguments for '…'. Try DEBUG
@@ -30,6 +32,12 @@ pub const COMMANDS: &[(&str, Handler)] = &[("debug", debug)];
 const DEBUG_HELP: &[&str] = &[
     "OBJECT <key>",
     "    Show low level info about `key` and associated value.",
+    "RELOAD [option ...]",
+    "    Save the RDB on disk and reload it back to memory. Options:",
+    "    * MERGE: conflicting keys will be loaded from RDB.",
+    "    * NOFLUSH: the existing database will not be removed before load; a",
+    "      conflicting key makes the load fail.",
+    "    * NOSAVE: the database will be loaded from an existing RDB file.",
     "SET-ACTIVE-EXPIRE <0|1>",
     "    Setting it to 0 disables expiring keys in background when they are not",
     "    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -59,6 +67,7 @@ fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             ctx.out.ok();
         }
         3 if is(sub, "object") => debug_object(ctx, &args[2])?,
+        _ if is(sub, "reload") => super::save::debug_reload(ctx, &args[2..])?,
         _ => return Err(syntax_error(args)),
     }
     Ok(())

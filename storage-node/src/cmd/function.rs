@@ -103,7 +103,8 @@ fn function(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     } else if is(sub, "stats") {
         stats(ctx)
     } else if is(sub, "dump") {
-        let payload = lock(&ctx.shared.scripting.functions).dump();
+        let compress = ctx.shared.config().rdbcompression;
+        let payload = lock(&ctx.shared.scripting.functions).dump(compress);
         ctx.out.bulk(&payload);
         Ok(())
     } else if is(sub, "restore") {

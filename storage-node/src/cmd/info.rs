@@ -297,17 +297,26 @@ fn memory(_ctx: &mut Ctx<'_>, out: &mut String) {
 }
 
 fn persistence(ctx: &mut Ctx<'_>, out: &mut String) {
-    // The node has no persistence yet: nothing loads, nothing is saved, no AOF is written.
+    // The RDB file loads before clients are served (so `loading` is always 0 when one asks)
+    // and SAVE is synchronous; there is no BGSAVE and no AOF yet.
+    let saves = &ctx.shared.persistence;
     out.push_str("# Persistence\r\n");
     field!(out, "loading", 0);
     field!(out, "async_loading", 0);
-    field!(out, "rdb_changes_since_last_save", ctx.keyspace.dirty());
+    field!(
+        out,
+        "rdb_changes_since_last_save",
+        saves.changes_since_save(ctx.keyspace)
+    );
     field!(out, "rdb_bgsave_in_progress", 0);
-    field!(out, "rdb_last_save_time", ctx.shared.started_unix);
+    field!(out, "rdb_last_save_time", saves.last_save_unix());
     field!(out, "rdb_last_bgsave_status", "ok");
     field!(out, "rdb_last_bgsave_time_sec", -1);
     field!(out, "rdb_current_bgsave_time_sec", -1);
-    field!(out, "rdb_saves", 0);
+    field!(out, "rdb_saves", saves.saves());
+    let (loaded, expired) = saves.last_load();
+    field!(out, "rdb_last_load_keys_expired", expired);
+    field!(out, "rdb_last_load_keys_loaded", loaded);
     field!(out, "aof_enabled", 0);
     field!(out, "aof_rewrite_in_progress", 0);
     field!(out, "aof_rewrite_scheduled", 0);

@@ -25,6 +25,7 @@ mod keys;
 mod list;
 mod object;
 mod pubsub;
+mod save;
 mod scan;
 mod scripting;
 mod server;
@@ -34,6 +35,9 @@ mod strings;
 pub mod transaction;
 pub mod wakeup;
 mod zset;
+
+/// The Redis version the node answers as (INFO, HELLO, the RDB file's `redis-ver`).
+pub use connection::COMPATIBLE_VERSION;
 
 use std::panic::AssertUnwindSafe;
 
@@ -149,6 +153,7 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     pubsub::COMMANDS,
     scan::COMMANDS,
     scripting::COMMANDS,
+    save::COMMANDS,
     server::COMMANDS,
     set::COMMANDS,
     sort::COMMANDS,

@@ -5,8 +5,7 @@
 //!   a flush here is a pointer swap and a drop, short enough not to need a background thread.
 //! - `TIME` → `[unix seconds, microseconds]` as two bulk strings.
 //!
-//! `LASTSAVE` is not implemented: the node has never saved, and Redis's answer (the start
-//! time) would claim otherwise.
+//! `SAVE` and `LASTSAVE` are in [`super::save`].
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

@@ -240,7 +240,6 @@ pub const INERT: &[Inert] = &[
     inert("crash-log-enabled", Kind::Bool, Access::Mutable, "yes"),
     inert("crash-memcheck-enabled", Kind::Bool, Access::Mutable, "yes"),
     inert("daemonize", Kind::Bool, Access::Immutable, "no"),
-    inert("dbfilename", Kind::Text, Access::Protected, "dump.rdb"),
     inert("disable-thp", Kind::Bool, Access::Immutable, "yes"),
     inert("dynamic-hz", Kind::Bool, Access::Mutable, "yes"),
     inert("enable-module-command", Kind::Bool, Access::Immutable, "no"),
@@ -378,8 +377,6 @@ pub const INERT: &[Inert] = &[
         Access::Mutable,
         "yes",
     ),
-    inert("rdbchecksum", Kind::Bool, Access::Immutable, "yes"),
-    inert("rdbcompression", Kind::Bool, Access::Mutable, "yes"),
     inert(
         "repl-backlog-size",
         Kind::Memory {

@@ -25,6 +25,12 @@ pub struct Config {
     /// `enable-debug-command`: who may run DEBUG (fixed at startup, as in Redis).
     pub enable_debug_command: crate::server::protection::ProtectedAction,
     pub dir: PathBuf,
+    /// The RDB file's name inside `dir` (a name, never a path, as Redis requires).
+    pub dbfilename: String,
+    /// `rdbcompression`: LZF-compress long strings in the RDB file.
+    pub rdbcompression: bool,
+    /// `rdbchecksum`: write the RDB file's CRC-64 trailer and check it on load.
+    pub rdbchecksum: bool,
     pub databases: usize,
     pub maxclients: usize,
     pub proto_max_bulk_len: usize,
@@ -42,9 +48,10 @@ pub struct Config {
     /// other clients are answered BUSY.
     pub busy_reply_threshold_ms: u64,
     /// Snapshot points (`save`), as pairs of seconds and changes. Kept and shown for tools
-    /// that read them; the node has no persistence yet, so nothing is saved.
+    /// that read them; nothing acts on them yet (only SAVE writes the RDB file).
     pub save: Vec<(i64, i64)>,
     /// Kept and shown like `save`; INFO reports `aof_enabled:0` because no AOF is written.
+    /// With `yes` the RDB file is not loaded at start (Redis would load the AOF instead).
     pub appendonly: bool,
     /// The config file the node was started with, if any (INFO `config_file`).
     pub config_file: Option<PathBuf>,
@@ -123,6 +130,9 @@ impl Default for Config {
             protected_mode: true,
             enable_debug_command: crate::server::protection::ProtectedAction::No,
             dir: PathBuf::from("."),
+            dbfilename: "dump.rdb".into(),
+            rdbcompression: true,
+            rdbchecksum: true,
             databases: 16,
             maxclients: 10000,
             proto_max_bulk_len: 512 * 1024 * 1024,

@@ -79,6 +79,9 @@ pub const PARAMS: &[Param] = &[
         Access::Immutable,
     ),
     param("dir", Kind::Text, Access::Protected),
+    param("dbfilename", Kind::Text, Access::Protected),
+    param("rdbcompression", Kind::Bool, Access::Mutable),
+    param("rdbchecksum", Kind::Bool, Access::Immutable),
     param(
         "databases",
         Kind::Int {
@@ -472,6 +475,14 @@ fn save_points(values: &[String]) -> Result<Vec<(i64, i64)>, String> {
     Ok(points)
 }
 
+/// `dbfilename` must be a bare file name, as Redis's `isValidDBfilename` requires.
+fn db_filename(value: &str) -> Result<String, String> {
+    if value.contains(['/', '\\']) {
+        return Err("dbfilename can't be a path, just a filename".into());
+    }
+    Ok(value.to_string())
+}
+
 /// Applies one setting by name. The error says what is wrong with the value, in Redis's
 /// words, without the setting's name.
 pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), String> {
@@ -479,8 +490,9 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         return match name.to_ascii_lowercase().as_str() {
             // Accepted so existing redis.conf files and test harnesses work; they have no
             // effect on a node that runs in the foreground and has no persistence files.
-            "daemonize" | "supervised" | "pidfile" | "dbfilename" | "appendfilename"
-            | "always-show-logo" => Ok(()),
+            "daemonize" | "supervised" | "pidfile" | "appendfilename" | "always-show-logo" => {
+                Ok(())
+            }
             other => Err(format!("unknown setting '{other}'")),
         };
     };
@@ -507,6 +519,9 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
                 ProtectedAction::from_name(&name).ok_or("unknown protected action")?
         }
         "dir" => config.dir = one(values)?.into(),
+        "dbfilename" => config.dbfilename = db_filename(one(values)?)?,
+        "rdbcompression" => config.rdbcompression = boolean(values)?,
+        "rdbchecksum" => config.rdbchecksum = boolean(values)?,
         "databases" => config.databases = number(kind, values)? as usize,
         "maxclients" => config.maxclients = number(kind, values)? as usize,
         "proto-max-bulk-len" => config.proto_max_bulk_len = number(kind, values)? as usize,
@@ -590,6 +605,9 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
             .unwrap_or_else(|_| config.dir.clone())
             .display()
             .to_string(),
+        "dbfilename" => config.dbfilename.clone(),
+        "rdbcompression" => yes_no(config.rdbcompression),
+        "rdbchecksum" => yes_no(config.rdbchecksum),
         "databases" => config.databases.to_string(),
         "maxclients" => config.maxclients.to_string(),
         "proto-max-bulk-len" => config.proto_max_bulk_len.to_string(),

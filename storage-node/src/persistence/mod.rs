@@ -5,10 +5,15 @@
 //! - [`lzf`]: LZF compression, producing the same bytes as the liblzf inside Redis.
 //! - [`rdb`]: RDB lengths, strings and objects.
 //! - [`payload`]: DUMP payloads (`type + object + RDB version + CRC-64`), for DUMP/RESTORE.
+//! - [`rdb_file`] / [`rdb_load`]: whole RDB files (`dump.rdb`), written and read.
+//! - [`disk`]: the file on disk: SAVE's temp-file-and-rename, loading at start, LASTSAVE.
 
 pub mod crc64;
+pub mod disk;
 pub mod listpack;
 pub mod lzf;
 pub mod payload;
 pub mod rdb;
+pub mod rdb_file;
+pub mod rdb_load;
 pub mod rdb_sets;

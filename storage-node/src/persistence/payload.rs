@@ -74,6 +74,7 @@ mod tests {
             max_listpack_entries: 512,
             max_listpack_value: 64,
         },
+        compress: true,
     };
 
     fn string(bytes: &[u8]) -> Value {

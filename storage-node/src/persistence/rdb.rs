@@ -46,6 +46,8 @@ const CONTAINER_PACKED: u64 = 2;
 pub struct Encodings {
     pub list_fill: i64,
     pub hash: HashLimits,
+    /// `rdbcompression`: whether long strings may be LZF-compressed (DUMP and RDB files).
+    pub compress: bool,
 }
 
 impl Default for Encodings {
@@ -53,6 +55,7 @@ impl Default for Encodings {
         Encodings {
             list_fill: -2,
             hash: HashLimits::default(),
+            compress: true,
         }
     }
 }
@@ -62,6 +65,7 @@ impl Encodings {
         Encodings {
             list_fill: config.list_max_listpack_size,
             hash: config.hash_limits(),
+            compress: config.rdbcompression,
         }
     }
 }
@@ -140,8 +144,13 @@ fn encode_integer(value: i64, out: &mut Vec<u8>) -> bool {
     true
 }
 
-/// Appends a string the way `rdbSaveRawString` chooses its encoding.
+/// Appends a string the way `rdbSaveRawString` chooses its encoding (LZF allowed).
 pub fn save_string(out: &mut Vec<u8>, bytes: &[u8]) {
+    save_string_with(out, bytes, true)
+}
+
+/// [`save_string`], with LZF compression only if `compress` (`rdbcompression`).
+pub fn save_string_with(out: &mut Vec<u8>, bytes: &[u8], compress: bool) {
     if bytes.len() <= INT_ENCODING_MAX_LEN {
         if let Some(value) = slotproxy::numbers::parse_i64(bytes) {
             if encode_integer(value, out) {
@@ -149,7 +158,7 @@ pub fn save_string(out: &mut Vec<u8>, bytes: &[u8]) {
             }
         }
     }
-    if bytes.len() > LZF_MIN_LEN {
+    if compress && bytes.len() > LZF_MIN_LEN {
         // Compression must save at least 4 bytes to be worth it.
         if let Some(packed) = lzf::compress(bytes, bytes.len() - 4) {
             out.push((LEN_ENCODED << 6) | ENC_LZF);
@@ -178,38 +187,42 @@ pub fn object_type(value: &Value) -> u8 {
 /// Appends the encoding of `value` (without its type byte).
 pub fn save_object(out: &mut Vec<u8>, value: &Value, encodings: &Encodings) {
     match value {
-        Value::Str(s) => save_string(out, s.as_slice()),
-        Value::Set(s) => rdb_sets::save_set(out, s),
-        Value::ZSet(z) => rdb_sets::save_zset(out, z),
-        Value::List(list) => save_list(out, list, encodings.list_fill),
+        Value::Str(s) => save_string_with(out, s.as_slice(), encodings.compress),
+        Value::Set(s) => rdb_sets::save_set(out, s, encodings.compress),
+        Value::ZSet(z) => rdb_sets::save_zset(out, z, encodings.compress),
+        Value::List(list) => save_list(out, list, encodings),
         Value::Hash(hash) if hash.is_small() => {
             let blob = listpack::encode(hash.iter().flat_map(|(f, v)| [f, v]));
-            save_string(out, &blob);
+            save_string_with(out, &blob, encodings.compress);
         }
         Value::Hash(hash) => {
             save_len(out, hash.len() as u64);
             for (field, value) in hash.iter() {
-                save_string(out, field);
-                save_string(out, value);
+                save_string_with(out, field, encodings.compress);
+                save_string_with(out, value, encodings.compress);
             }
         }
     }
 }
 
 /// A quicklist: node count, then each node's container and its listpack (or element).
-fn save_list(out: &mut Vec<u8>, list: &ListValue, fill: i64) {
-    let nodes = list.quicklist_nodes(fill);
+fn save_list(out: &mut Vec<u8>, list: &ListValue, encodings: &Encodings) {
+    let nodes = list.quicklist_nodes(encodings.list_fill);
     save_len(out, nodes.len() as u64);
     for node in nodes {
         let items = list.items.range(node.start..node.end);
         if node.plain {
             save_len(out, CONTAINER_PLAIN);
             for item in items {
-                save_string(out, item);
+                save_string_with(out, item, encodings.compress);
             }
         } else {
             save_len(out, CONTAINER_PACKED);
-            save_string(out, &listpack::encode(items.map(CompactBytes::as_slice)));
+            save_string_with(
+                out,
+                &listpack::encode(items.map(CompactBytes::as_slice)),
+                encodings.compress,
+            );
         }
     }
 }

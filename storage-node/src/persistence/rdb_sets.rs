@@ -16,7 +16,7 @@
 use slotproxy::resp::format_double;
 
 use super::listpack;
-use super::rdb::{save_len, save_string, RdbError, Reader};
+use super::rdb::{save_len, save_string_with, RdbError, Reader};
 use crate::types::zset::{ScoreTree, ZSetLimits};
 use crate::types::{SetValue, Value, ZSetValue};
 
@@ -94,13 +94,13 @@ pub fn decode_intset(blob: &[u8]) -> Result<Vec<i64>> {
     Ok(members)
 }
 
-pub fn save_set(out: &mut Vec<u8>, set: &SetValue) {
+pub fn save_set(out: &mut Vec<u8>, set: &SetValue, compress: bool) {
     match set {
-        SetValue::Ints(members) => save_string(out, &encode_intset(members)),
+        SetValue::Ints(members) => save_string_with(out, &encode_intset(members), compress),
         SetValue::Table(table) => {
             save_len(out, table.len() as u64);
             for member in table.iter() {
-                save_string(out, member);
+                save_string_with(out, member, compress);
             }
         }
     }
@@ -111,7 +111,7 @@ pub fn score_text(score: f64) -> String {
     format_double(score)
 }
 
-pub fn save_zset(out: &mut Vec<u8>, zset: &ZSetValue) {
+pub fn save_zset(out: &mut Vec<u8>, zset: &ZSetValue, compress: bool) {
     if zset.is_listpack() {
         let texts: Vec<(Vec<u8>, String)> = zset
             .tree
@@ -119,11 +119,11 @@ pub fn save_zset(out: &mut Vec<u8>, zset: &ZSetValue) {
             .map(|(m, s)| (m.to_vec(), score_text(s)))
             .collect();
         let blob = listpack::encode(texts.iter().flat_map(|(m, s)| [m.as_slice(), s.as_bytes()]));
-        save_string(out, &blob);
+        save_string_with(out, &blob, compress);
     } else {
         save_len(out, zset.len() as u64);
         for (member, score) in zset.tree.iter_rev_from(0) {
-            save_string(out, member);
+            save_string_with(out, member, compress);
             out.extend_from_slice(&score.to_le_bytes());
         }
     }

@@ -291,12 +291,12 @@ impl Functions {
     }
 
     /// FUNCTION DUMP: a function-library opcode and the code per library, then the RDB
-    /// version and CRC-64, as Redis 7.0 writes it.
-    pub fn dump(&self) -> Vec<u8> {
+    /// version and CRC-64, as Redis 7.0 writes it; `compress` is `rdbcompression`.
+    pub fn dump(&self, compress: bool) -> Vec<u8> {
         let mut out = Vec::new();
         for lib in &self.libraries {
             out.push(FUNCTION_OPCODE);
-            crate::persistence::rdb::save_string(&mut out, &lib.code);
+            crate::persistence::rdb::save_string_with(&mut out, &lib.code, compress);
         }
         out.extend_from_slice(&crate::persistence::rdb::RDB_VERSION.to_le_bytes());
         let crc = crate::persistence::crc64::crc64(0, &out);
@@ -325,8 +325,18 @@ impl Functions {
                 .map_err(|_| CmdError::from("ERR Failed loading library"))?;
             codes.push(code);
         }
+        self.restore_libraries(state, &codes, policy)
+    }
+
+    /// Installs libraries from their code (FUNCTION RESTORE, and loading an RDB file).
+    pub fn restore_libraries(
+        &mut self,
+        state: &Arc<ScriptState>,
+        codes: &[Vec<u8>],
+        policy: RestorePolicy,
+    ) -> Result<(), CmdError> {
         let mut new = Vec::new();
-        for code in &codes {
+        for code in codes {
             new.push(self.prepare(state, code)?);
         }
         if policy == RestorePolicy::Flush {
@@ -364,4 +374,4 @@ impl Functions {
 }
 
 /// RDB opcode of a function library (`RDB_OPCODE_FUNCTION2`).
-const FUNCTION_OPCODE: u8 = 245;
+const FUNCTION_OPCODE: u8 = crate::persistence::rdb_file::OPCODE_FUNCTION2;

@@ -44,6 +44,7 @@ pub async fn run(config: Config) -> std::io::Result<()> {
     shared.cluster = cluster;
     let shared = Arc::new(shared);
     crate::scripting::Scripting::attach(&shared);
+    crate::persistence::disk::load_at_start(&shared)?;
     if shared.cluster.is_some() {
         crate::cluster::bus::start(shared.clone()).await?;
     }

@@ -45,10 +45,15 @@ pub struct Shared {
     pub cluster: Option<std::sync::Arc<crate::cluster::Cluster>>,
     /// Connections MIGRATE keeps open to its targets.
     pub migrate_sockets: crate::cluster::migrate::SocketCache,
+    /// The RDB file's save figures (LASTSAVE, INFO persistence).
+    pub persistence: crate::persistence::disk::SaveState,
 }
 
 impl Shared {
     pub fn new(config: Config, tcp_port: u16) -> Shared {
+        let started_unix = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
         let mut keyspace = Keyspace::new(config.databases);
         keyspace.apply_settings(&config);
         Shared {
@@ -60,13 +65,12 @@ impl Shared {
             dispatch: Dispatch::new(),
             scripting: crate::scripting::Scripting::default(),
             started: Instant::now(),
-            started_unix: SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs()),
+            started_unix,
             run_id: random_hex_id(),
             tcp_port,
             cluster: None,
             migrate_sockets: Default::default(),
+            persistence: crate::persistence::disk::SaveState::new(started_unix),
         }
     }
 

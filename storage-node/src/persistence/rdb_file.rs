@@ -1,0 +1,161 @@
+//! Writing a whole RDB file (`dump.rdb`), version 10, as Redis 7.0's `rdbSaveRio` lays it out.
+//!
+//! ```text
+//! "REDIS0010"
+//! AUX redis-ver, redis-bits, ctime, used-mem, aof-base      (0xFA key value)
+//! FUNCTION2 library-code ...                                 (0xF5 string, one per library)
+//! per non-empty database:
+//!   SELECTDB index, RESIZEDB keys keys-with-expiry           (0xFE len, 0xFB len len)
+//!   per key: [EXPIRETIME_MS unix-ms (8 bytes LE)] type key object
+//! EOF                                                        (0xFF)
+//! CRC-64 of everything before, 8 bytes LE (zeros with `rdbchecksum no`)
+//! ```
+//!
+//! Objects go through the one encoder of [`super::rdb`] that DUMP uses. The file is
+//! streamed through a buffer, so a save needs little memory beyond one object's encoding.
+//! No LRU/LFU opcodes are written: Redis writes them only under an LRU/LFU eviction
+//! policy, and the node never evicts.
+
+use std::io::{self, Write};
+
+use super::crc64::crc64;
+use super::rdb::{self, Encodings, RDB_VERSION};
+use crate::keyspace::Keyspace;
+
+pub const MAGIC: &[u8] = b"REDIS";
+
+// Opcodes, as in Redis 7.0's rdb.h.
+pub const OPCODE_FUNCTION2: u8 = 0xF5;
+pub const OPCODE_FUNCTION_PRE_GA: u8 = 0xF6;
+pub const OPCODE_MODULE_AUX: u8 = 0xF7;
+pub const OPCODE_IDLE: u8 = 0xF8;
+pub const OPCODE_FREQ: u8 = 0xF9;
+pub const OPCODE_AUX: u8 = 0xFA;
+pub const OPCODE_RESIZEDB: u8 = 0xFB;
+pub const OPCODE_EXPIRETIME_MS: u8 = 0xFC;
+pub const OPCODE_EXPIRETIME: u8 = 0xFD;
+pub const OPCODE_SELECTDB: u8 = 0xFE;
+pub const OPCODE_EOF: u8 = 0xFF;
+
+/// Bytes gathered before they are handed to the file.
+const FLUSH_AT: usize = 64 * 1024;
+
+/// What a save writes besides the keys.
+pub struct SaveParams<'a> {
+    pub encodings: Encodings,
+    /// `rdbchecksum`: without it the trailer is eight zero bytes.
+    pub checksum: bool,
+    /// Unix seconds, for the `ctime` AUX field.
+    pub now_unix: u64,
+    /// Bytes the process uses, for the `used-mem` AUX field.
+    pub used_mem: u64,
+    /// The node's Redis-compatible version, for `redis-ver`.
+    pub redis_version: &'a str,
+    /// Each function library's code, in load order.
+    pub libraries: Vec<&'a [u8]>,
+}
+
+/// Counts of what was written.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Written {
+    pub keys: u64,
+    pub bytes: u64,
+}
+
+/// A buffered writer that keeps the running CRC of everything written.
+struct Sink<W: Write> {
+    inner: W,
+    buf: Vec<u8>,
+    crc: u64,
+    bytes: u64,
+}
+
+impl<W: Write> Sink<W> {
+    fn flush_if_full(&mut self) -> io::Result<()> {
+        if self.buf.len() >= FLUSH_AT {
+            self.flush_buf()?;
+        }
+        Ok(())
+    }
+
+    fn flush_buf(&mut self) -> io::Result<()> {
+        self.crc = crc64(self.crc, &self.buf);
+        self.bytes += self.buf.len() as u64;
+        self.inner.write_all(&self.buf)?;
+        self.buf.clear();
+        Ok(())
+    }
+}
+
+fn aux(out: &mut Vec<u8>, key: &str, value: &[u8], compress: bool) {
+    out.push(OPCODE_AUX);
+    rdb::save_string_with(out, key.as_bytes(), compress);
+    rdb::save_string_with(out, value, compress);
+}
+
+/// Writes the whole file for `keyspace` to `inner`. Expired keys not yet reclaimed are
+/// written too, as Redis does; loading drops them.
+pub fn write<W: Write>(
+    inner: W,
+    keyspace: &mut Keyspace,
+    params: &SaveParams<'_>,
+) -> io::Result<Written> {
+    let mut sink = Sink {
+        inner,
+        buf: Vec::with_capacity(FLUSH_AT * 2),
+        crc: 0,
+        bytes: 0,
+    };
+    let compress = params.encodings.compress;
+    sink.buf.extend_from_slice(MAGIC);
+    sink.buf
+        .extend_from_slice(format!("{RDB_VERSION:04}").as_bytes());
+    let ctime = params.now_unix.to_string();
+    let used_mem = params.used_mem.to_string();
+    for (key, value) in [
+        ("redis-ver", params.redis_version),
+        ("redis-bits", "64"),
+        ("ctime", &ctime),
+        ("used-mem", &used_mem),
+        ("aof-base", "0"),
+    ] {
+        aux(&mut sink.buf, key, value.as_bytes(), compress);
+    }
+    for code in &params.libraries {
+        sink.buf.push(OPCODE_FUNCTION2);
+        rdb::save_string_with(&mut sink.buf, code, compress);
+    }
+    let mut keys = 0;
+    for index in 0..keyspace.db_count() {
+        let db = keyspace.db(index);
+        if db.is_empty() {
+            continue;
+        }
+        sink.buf.push(OPCODE_SELECTDB);
+        rdb::save_len(&mut sink.buf, index as u64);
+        sink.buf.push(OPCODE_RESIZEDB);
+        rdb::save_len(&mut sink.buf, db.len() as u64);
+        rdb::save_len(&mut sink.buf, db.volatile_len() as u64);
+        for entry in db.entries() {
+            if entry.has_expiry() {
+                sink.buf.push(OPCODE_EXPIRETIME_MS);
+                sink.buf
+                    .extend_from_slice(&entry.expire_at_ms.to_le_bytes());
+            }
+            sink.buf.push(rdb::object_type(&entry.value));
+            rdb::save_string_with(&mut sink.buf, entry.key.as_slice(), compress);
+            rdb::save_object(&mut sink.buf, &entry.value, &params.encodings);
+            keys += 1;
+            sink.flush_if_full()?;
+        }
+    }
+    sink.buf.push(OPCODE_EOF);
+    sink.flush_buf()?;
+    let trailer = if params.checksum { sink.crc } else { 0 };
+    sink.inner.write_all(&trailer.to_le_bytes())?;
+    sink.inner.flush()?;
+    Ok(Written {
+        keys,
+        bytes: sink.bytes + 8,
+    })
+}
