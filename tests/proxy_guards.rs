@@ -137,6 +137,43 @@ fn idle_clients_are_closed() {
     );
 }
 
+/// `timeouts.idle_secs` is live: a client connected before the reload is closed once idle
+/// after its next request (its session re-reads the timeouts on every turn).
+#[test]
+fn idle_timeout_reload_reaches_connected_clients() {
+    let cluster = Cluster::redis(3);
+    let dir = std::env::temp_dir().join(format!("slotproxy-idle-reload-{}", free_port()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let path = dir.join("slotproxy.yaml");
+    let port = free_port();
+    write_config(&path, port, &cluster.seeds(), "timeouts:\n  idle_secs: 0\n");
+    let proxy = start_with_config(&path, port);
+    let mut old = RawClient::connect(port);
+    assert_eq!(old.call(&["PING"]), Frame::Simple("PONG".into()));
+
+    write_config(&path, port, &cluster.seeds(), "timeouts:\n  idle_secs: 1\n");
+    let status = Command::new("kill")
+        .args(["-HUP", &proxy.pid().to_string()])
+        .status()
+        .expect("kill -HUP");
+    assert!(status.success());
+    // The reload has happened once a new client is closed for idleness.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let mut probe = RawClient::connect(port);
+        assert_eq!(probe.call(&["PING"]), Frame::Simple("PONG".into()));
+        if closed_within(&mut probe, Duration::from_secs(3)) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "idle_secs not reloaded");
+    }
+    assert_eq!(old.call(&["PING"]), Frame::Simple("PONG".into()));
+    assert!(
+        closed_within(&mut old, Duration::from_secs(10)),
+        "a client connected before the reload kept the old idle timeout"
+    );
+}
+
 #[test]
 fn config_errors_name_field_and_line() {
     let dir = std::env::temp_dir().join(format!("slotproxy-badconf-{}", free_port()));

@@ -52,6 +52,12 @@ pub fn unsupported(name: &str) -> String {
     format!("ERR slotproxy: '{name}' is not supported through the proxy")
 }
 
+/// WAIT counts the replicas that acknowledged the writes sent *on the caller's
+/// connection*. Through the proxy a client's writes travel on connections shared with other
+/// clients (and on several nodes), so any count a node gave would describe other writes: a
+/// false durability acknowledgement. Refused until WAIT follows the client's own writes.
+pub const WAIT_REFUSED: &str = "ERR slotproxy: WAIT is not supported through the proxy: this client's writes share backend connections with other clients', so no node can count the replicas that acknowledged them";
+
 /// The error for a command that describes or administers one node, where the client sees
 /// a whole cluster as one server.
 pub fn one_node_only(name: &str) -> String {
@@ -186,7 +192,7 @@ fn keyless_route(spec: &CommandSpec, keyless: Keyless, args: &[Bytes]) -> Route 
         Keyless::PubSubHome => Route::PubSubHome,
         Keyless::AllMasters(merge) => Route::AllMasters(merge),
         Keyless::AnyNode => Route::AnyMaster,
-        Keyless::Wait => Route::Blocking(None),
+        Keyless::Wait => Route::Reject(WAIT_REFUSED.to_string()),
         Keyless::ShardPublish => Route::Slot(key_slot(&args[1])),
         Keyless::OneNode => Route::Reject(one_node_only(&spec.name)),
         Keyless::Unsupported => {
@@ -304,7 +310,10 @@ mod tests {
         );
         assert_eq!(route_of(&["ROLE"]), Route::Reject(one_node_only("role")));
         assert_eq!(route_of(&["OBJECT", "HELP"]), Route::AnyMaster);
-        assert_eq!(route_of(&["WAIT", "0", "0"]), Route::Blocking(None));
+        assert_eq!(
+            route_of(&["WAIT", "0", "0"]),
+            Route::Reject(WAIT_REFUSED.to_string())
+        );
         assert_eq!(route_of(&["PING"]), Route::Local);
         assert_eq!(route_of(&["MULTI"]), Route::Transaction);
         assert!(matches!(route_of(&["SHUTDOWN"]), Route::Reject(_)));

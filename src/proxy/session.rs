@@ -301,23 +301,26 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
         batcher: Batcher::default(),
         parked: None,
     };
-    let operation_timeout = Duration::from_millis(config.timeouts.operation_ms.max(1));
-    let idle_timeout = config.timeouts.idle_secs;
     let output_limit = config.limits.client_output_buffer_bytes;
     let stats = proxy.metrics.worker(worker);
     // One ticker per session checks the operation and idle timeouts, and one kill
     // notification lives for the whole session: creating a timer or a waiter on every loop
-    // turn (that is, for every reply) costs more than the rest of the loop.
-    let check_every =
-        (operation_timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(1));
-    let mut ticker = tokio::time::interval(check_every);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let idle_limit = (idle_timeout > 0).then(|| Duration::from_secs(idle_timeout));
+    // turn (that is, for every reply) costs more than the rest of the loop. The ticker is
+    // made anew only when a reload changes the operation timeout.
+    let (mut operation_timeout, _) = Timeouts::read(&proxy);
+    let mut ticker = Timeouts::ticker(operation_timeout);
     let mut front_since = Instant::now();
     let mut last_activity = Instant::now();
     let kill = handle.kill.notified();
     tokio::pin!(kill);
     loop {
+        // `timeouts.operation_ms` and `timeouts.idle_secs` are live settings (SIGHUP): read
+        // once per turn (an arc-swap load), so they apply to connected clients too.
+        let (operation, idle_limit) = Timeouts::read(&proxy);
+        if operation != operation_timeout {
+            operation_timeout = operation;
+            ticker = Timeouts::ticker(operation_timeout);
+        }
         if !session.dispatch_queued(&mut io, &proxy).await {
             break;
         }
@@ -433,6 +436,30 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
                 front_since = Instant::now();
             }
         }
+    }
+}
+
+/// The session's live timeouts.
+struct Timeouts;
+
+impl Timeouts {
+    /// The operation timeout, and the idle limit if one is set.
+    fn read(proxy: &Proxy) -> (Duration, Option<Duration>) {
+        let config = proxy.config.load();
+        let idle = config.timeouts.idle_secs;
+        (
+            Duration::from_millis(config.timeouts.operation_ms.max(1)),
+            (idle > 0).then(|| Duration::from_secs(idle)),
+        )
+    }
+
+    /// Ticks often enough to notice a timeout within a quarter of it.
+    fn ticker(operation_timeout: Duration) -> tokio::time::Interval {
+        let every =
+            (operation_timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(1));
+        let mut ticker = tokio::time::interval(every);
+        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        ticker
     }
 }
 
