@@ -442,3 +442,31 @@ redis.call('get', KEYS[1])}";
     d.check_bytes(&[b"FCALL", b"echo", b"1", binary, &long]);
     d.check_bytes(&[b"FCALL", b"echo", b"0", long_utf8.as_bytes()]);
 }
+
+/// lua-cjson's setting functions answer their values as Redis's do; changing one is refused
+/// (in Redis the change outlives the script), never accepted and ignored.
+#[test]
+fn cjson_settings_are_answered_and_never_silently_ignored() {
+    let mut d = Differential::start();
+    check_scripts(
+        &mut d,
+        &[
+            "return {cjson.encode_max_depth(), cjson.decode_max_depth(), cjson.encode_number_precision()}",
+            "return {cjson.encode_keep_buffer(), cjson.decode_invalid_numbers()}",
+            "return tostring(cjson.encode_invalid_numbers())",
+            "local a, b, c = cjson.encode_sparse_array() return {tostring(a), b, c}",
+        ],
+    );
+    let (mut node, _) = d.clients();
+    let reply = node.call(&["EVAL", "cjson.encode_max_depth(2) return 1", "0"]);
+    assert!(
+        matches!(&reply, slotproxy::resp::Frame::Error(e)
+            if String::from_utf8_lossy(e).contains("changing lua-cjson's settings is not supported")),
+        "{reply:?}"
+    );
+    // Nothing changed: three levels still encode.
+    assert_eq!(
+        node.call(&["EVAL", "return cjson.encode({{{1}}})", "0"]),
+        slotproxy::resp::Frame::bulk("[[[1]]]")
+    );
+}

@@ -8,8 +8,10 @@
 //! N"), and walk the nesting with an explicit stack: a script's table may contain itself,
 //! and the thread running it has a small stack. Decoding is in `cjson_decode.rs`.
 //!
-//! The configuration functions (`encode_sparse_array`, `encode_max_depth`, ...) exist but
-//! keep the defaults.
+//! The configuration functions (`encode_sparse_array`, `encode_max_depth`, ...) answer the
+//! settings as lua-cjson does when called without arguments; changing one is refused with an
+//! error rather than accepted and ignored. (In Redis the change would outlive the script and
+//! alter every later script's JSON, since the setting lives in the shared interpreter.)
 
 use mlua::{LightUserData, Lua, Table, Value};
 
@@ -20,6 +22,51 @@ use crate::scripting::engine::{error_at_caller, Args};
 pub const MAX_DEPTH: usize = 1000;
 const SPARSE_RATIO: usize = 2;
 const SPARSE_SAFE: usize = 10;
+
+/// lua-cjson's settings and the values they keep here (lua-cjson's defaults).
+#[derive(Clone, Copy)]
+enum Default {
+    Bool(bool),
+    Int(i64),
+}
+
+const SETTINGS: &[(&str, &[Default])] = &[
+    (
+        "encode_sparse_array",
+        &[Default::Bool(false), Default::Int(2), Default::Int(10)],
+    ),
+    ("encode_max_depth", &[Default::Int(MAX_DEPTH as i64)]),
+    ("decode_max_depth", &[Default::Int(MAX_DEPTH as i64)]),
+    ("encode_number_precision", &[Default::Int(14)]),
+    ("encode_keep_buffer", &[Default::Bool(true)]),
+    ("encode_invalid_numbers", &[Default::Bool(false)]),
+    ("decode_invalid_numbers", &[Default::Bool(true)]),
+];
+
+/// A setting function: its values without arguments, an error for a change.
+fn setting(
+    lua: &Lua,
+    name: &str,
+    defaults: &[Default],
+    args: Args,
+) -> mlua::Result<mlua::MultiValue> {
+    if !args.is_empty() {
+        return Err(error_at_caller(
+            lua,
+            &format!(
+                "cjson.{name}: changing lua-cjson's settings is not supported by this server \
+                 (the change would outlive the script)"
+            ),
+        ));
+    }
+    Ok(defaults
+        .iter()
+        .map(|d| match d {
+            Default::Bool(b) => Value::Boolean(*b),
+            Default::Int(n) => Value::Integer(*n),
+        })
+        .collect())
+}
 
 /// `cjson.null`: a NULL light userdata, as lua-cjson's.
 pub fn null() -> Value {
@@ -33,16 +80,11 @@ pub fn open(lua: &Lua, globals: &Table) -> mlua::Result<()> {
     cjson.set("null", null())?;
     cjson.set("_NAME", "cjson")?;
     cjson.set("_VERSION", "2.1.0")?;
-    for name in [
-        "encode_sparse_array",
-        "encode_max_depth",
-        "decode_max_depth",
-        "encode_number_precision",
-        "encode_keep_buffer",
-        "encode_invalid_numbers",
-        "decode_invalid_numbers",
-    ] {
-        cjson.set(name, lua.create_function(|_, _: Args| Ok(()))?)?;
+    for (name, defaults) in SETTINGS {
+        cjson.set(
+            *name,
+            lua.create_function(move |lua, args: Args| setting(lua, name, defaults, args))?,
+        )?;
     }
     let same = cjson.clone();
     cjson.set(
