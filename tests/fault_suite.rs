@@ -15,6 +15,7 @@ mod fault_suite {
     pub mod malformed;
     pub mod no_resend;
     pub mod node_loss;
+    pub mod slow_readers;
 }
 
 use fault_suite::*;
@@ -32,6 +33,11 @@ fn node_sigstop() {
 #[test]
 fn non_idempotent_timeout() {
     no_resend::no_resend_after_timeout();
+}
+
+#[test]
+fn slow_readers() {
+    slow_readers::slow_readers();
 }
 
 #[test]

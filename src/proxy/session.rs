@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use bytes::{Bytes, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
@@ -146,13 +146,24 @@ pub struct ClientIo {
 impl ClientIo {
     /// Reads what the client sent and decodes it. False when the client is gone.
     pub async fn read_more(&mut self) -> bool {
+        self.reserve_input();
+        let read = self.read.read_buf(&mut self.input).await;
+        self.take_read(read)
+    }
+
+    /// Makes room for the next read.
+    fn reserve_input(&mut self) {
         // Start small and grow with what the client sends: thousands of idle clients must
         // not each pin a large buffer.
         if self.input.capacity() == self.input.len() {
             self.input
                 .reserve(self.input.capacity().clamp(512, 64 * 1024));
         }
-        match self.read.read_buf(&mut self.input).await {
+    }
+
+    /// Takes in what a read brought. False when the client is gone.
+    fn take_read(&mut self, read: std::io::Result<usize>) -> bool {
+        match read {
             Ok(0) | Err(_) => false,
             Ok(n) => {
                 Stats::add(&self.proxy.stats.bytes_in, n as u64);
@@ -190,17 +201,39 @@ impl ClientIo {
         }
     }
 
-    async fn flush(&mut self) -> bool {
-        if self.output.is_empty() {
-            return true;
+    /// Writes what the socket takes now, without waiting; the rest stays in `output`.
+    /// False when the client is gone.
+    fn write_now(&mut self) -> bool {
+        while !self.output.is_empty() {
+            match self.write.try_write(&self.output) {
+                Ok(0) => return false,
+                Ok(n) => {
+                    Stats::add(&self.proxy.stats.bytes_out, n as u64);
+                    self.output.advance(n);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(_) => return false,
+            }
         }
-        Stats::add(&self.proxy.stats.bytes_out, self.output.len() as u64);
-        let ok = self.write.write_all(&self.output).await.is_ok();
-        self.output.clear();
-        if self.output.capacity() > 1024 * 1024 {
+        if self.output.is_empty() && self.output.capacity() > 1024 * 1024 {
             self.output = BytesMut::new();
         }
-        ok
+        true
+    }
+
+    /// Writes all of `output`, waiting for the client to take it. False when it is gone.
+    async fn flush(&mut self) -> bool {
+        loop {
+            if !self.write_now() {
+                return false;
+            }
+            if self.output.is_empty() {
+                return true;
+            }
+            if self.write.writable().await.is_err() {
+                return false;
+            }
+        }
     }
 }
 
@@ -344,20 +377,36 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
         // Replies go out once the client's whole pipeline is answered (as Redis writes a
         // batch's replies together), or once enough has gathered: a pipeline spread over
         // several nodes then costs the client one write, not one per node.
+        // A client that does not read its replies does not stop the session: what the
+        // socket does not take waits in `output` while the session goes on reading and
+        // answering, until `limits.client_output_buffer_bytes` disconnects the client.
         let answered =
             session.pending.is_empty() && io.requests.is_empty() && session.parked.is_none();
-        if (answered || io.output.len() >= FLUSH_AT) && !io.flush().await {
+        let write = answered || io.output.len() >= FLUSH_AT;
+        if write && !io.write_now() {
             break;
         }
         if session.closing && session.pending.is_empty() {
+            // The last replies (QUIT's +OK, a protocol error) leave before the close, for
+            // as long as the client takes them within the operation timeout.
+            let _ = tokio::time::timeout(operation_timeout, io.flush()).await;
             break;
         }
+        let wait_writable = write && !io.output.is_empty();
         let can_read = !session.closing
             && io.requests.is_empty()
             && session.parked.is_none()
             && io.protocol_error.is_none();
+        if can_read {
+            io.reserve_input();
+        }
         tokio::select! {
             _ = &mut kill => break,
+            writable = io.write.writable(), if wait_writable => {
+                if writable.is_err() {
+                    break;
+                }
+            }
             bytes = std::future::poll_fn(|cx| match session.pending.front_mut() {
                 Some((front, _)) => front.poll_reply(cx, &proxy),
                 None => Poll::Pending,
@@ -378,8 +427,8 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
                 Some(Event::Closed(id)) => session.pubsub.closed(id),
                 None => {}
             },
-            alive = io.read_more(), if can_read => {
-                if !alive {
+            read = io.read.read_buf(&mut io.input), if can_read => {
+                if !io.take_read(read) {
                     break;
                 }
                 last_activity = Instant::now();
