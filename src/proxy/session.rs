@@ -132,6 +132,9 @@ pub struct ClientIo {
     read: OwnedReadHalf,
     write: OwnedWriteHalf,
     input: BytesMut,
+    /// How much the last read reserved: the input buffer is given back while the client
+    /// is idle, and a client that sends large pipelines gets large reads again at once.
+    input_hint: usize,
     pub output: BytesMut,
     decoder: RequestDecoder,
     requests: VecDeque<Vec<Bytes>>,
@@ -156,8 +159,27 @@ impl ClientIo {
         // Start small and grow with what the client sends: thousands of idle clients must
         // not each pin a large buffer.
         if self.input.capacity() == self.input.len() {
-            self.input
-                .reserve(self.input.capacity().clamp(512, 64 * 1024));
+            let want = self
+                .input
+                .capacity()
+                .max(self.input_hint)
+                .clamp(512, 64 * 1024);
+            self.input_hint = want;
+            self.input.reserve(want);
+        }
+    }
+
+    /// Gives back the buffers of a client with nothing in progress: thousands of idle
+    /// clients then cost their session state only (a read allocates again when bytes come).
+    fn release_buffers(&mut self) {
+        if self.input.is_empty() && self.input.capacity() > 0 {
+            self.input = BytesMut::new();
+        }
+        if self.output.is_empty() && self.output.capacity() > 0 {
+            self.output = BytesMut::new();
+        }
+        if self.requests.is_empty() && self.requests.capacity() > 0 {
+            self.requests = VecDeque::new();
         }
     }
 
@@ -244,7 +266,9 @@ struct Session {
     /// The command table id of the request `step` last looked at.
     command: usize,
     tx: Transaction,
-    pubsub: PubSub,
+    /// Created by the first pub/sub command: most clients never subscribe, and an idle
+    /// client should not carry an event channel.
+    pubsub: Option<PubSub>,
     blocking_conn: Option<Dedicated>,
     closing: bool,
     /// Requests routed but not yet sent, per node; sent when the decoded batch is dispatched.
@@ -300,6 +324,7 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
         read,
         write,
         input: BytesMut::new(),
+        input_hint: 0,
         output: BytesMut::new(),
         // Redis's own bulk limit applies (and its tighter ones before AUTH); the
         // whole-request limit is checked in `decode`.
@@ -323,7 +348,7 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
         pending: VecDeque::new(),
         command: unknown_command(),
         tx: Transaction::default(),
-        pubsub: PubSub::default(),
+        pubsub: None,
         blocking_conn: None,
         closing: false,
         batcher: Batcher::default(),
@@ -338,8 +363,7 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
     // turn (that is, for every reply) costs more than the rest of the loop.
     let check_every =
         (operation_timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(1));
-    let mut ticker = tokio::time::interval(check_every);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut ticker = None;
     let idle_limit = (idle_timeout > 0).then(|| Duration::from_secs(idle_timeout));
     let mut front_since = Instant::now();
     let mut last_activity = Instant::now();
@@ -389,7 +413,8 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
         if session.closing && session.pending.is_empty() {
             // The last replies (QUIT's +OK, a protocol error) leave before the close, for
             // as long as the client takes them within the operation timeout.
-            let _ = tokio::time::timeout(operation_timeout, io.flush()).await;
+            // (Boxed, as this runs once per client: a timer inline would size every task.)
+            let _ = Box::pin(tokio::time::timeout(operation_timeout, io.flush())).await;
             break;
         }
         let wait_writable = write && !io.output.is_empty();
@@ -397,8 +422,11 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
             && io.requests.is_empty()
             && session.parked.is_none()
             && io.protocol_error.is_none();
-        if can_read {
-            io.reserve_input();
+        if session.pending.is_empty() && io.requests.is_empty() && session.parked.is_none() {
+            io.release_buffers();
+            if session.pending.capacity() > 0 {
+                session.pending = VecDeque::new();
+            }
         }
         tokio::select! {
             _ = &mut kill => break,
@@ -419,25 +447,41 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
                 front_since = now;
                 io.output.extend_from_slice(&bytes);
             }
-            event = session.pubsub.next_event(), if session.pubsub.is_active() => match event {
+            event = next_event(&mut session.pubsub), if session.subscribed_or_pending() => match event {
                 Some(Event::Frame(id, frame)) => {
-                    session.pubsub.observe(id, &frame);
+                    if let Some(pubsub) = session.pubsub.as_mut() {
+                        pubsub.observe(id, &frame);
+                    }
                     io.output.extend_from_slice(&frame);
                 }
-                Some(Event::Closed(id)) => session.pubsub.closed(id),
+                Some(Event::Closed(id)) => {
+                    if let Some(pubsub) = session.pubsub.as_mut() {
+                        pubsub.closed(id);
+                    }
+                }
                 None => {}
             },
-            read = io.read.read_buf(&mut io.input), if can_read => {
-                if !io.take_read(read) {
+            // Readiness first, then a buffer: an idle client waits without one.
+            readable = io.read.readable(), if can_read => {
+                if readable.is_err() {
                     break;
+                }
+                io.reserve_input();
+                match io.read.try_read_buf(&mut io.input) {
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                    read => {
+                        if !io.take_read(read) {
+                            break;
+                        }
+                    }
                 }
                 last_activity = Instant::now();
                 if session.pending.is_empty() {
                     front_since = last_activity;
                 }
             }
-            _ = ticker.tick(), if !session.pending.is_empty() || idle_limit.is_some() => {
-                let idle = session.pending.is_empty() && !session.pubsub.is_active();
+            _ = tick(&mut ticker, check_every), if !session.pending.is_empty() || idle_limit.is_some() => {
+                let idle = session.pending.is_empty() && !session.subscribed_or_pending();
                 if idle && idle_limit.is_some_and(|limit| last_activity.elapsed() >= limit) {
                     break;
                 }
@@ -460,6 +504,29 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
     }
 }
 
+/// The next pub/sub event; never, for a client that has not used pub/sub.
+async fn next_event(pubsub: &mut Option<PubSub>) -> Option<Event> {
+    match pubsub {
+        Some(pubsub) => pubsub.next_event().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The next tick of the session's timeout checks. The ticker is made the first time one
+/// is needed (a client that never waited on a node has none), then kept: making a timer
+/// for every wait would cost more than the rest of the loop.
+async fn tick(ticker: &mut Option<tokio::time::Interval>, every: Duration) {
+    ticker
+        .get_or_insert_with(|| {
+            let start = tokio::time::Instant::now() + every;
+            let mut ticker = tokio::time::interval_at(start, every);
+            ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            ticker
+        })
+        .tick()
+        .await;
+}
+
 /// How a request is served.
 enum Step {
     /// Leaves a pending reply in the FIFO.
@@ -469,6 +536,11 @@ enum Step {
 }
 
 impl Session {
+    /// Whether pub/sub events may come (subscriptions, or their confirmations pending).
+    fn subscribed_or_pending(&self) -> bool {
+        self.pubsub.as_ref().is_some_and(PubSub::is_active)
+    }
+
     /// Dispatches decoded requests until one must wait. False when the client is gone.
     /// `proxy` is the serve loop's own handle: cloning `self.proxy` here, once per batch,
     /// would write the shared reference count from every worker.
@@ -489,11 +561,13 @@ impl Session {
                     break;
                 }
                 self.batcher.flush();
-                if !io.flush().await {
+                if !Box::pin(io.flush()).await {
                     return false;
                 }
                 let mark = io.output.len();
-                if !self.inline(route, args, io).await {
+                // Boxed: the stateful paths (EXEC, blocking commands, subscriptions) hold large
+                // futures, and unboxed they would size every session's task, idle or not.
+                if !Box::pin(self.inline(route, args, io)).await {
                     return false;
                 }
                 stats.record(timing, io.output.get(mark..).unwrap_or(&[]), Instant::now());
@@ -571,7 +645,7 @@ impl Session {
             self.batcher.flush();
         }
         if self.client.proto == Proto::Resp2
-            && self.pubsub.subscribed()
+            && self.pubsub.as_ref().is_some_and(PubSub::subscribed)
             && !matches!(route, Route::PubSub)
         {
             if name == b"ping" {
@@ -605,7 +679,9 @@ impl Session {
                 }
                 LocalReply::Reset(bytes) => {
                     self.tx.reset();
-                    self.pubsub.reset();
+                    if let Some(pubsub) = self.pubsub.as_mut() {
+                        pubsub.reset();
+                    }
                     self.blocking_conn = None;
                     Self::ready(bytes)
                 }
@@ -685,7 +761,8 @@ impl Session {
                 }
             }
             Route::PubSub => {
-                for frame in self.pubsub.command(&self.proxy, &args, proto).await {
+                let pubsub = self.pubsub.get_or_insert_with(PubSub::default);
+                for frame in pubsub.command(&self.proxy, &args, proto).await {
                     io.output.extend_from_slice(&frame);
                 }
             }
