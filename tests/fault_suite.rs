@@ -12,9 +12,11 @@ mod fault_suite {
     pub mod common;
     pub mod connections;
     pub mod hostile_backend;
+    pub mod idle;
     pub mod malformed;
     pub mod no_resend;
     pub mod node_loss;
+    pub mod slow_readers;
 }
 
 use fault_suite::*;
@@ -35,6 +37,11 @@ fn non_idempotent_timeout() {
 }
 
 #[test]
+fn slow_readers() {
+    slow_readers::slow_readers();
+}
+
+#[test]
 fn big_bulk_announce_proxy() {
     connections::big_bulks_proxy();
 }
@@ -47,6 +54,11 @@ fn big_bulk_announce_node() {
 #[test]
 fn pre_auth_limits_of_redis_server() {
     connections::pre_auth_texts_of_redis();
+}
+
+#[test]
+fn idle_connections() {
+    idle::idle_connections();
 }
 
 #[test]

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use bytes::{Bytes, BytesMut};
+use bytes::{Buf, Bytes, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
@@ -132,6 +132,9 @@ pub struct ClientIo {
     read: OwnedReadHalf,
     write: OwnedWriteHalf,
     input: BytesMut,
+    /// How much the last read reserved: the input buffer is given back while the client
+    /// is idle, and a client that sends large pipelines gets large reads again at once.
+    input_hint: usize,
     pub output: BytesMut,
     decoder: RequestDecoder,
     requests: VecDeque<Vec<Bytes>>,
@@ -146,13 +149,43 @@ pub struct ClientIo {
 impl ClientIo {
     /// Reads what the client sent and decodes it. False when the client is gone.
     pub async fn read_more(&mut self) -> bool {
+        self.reserve_input();
+        let read = self.read.read_buf(&mut self.input).await;
+        self.take_read(read)
+    }
+
+    /// Makes room for the next read.
+    fn reserve_input(&mut self) {
         // Start small and grow with what the client sends: thousands of idle clients must
         // not each pin a large buffer.
         if self.input.capacity() == self.input.len() {
-            self.input
-                .reserve(self.input.capacity().clamp(512, 64 * 1024));
+            let want = self
+                .input
+                .capacity()
+                .max(self.input_hint)
+                .clamp(512, 64 * 1024);
+            self.input_hint = want;
+            self.input.reserve(want);
         }
-        match self.read.read_buf(&mut self.input).await {
+    }
+
+    /// Gives back the buffers of a client with nothing in progress: thousands of idle
+    /// clients then cost their session state only (a read allocates again when bytes come).
+    fn release_buffers(&mut self) {
+        if self.input.is_empty() && self.input.capacity() > 0 {
+            self.input = BytesMut::new();
+        }
+        if self.output.is_empty() && self.output.capacity() > 0 {
+            self.output = BytesMut::new();
+        }
+        if self.requests.is_empty() && self.requests.capacity() > 0 {
+            self.requests = VecDeque::new();
+        }
+    }
+
+    /// Takes in what a read brought. False when the client is gone.
+    fn take_read(&mut self, read: std::io::Result<usize>) -> bool {
+        match read {
             Ok(0) | Err(_) => false,
             Ok(n) => {
                 Stats::add(&self.proxy.stats.bytes_in, n as u64);
@@ -190,17 +223,39 @@ impl ClientIo {
         }
     }
 
-    async fn flush(&mut self) -> bool {
-        if self.output.is_empty() {
-            return true;
+    /// Writes what the socket takes now, without waiting; the rest stays in `output`.
+    /// False when the client is gone.
+    fn write_now(&mut self) -> bool {
+        while !self.output.is_empty() {
+            match self.write.try_write(&self.output) {
+                Ok(0) => return false,
+                Ok(n) => {
+                    Stats::add(&self.proxy.stats.bytes_out, n as u64);
+                    self.output.advance(n);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(_) => return false,
+            }
         }
-        Stats::add(&self.proxy.stats.bytes_out, self.output.len() as u64);
-        let ok = self.write.write_all(&self.output).await.is_ok();
-        self.output.clear();
-        if self.output.capacity() > 1024 * 1024 {
+        if self.output.is_empty() && self.output.capacity() > 1024 * 1024 {
             self.output = BytesMut::new();
         }
-        ok
+        true
+    }
+
+    /// Writes all of `output`, waiting for the client to take it. False when it is gone.
+    async fn flush(&mut self) -> bool {
+        loop {
+            if !self.write_now() {
+                return false;
+            }
+            if self.output.is_empty() {
+                return true;
+            }
+            if self.write.writable().await.is_err() {
+                return false;
+            }
+        }
     }
 }
 
@@ -212,7 +267,9 @@ struct Session {
     /// The command table id of the request `step` last looked at.
     command: usize,
     tx: Transaction,
-    pubsub: PubSub,
+    /// Created by the first pub/sub command: most clients never subscribe, and an idle
+    /// client should not carry an event channel.
+    pubsub: Option<PubSub>,
     blocking_conn: Option<Dedicated>,
     closing: bool,
     /// Requests routed but not yet sent, per node; sent when the decoded batch is dispatched.
@@ -270,6 +327,7 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
         read,
         write,
         input: BytesMut::new(),
+        input_hint: 0,
         output: BytesMut::new(),
         // Redis's own bulk limit applies (and its tighter ones before AUTH); the
         // whole-request limit is checked in `decode`.
@@ -295,7 +353,7 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
         pending: VecDeque::new(),
         command: unknown_command(),
         tx: Transaction::default(),
-        pubsub: PubSub::default(),
+        pubsub: None,
         blocking_conn: None,
         closing: false,
         batcher: Batcher::default(),
@@ -306,9 +364,11 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
     // One ticker per session checks the operation and idle timeouts, and one kill
     // notification lives for the whole session: creating a timer or a waiter on every loop
     // turn (that is, for every reply) costs more than the rest of the loop. The ticker is
-    // made anew only when a reload changes the operation timeout.
+    // made the first time one is needed, and anew only when a reload changes the operation
+    // timeout.
     let (mut operation_timeout, _) = Timeouts::read(&proxy);
-    let mut ticker = Timeouts::ticker(operation_timeout);
+    let mut check_every = Timeouts::check_every(operation_timeout);
+    let mut ticker = None;
     let mut front_since = Instant::now();
     let mut last_activity = Instant::now();
     let kill = handle.kill.notified();
@@ -319,7 +379,8 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
         let (operation, idle_limit) = Timeouts::read(&proxy);
         if operation != operation_timeout {
             operation_timeout = operation;
-            ticker = Timeouts::ticker(operation_timeout);
+            check_every = Timeouts::check_every(operation_timeout);
+            ticker = None;
         }
         if !session.dispatch_queued(&mut io, &proxy).await {
             break;
@@ -352,12 +413,20 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
         // Replies go out once the client's whole pipeline is answered (as Redis writes a
         // batch's replies together), or once enough has gathered: a pipeline spread over
         // several nodes then costs the client one write, not one per node.
+        // A client that does not read its replies does not stop the session: what the
+        // socket does not take waits in `output` while the session goes on reading and
+        // answering, until `limits.client_output_buffer_bytes` disconnects the client.
         let answered =
             session.pending.is_empty() && io.requests.is_empty() && session.parked.is_none();
-        if (answered || io.output.len() >= FLUSH_AT) && !io.flush().await {
+        let write = answered || io.output.len() >= FLUSH_AT;
+        if write && !io.write_now() {
             break;
         }
         if session.closing && session.pending.is_empty() {
+            // The last replies (QUIT's +OK, a protocol error) leave before the close, for
+            // as long as the client takes them within the operation timeout.
+            // (Boxed, as this runs once per client: a timer inline would size every task.)
+            let _ = Box::pin(tokio::time::timeout(operation_timeout, io.flush())).await;
             break;
         }
         // drain_ready may just have taken the replies the next requests waited for: a
@@ -373,12 +442,24 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
         if stalled {
             continue;
         }
+        let wait_writable = write && !io.output.is_empty();
         let can_read = !session.closing
             && io.requests.is_empty()
             && session.parked.is_none()
             && io.protocol_error.is_none();
+        if session.pending.is_empty() && io.requests.is_empty() && session.parked.is_none() {
+            io.release_buffers();
+            if session.pending.capacity() > 0 {
+                session.pending = VecDeque::new();
+            }
+        }
         tokio::select! {
             _ = &mut kill => break,
+            writable = io.write.writable(), if wait_writable => {
+                if writable.is_err() {
+                    break;
+                }
+            }
             bytes = std::future::poll_fn(|cx| match session.pending.front_mut() {
                 Some((front, _, _)) => front.poll_reply(cx, &proxy),
                 None => Poll::Pending,
@@ -393,28 +474,45 @@ async fn serve(proxy: Arc<Proxy>, stream: TcpStream, handle: Arc<ClientHandle>, 
                 // The operation timeout runs from when a reply reaches the front.
                 front_since = now;
             }
-            event = session.pubsub.next_event(&proxy), if session.pubsub.is_active() => match event {
+            event = next_event(&mut session.pubsub, &proxy), if session.subscribed_or_pending() => match event {
                 Some(Event::Frame(id, frame)) => {
-                    let forward = session.pubsub.observe(id, &frame);
+                    let forward = match session.pubsub.as_mut() {
+                        Some(pubsub) => pubsub.observe(id, &frame),
+                        None => true,
+                    };
                     // CLIENT REPLY OFF silences messages too, as in Redis.
                     if forward && session.client.reply != ReplyMode::Off {
                         io.output.extend_from_slice(&frame);
                     }
                 }
-                Some(Event::Closed(id)) => session.pubsub.closed(id),
+                Some(Event::Closed(id)) => {
+                    if let Some(pubsub) = session.pubsub.as_mut() {
+                        pubsub.closed(id);
+                    }
+                }
                 None => {}
             },
-            alive = io.read_more(), if can_read => {
-                if !alive {
+            // Readiness first, then a buffer: an idle client waits without one.
+            readable = io.read.readable(), if can_read => {
+                if readable.is_err() {
                     break;
+                }
+                io.reserve_input();
+                match io.read.try_read_buf(&mut io.input) {
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                    read => {
+                        if !io.take_read(read) {
+                            break;
+                        }
+                    }
                 }
                 last_activity = Instant::now();
                 if session.pending.is_empty() {
                     front_since = last_activity;
                 }
             }
-            _ = ticker.tick(), if !session.pending.is_empty() || idle_limit.is_some() => {
-                let idle = session.pending.is_empty() && !session.pubsub.is_active();
+            _ = tick(&mut ticker, check_every), if !session.pending.is_empty() || idle_limit.is_some() => {
+                let idle = session.pending.is_empty() && !session.subscribed_or_pending();
                 if idle && idle_limit.is_some_and(|limit| last_activity.elapsed() >= limit) {
                     break;
                 }
@@ -453,14 +551,33 @@ impl Timeouts {
         )
     }
 
-    /// Ticks often enough to notice a timeout within a quarter of it.
-    fn ticker(operation_timeout: Duration) -> tokio::time::Interval {
-        let every =
-            (operation_timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(1));
-        let mut ticker = tokio::time::interval(every);
-        ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        ticker
+    /// Often enough to notice a timeout within a quarter of it.
+    fn check_every(operation_timeout: Duration) -> Duration {
+        (operation_timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(1))
     }
+}
+
+/// The next pub/sub event; never, for a client that has not used pub/sub.
+async fn next_event(pubsub: &mut Option<PubSub>, proxy: &Arc<Proxy>) -> Option<Event> {
+    match pubsub {
+        Some(pubsub) => pubsub.next_event(proxy).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// The next tick of the session's timeout checks. The ticker is made the first time one
+/// is needed (a client that never waited on a node has none), then kept: making a timer
+/// for every wait would cost more than the rest of the loop.
+async fn tick(ticker: &mut Option<tokio::time::Interval>, every: Duration) {
+    ticker
+        .get_or_insert_with(|| {
+            let start = tokio::time::Instant::now() + every;
+            let mut ticker = tokio::time::interval_at(start, every);
+            ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            ticker
+        })
+        .tick()
+        .await;
 }
 
 /// How a request is served.
@@ -472,6 +589,11 @@ enum Step {
 }
 
 impl Session {
+    /// Whether pub/sub events may come (subscriptions, or their confirmations pending).
+    fn subscribed_or_pending(&self) -> bool {
+        self.pubsub.as_ref().is_some_and(PubSub::is_active)
+    }
+
     /// Dispatches decoded requests until one must wait. False when the client is gone.
     /// `proxy` is the serve loop's own handle: cloning `self.proxy` here, once per batch,
     /// would write the shared reference count from every worker.
@@ -492,11 +614,13 @@ impl Session {
                     break;
                 }
                 self.batcher.flush();
-                if !io.flush().await {
+                if !Box::pin(io.flush()).await {
                     return false;
                 }
                 let mark = io.output.len();
-                if !self.inline(route, args, io).await {
+                // Boxed: the stateful paths (EXEC, blocking commands, subscriptions) hold large
+                // futures, and unboxed they would size every session's task, idle or not.
+                if !Box::pin(self.inline(route, args, io)).await {
                     return false;
                 }
                 stats.record(timing, io.output.get(mark..).unwrap_or(&[]), Instant::now());
@@ -575,7 +699,7 @@ impl Session {
             self.batcher.flush();
         }
         if self.client.proto == Proto::Resp2
-            && self.pubsub.subscribed()
+            && self.pubsub.as_ref().is_some_and(PubSub::subscribed)
             && !matches!(route, Route::PubSub)
         {
             if name == b"ping" {
@@ -610,7 +734,9 @@ impl Session {
                     }
                     LocalReply::Reset(bytes) => {
                         self.tx.reset();
-                        self.pubsub.reset();
+                        if let Some(pubsub) = self.pubsub.as_mut() {
+                            pubsub.reset();
+                        }
                         self.blocking_conn = None;
                         Self::ready(bytes)
                     }
@@ -702,7 +828,8 @@ impl Session {
                 }
             }
             Route::PubSub => {
-                for frame in self.pubsub.command(&self.proxy, &args, proto).await {
+                let pubsub = self.pubsub.get_or_insert_with(PubSub::default);
+                for frame in pubsub.command(&self.proxy, &args, proto).await {
                     io.output.extend_from_slice(&frame);
                 }
             }

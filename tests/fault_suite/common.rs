@@ -194,6 +194,9 @@ impl SlotOwners {
 pub struct ReplyReader {
     stream: TcpStream,
     buffer: Vec<u8>,
+    /// Where the next reply starts in `buffer` (consumed bytes are dropped in bulk, not
+    /// moved once per reply).
+    start: usize,
 }
 
 impl ReplyReader {
@@ -204,6 +207,7 @@ impl ReplyReader {
         ReplyReader {
             stream,
             buffer: Vec::new(),
+            start: 0,
         }
     }
 
@@ -211,11 +215,13 @@ impl ReplyReader {
     pub fn next(&mut self) -> Option<slotproxy::resp::Frame> {
         loop {
             if let Some((frame, used)) =
-                slotproxy::resp::parse_frame(&self.buffer).expect("valid RESP")
+                slotproxy::resp::parse_frame(&self.buffer[self.start..]).expect("valid RESP")
             {
-                self.buffer.drain(..used);
+                self.start += used;
                 return Some(frame);
             }
+            self.buffer.drain(..self.start);
+            self.start = 0;
             let mut chunk = [0u8; 64 * 1024];
             match self.stream.read(&mut chunk) {
                 Ok(0) | Err(_) => return None,

@@ -133,7 +133,7 @@ pub fn hostile_backend() -> Row {
     );
     let rss_before = rss_kb(proxy.pid());
     let mut client = RawClient::connect(proxy.port);
-    let rounds = scaled(5, 200);
+    let rounds = scaled(5, 20);
     let mut samples = Vec::new();
     for i in 0..rounds {
         for key in [format!("moved{i}"), format!("ask{i}"), "huge".to_string()] {

@@ -30,13 +30,23 @@ pub fn no_resend_after_timeout() -> Row {
         &cluster.seeds(),
         &format!("timeouts:\n  operation_ms: {OPERATION_MS}\n"),
     );
-    let owners = SlotOwners::read(&cluster);
-    let node = owners.node_of("{once}");
+    let mut client = RawClient::connect(proxy.port);
+    assert_eq!(
+        client.call(&["SET", "{once}:probe", "1"]),
+        Frame::Simple("OK".into())
+    );
+    // The node that holds the key (the others answer MOVED), asked directly.
+    let node = cluster
+        .nodes
+        .iter()
+        .position(|n| {
+            RawClient::connect(n.port).call(&["EXISTS", "{once}:probe"]) == Frame::Integer(1)
+        })
+        .expect("a node holds the key");
     let pid = cluster.nodes[node].pid();
     let rounds = scaled(30, 300);
     let stop_at = rounds / 3;
     let stopped_rounds = scaled(2, 10);
-    let mut client = RawClient::connect(proxy.port);
     let mut tallies: [Tally; 3] = Default::default();
     let mut incr_values = HashSet::new();
     let mut duplicate_incr_values = 0;
