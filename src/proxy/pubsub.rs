@@ -236,7 +236,9 @@ impl PubSub {
                 event = self.events_rx.recv() => return event,
                 _ = tokio::time::sleep_until(self.next_check) => {
                     self.next_check = Instant::now() + TOPOLOGY_CHECK;
-                    self.follow_topology(proxy).await;
+                    // Boxed: this future is part of every client session's task (a select
+                    // branch), and opening connections makes it large.
+                    Box::pin(self.follow_topology(proxy)).await;
                 }
             }
         }

@@ -269,7 +269,7 @@ struct Session {
     tx: Transaction,
     /// Created by the first pub/sub command: most clients never subscribe, and an idle
     /// client should not carry an event channel.
-    pubsub: Option<PubSub>,
+    pubsub: Option<Box<PubSub>>,
     blocking_conn: Option<Dedicated>,
     closing: bool,
     /// Requests routed but not yet sent, per node; sent when the decoded batch is dispatched.
@@ -558,7 +558,7 @@ impl Timeouts {
 }
 
 /// The next pub/sub event; never, for a client that has not used pub/sub.
-async fn next_event(pubsub: &mut Option<PubSub>, proxy: &Arc<Proxy>) -> Option<Event> {
+async fn next_event(pubsub: &mut Option<Box<PubSub>>, proxy: &Arc<Proxy>) -> Option<Event> {
     match pubsub {
         Some(pubsub) => pubsub.next_event(proxy).await,
         None => std::future::pending().await,
@@ -591,7 +591,7 @@ enum Step {
 impl Session {
     /// Whether pub/sub events may come (subscriptions, or their confirmations pending).
     fn subscribed_or_pending(&self) -> bool {
-        self.pubsub.as_ref().is_some_and(PubSub::is_active)
+        self.pubsub.as_ref().is_some_and(|p| p.is_active())
     }
 
     /// Dispatches decoded requests until one must wait. False when the client is gone.
@@ -699,7 +699,7 @@ impl Session {
             self.batcher.flush();
         }
         if self.client.proto == Proto::Resp2
-            && self.pubsub.as_ref().is_some_and(PubSub::subscribed)
+            && self.pubsub.as_ref().is_some_and(|p| p.subscribed())
             && !matches!(route, Route::PubSub)
         {
             if name == b"ping" {
@@ -828,7 +828,7 @@ impl Session {
                 }
             }
             Route::PubSub => {
-                let pubsub = self.pubsub.get_or_insert_with(PubSub::default);
+                let pubsub = self.pubsub.get_or_insert_with(Box::default);
                 for frame in pubsub.command(&self.proxy, &args, proto).await {
                     io.output.extend_from_slice(&frame);
                 }
