@@ -121,7 +121,6 @@ pub fn reshard_under_load(cluster: &Cluster, proxy_port: u16, admin: u16) {
         increases >= 2,
         "progress not visible while running: {observed:?}"
     );
-    assert!(rate >= 5000.0, "load too low: {rate:.0} ops/s");
     assert!(open_slots(&ports(cluster)).is_empty());
     assert_eq!(slot_count(to, &to_id), before + 2000);
     assert_cluster_check_clean(from);
