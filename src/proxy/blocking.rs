@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use bytes::Bytes;
 
+use super::client_io::ClientIo;
 use super::forward::{error_reply, MAX_REDIRECTS};
-use super::session::ClientIo;
 use super::Proxy;
 use crate::backend::dedicated::Dedicated;
 use crate::resp::Proto;

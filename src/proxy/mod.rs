@@ -1,7 +1,7 @@
 //! The proxy: listener, client sessions, routing, fan-out, transactions, blocking commands
 //! and pub/sub.
 //!
-//! A request goes: [`session`] decodes it → [`router`] classifies it with the command table →
+//! A client is accepted by [`listener`]; a request goes: [`session`] decodes it ([`client_io`]) and [`dispatch`] serves it: → [`router`] classifies it with the command table →
 //! it is answered by the proxy itself ([`answered_here`]), forwarded to one slot's master ([`forward`], batched per
 //! node across the client's pipeline by [`batch`]), split over
 //! several slots ([`fanout`]), or run on a dedicated connection ([`transaction`],
@@ -10,12 +10,15 @@
 pub mod answered_here;
 pub mod batch;
 pub mod blocking;
+pub mod client_io;
 pub mod clients;
 pub mod cluster_info;
 pub mod config_command;
+mod dispatch;
 pub mod fanout;
 pub mod forward;
 pub mod info;
+pub mod listener;
 pub mod pubsub;
 pub mod router;
 pub mod session;
@@ -179,7 +182,7 @@ pub async fn run(
     let proxy = Arc::new(Proxy::new(config, addr, workers));
     let mut senders = Vec::with_capacity(workers);
     for index in 0..workers {
-        senders.push(session::spawn_worker(proxy.clone(), index)?);
+        senders.push(listener::spawn_worker(proxy.clone(), index)?);
     }
     // Start serving even if no seed answers yet: slots then answer CLUSTERDOWN until the
     // refresher reaches a node, which is what a client of a starting cluster expects.
@@ -187,7 +190,7 @@ pub async fn run(
         tracing::warn!("initial topology not available yet: {e}");
     }
     tokio::spawn(proxy.clone().refresher());
-    tokio::spawn(session::accept_loop(proxy.clone(), listener, senders));
+    tokio::spawn(listener::accept_loop(proxy.clone(), listener, senders));
     ready(addr);
     Ok(proxy)
 }

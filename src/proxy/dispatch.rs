@@ -1,0 +1,279 @@
+//! How each decoded request is served: answered at once, queued behind the client's other
+//! requests (a node's reply, a fan-out, a batch), or parked until the FIFO drains and then
+//! run inline (transactions, blocking commands, subscriptions).
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::{Bytes, BytesMut};
+
+use super::answered_here::{self, LocalReply};
+use super::client_io::ClientIo;
+use super::fanout;
+use super::forward::{error_reply, send_to_node, Pending};
+use super::router::{self, Route};
+use super::session::{drain_ready, Session, MAX_PENDING};
+use super::stats::Stats;
+use super::Proxy;
+use crate::metrics::workers::unknown_command;
+use crate::metrics::Timing;
+use crate::resp::{request_bytes, Proto};
+
+/// How a request is served.
+enum Step {
+    /// Leaves a pending reply in the FIFO.
+    Queue(Pending),
+    /// Needs the FIFO drained first, then runs inline.
+    Inline(Route),
+}
+
+impl Session {
+    /// Whether pub/sub events may come (subscriptions, or their confirmations pending).
+    pub(super) fn subscribed_or_pending(&self) -> bool {
+        self.pubsub.as_ref().is_some_and(|p| p.is_active())
+    }
+
+    /// Dispatches decoded requests until one must wait. False when the client is gone.
+    /// `proxy` is the serve loop's own handle: cloning `self.proxy` here, once per batch,
+    /// would write the shared reference count from every worker.
+    pub(super) async fn dispatch_queued(&mut self, io: &mut ClientIo, proxy: &Arc<Proxy>) -> bool {
+        let stats = proxy.metrics.worker(self.client.lane.worker);
+        // The client was active: one clock read per batch, not per request.
+        self.client.handle.touch();
+        // Requests decoded together share one dispatch instant.
+        let mut start = None;
+        loop {
+            if let Some((route, args, timing, silent)) = self.parked.take() {
+                // Replies that are already complete (MULTI's +OK, QUEUED, local answers)
+                // wake nothing: take them now, or a pipelined `MULTI ... EXEC` would wait
+                // for an event that never comes.
+                drain_ready(&mut self.pending, &mut io.output, stats, proxy);
+                if !self.pending.is_empty() {
+                    self.parked = Some((route, args, timing, silent));
+                    break;
+                }
+                self.batcher.flush();
+                if !Box::pin(io.flush()).await {
+                    return false;
+                }
+                let mark = io.output.len();
+                // Boxed: the stateful paths (EXEC, blocking commands, subscriptions) hold large
+                // futures, and unboxed they would size every session's task, idle or not.
+                if !Box::pin(self.inline(route, args, io)).await {
+                    return false;
+                }
+                stats.record(timing, io.output.get(mark..).unwrap_or(&[]), Instant::now());
+                if silent {
+                    io.output.truncate(mark);
+                }
+                start = None;
+                continue;
+            }
+            if self.closing || self.pending.len() >= MAX_PENDING {
+                break;
+            }
+            let Some(args) = io.requests.pop_front() else {
+                break;
+            };
+            let step = self.step(&args);
+            let timing = Timing {
+                command: self.command,
+                start: *start.get_or_insert_with(Instant::now),
+            };
+            let silent = self.client.reply.after_command();
+            match step {
+                Step::Queue(pending) => self.pending.push_back((pending, timing, silent)),
+                Step::Inline(route) => self.parked = Some((route, args, timing, silent)),
+            }
+        }
+        self.batcher.flush();
+        true
+    }
+
+    fn ready(bytes: Bytes) -> Step {
+        Step::Queue(Pending::Ready(bytes))
+    }
+
+    fn step(&mut self, args: &[Bytes]) -> Step {
+        // The name in lower case, on the stack (no allocation per request); a name longer
+        // than any command reads as empty and is refused by the look-up below.
+        let mut lower = [0u8; 32];
+        let name: &[u8] = match lower.get_mut(..args[0].len()) {
+            Some(buf) => {
+                for (dst, src) in buf.iter_mut().zip(args[0].iter()) {
+                    *dst = src.to_ascii_lowercase();
+                }
+                buf
+            }
+            None => b"",
+        };
+        if self.tx.in_multi
+            && !matches!(
+                name,
+                b"exec" | b"discard" | b"multi" | b"watch" | b"quit" | b"reset"
+            )
+        {
+            self.command = router::lookup(args).map_or_else(|_| unknown_command(), |s| s.id);
+            return Self::ready(self.tx.queue(&self.proxy, args.to_vec()));
+        }
+        let spec = match router::lookup(args) {
+            Ok(spec) => spec,
+            Err(e) => {
+                self.command = unknown_command();
+                Stats::inc(&self.proxy.stats.errors);
+                return Self::ready(error_reply(&e));
+            }
+        };
+        self.command = spec.id;
+        self.client.handle.set_last_command(spec);
+        if !self.client.authenticated && !matches!(name, b"auth" | b"hello" | b"quit" | b"reset") {
+            return Self::ready(error_reply(crate::protocol::errors::NOAUTH));
+        }
+        if self.proxy.config.load().denies(name) {
+            return Self::ready(error_reply(&router::denied(name)));
+        }
+        let route = router::route(spec, args);
+        if !matches!(route, Route::Slot(_) | Route::AnyMaster | Route::SplitKeys) {
+            // Whatever this sends must not overtake the client's batched requests.
+            self.batcher.flush();
+        }
+        if self.client.proto == Proto::Resp2
+            && self.pubsub.as_ref().is_some_and(|p| p.subscribed())
+            && !matches!(route, Route::PubSub)
+        {
+            if name == b"ping" {
+                let message = args.get(1).cloned().unwrap_or_default();
+                let mut buf = BytesMut::new();
+                let mut out = crate::resp::ReplyBuf::new(&mut buf, Proto::Resp2);
+                out.array(2);
+                out.bulk(b"pong");
+                out.bulk(&message);
+                return Self::ready(buf.freeze());
+            }
+            if !matches!(name, b"quit" | b"reset") {
+                return Self::ready(error_reply(&format!(
+                    "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
+                    spec.name
+                )));
+            }
+        }
+        let proto = self.client.proto;
+        let lane = self.client.lane;
+        if let Route::Slot(slot) | Route::Blocking(Some(slot)) = route {
+            self.proxy.metrics.worker(lane.worker).slot_op(slot);
+        }
+        match route {
+            Route::Local => {
+                match answered_here::handle(&self.proxy, &mut self.client, spec, args) {
+                    LocalReply::Now(bytes) => Self::ready(bytes),
+                    LocalReply::Later(pending) => Step::Queue(pending),
+                    LocalReply::Close(bytes) => {
+                        self.closing = true;
+                        Self::ready(bytes)
+                    }
+                    LocalReply::Reset(bytes) => {
+                        self.tx.reset();
+                        if let Some(pubsub) = self.pubsub.as_mut() {
+                            pubsub.reset();
+                        }
+                        self.blocking_conn = None;
+                        Self::ready(bytes)
+                    }
+                }
+            }
+            Route::Reject(e) => {
+                Stats::inc(&self.proxy.stats.errors);
+                Self::ready(error_reply(&e))
+            }
+            Route::Slot(slot) => Step::Queue(self.batcher.add(
+                &self.proxy,
+                Some(slot),
+                request_bytes(args),
+                proto,
+                lane,
+            )),
+            Route::AnyMaster => {
+                Step::Queue(
+                    self.batcher
+                        .add(&self.proxy, None, request_bytes(args), proto, lane),
+                )
+            }
+            Route::PubSubHome => match self.proxy.pubsub_home() {
+                Ok(addr) => Step::Queue(send_to_node(
+                    &self.proxy,
+                    addr,
+                    request_bytes(args),
+                    proto,
+                    lane,
+                )),
+                Err(e) => Self::ready(error_reply(&e.to_reply())),
+            },
+            Route::SplitKeys => Step::Queue(fanout::split_keys(
+                &self.proxy,
+                &mut self.batcher,
+                args,
+                proto,
+                lane,
+            )),
+            Route::AllMasters(merge) => Step::Queue(fanout::all_masters(
+                &self.proxy,
+                args.to_vec(),
+                merge,
+                proto,
+                lane,
+            )),
+            Route::Config => Step::Queue(super::config_command::handle(
+                &self.proxy,
+                self.client.admin,
+                spec,
+                args,
+                proto,
+            )),
+            Route::Transaction => match name {
+                b"multi" => Self::ready(self.tx.multi()),
+                b"discard" => Self::ready(self.tx.discard()),
+                b"unwatch" => Self::ready(self.tx.unwatch()),
+                _ => Step::Inline(route),
+            },
+            Route::Blocking(_) | Route::PubSub => Step::Inline(route),
+        }
+    }
+
+    /// Runs a stateful command with the FIFO empty. False when the client is gone.
+    async fn inline(&mut self, route: Route, args: Vec<Bytes>, io: &mut ClientIo) -> bool {
+        let proto = self.client.proto;
+        match route {
+            Route::Transaction if args[0].eq_ignore_ascii_case(b"watch") => {
+                let reply = self.tx.watch(&self.proxy, &args, proto).await;
+                io.output.extend_from_slice(&reply);
+            }
+            Route::Transaction => {
+                let reply = self.tx.exec(&self.proxy, proto).await;
+                io.output.extend_from_slice(&reply);
+            }
+            Route::Blocking(slot) => {
+                match super::blocking::run(
+                    &self.proxy,
+                    slot,
+                    request_bytes(&args),
+                    proto,
+                    io,
+                    &mut self.blocking_conn,
+                )
+                .await
+                {
+                    Ok(reply) => io.output.extend_from_slice(&reply),
+                    Err(super::blocking::Interrupted::ClientGone) => return false,
+                }
+            }
+            Route::PubSub => {
+                let pubsub = self.pubsub.get_or_insert_with(Box::default);
+                for frame in pubsub.command(&self.proxy, &args, proto).await {
+                    io.output.extend_from_slice(&frame);
+                }
+            }
+            _ => {}
+        }
+        true
+    }
+}
