@@ -11,8 +11,35 @@ use test_harness::http::get;
 use test_harness::process::free_port;
 use test_harness::{RawClient, ServerProcess};
 
+/// A `slotproxy --local` process. Dropping it stops it with SIGTERM, so that it stops its
+/// nodes (by PID) before the harness's SIGKILL: a proxy killed outright would leave its
+/// nodes running, even when the test fails halfway.
+struct LocalProxy(ServerProcess);
+
+impl std::ops::Deref for LocalProxy {
+    type Target = ServerProcess;
+    fn deref(&self) -> &ServerProcess {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for LocalProxy {
+    fn deref_mut(&mut self) -> &mut ServerProcess {
+        &mut self.0
+    }
+}
+
+impl Drop for LocalProxy {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.0.pid().to_string()])
+            .status();
+        self.0.wait_exit(Duration::from_secs(15));
+    }
+}
+
 /// Starts `slotproxy --local 3`; returns it, its client port and its nodes' ports.
-fn start_local() -> (ServerProcess, u16, Vec<u16>) {
+fn start_local() -> (LocalProxy, u16, Vec<u16>) {
     let port = free_port();
     let args: Vec<String> = [
         "--local",
@@ -44,7 +71,7 @@ fn start_local() -> (ServerProcess, u16, Vec<u16>) {
         .filter_map(|addr| addr.rsplit(':').next()?.parse().ok())
         .collect();
     assert_eq!(node_ports.len(), 3);
-    (proxy, port, node_ports)
+    (LocalProxy(proxy), port, node_ports)
 }
 
 #[test]
@@ -269,4 +296,12 @@ fn a_killed_local_node_is_restarted_with_its_id_and_slots() {
     mget.extend(keys.iter().map(String::as_str));
     let expected: Vec<Frame> = keys.iter().map(|k| Frame::bulk(format!("v-{k}"))).collect();
     assert_eq!(client.call(&mget), Frame::Array(expected));
+    // Stopping the proxy stops the restarted node too.
+    drop(proxy);
+    for &node in &node_ports {
+        assert!(
+            TcpStream::connect(("127.0.0.1", node)).is_err(),
+            "node {node} still running after the proxy stopped"
+        );
+    }
 }
