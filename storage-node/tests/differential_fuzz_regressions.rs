@@ -70,3 +70,23 @@ fn lua_numbers_outside_i64_become_i64_min() {
         &["EVAL_RO", "return tonumber('nan')", "0"],
     ]);
 }
+
+/// Scores, score ranges and weights accept C `strtod`'s hexadecimal floats.
+#[test]
+fn zset_scores_accept_hexadecimal_floats() {
+    let mut d = Differential::start();
+    d.check_all(&[
+        &["ZADD", "{fz}zset", "1", "a", "2", "b", "8", "c"],
+        &["ZADD", "{fz}zset", "XX", "CH", "0x1p3", "a"],
+        &["ZINCRBY", "{fz}zset", "0x10", "b"],
+        &["ZRANGEBYSCORE", "{fz}zset", "0x1p3", "+inf", "WITHSCORES"],
+        &["ZREVRANGEBYSCORE", "{fz}zset", "0x10", "(0x1p3"],
+        &["ZCOUNT", "{fz}zset", "(-inf", "0x1p3"],
+        &["ZREMRANGEBYSCORE", "{fz}missing", "0x1p3", "(1"],
+        &["ZUNIONSTORE", "{fz}out", "1", "{fz}zset", "WEIGHTS", "0x.8"],
+        &["ZRANGE", "{fz}out", "0", "-1", "WITHSCORES"],
+        &["ZADD", "{fz}zset", "0x", "d"],
+        &["ZADD", "{fz}zset", "0x1p", "d"],
+        &["ZRANGEBYSCORE", "{fz}zset", "0xg", "1"],
+    ]);
+}

@@ -46,9 +46,10 @@ fn strtod_whole(text: &[u8]) -> Option<f64> {
     let value = match unsigned {
         "inf" | "infinity" if lower.starts_with('-') => f64::NEG_INFINITY,
         "inf" | "infinity" => f64::INFINITY,
-        _ if unsigned.starts_with(|c: char| c.is_ascii_digit() || c == '.') => {
-            text.parse::<f64>().ok()?
-        }
+        _ if unsigned.starts_with(|c: char| c.is_ascii_digit() || c == '.') => text
+            .parse::<f64>()
+            .ok()
+            .or_else(|| slotproxy::numbers::parse_hex_f64(text))?,
         _ => return None,
     };
     (!value.is_nan()).then_some(value)
