@@ -90,3 +90,21 @@ fn zset_scores_accept_hexadecimal_floats() {
         &["ZRANGEBYSCORE", "{fz}zset", "0xg", "1"],
     ]);
 }
+
+/// EXEC refused for its arity aborts with EXECABORT even outside MULTI, and drops WATCH.
+#[test]
+fn refused_exec_aborts_outside_multi_too() {
+    let mut d = Differential::start();
+    let (mut node_other, mut redis_other) = d.clients();
+    d.check_all(&[
+        &["EXEC", "+"],
+        &["WATCH", "{fz}k"],
+        &["EXEC", "{fz}int"],
+        &["MULTI"],
+        &["SET", "{fz}k", "1"],
+    ]);
+    // Had WATCH survived the refused EXEC, this write would make EXEC answer a null array.
+    node_other.call(&["SET", "{fz}k", "other"]);
+    redis_other.call(&["SET", "{fz}k", "other"]);
+    d.check_all(&[&["EXEC"], &["MULTI"], &["EXEC", "x"], &["EXEC"]]);
+}

@@ -14,7 +14,8 @@
 //! WATCH, QUIT and RESET to [`queue_if_in_multi`] once its name, arity, authentication and
 //! `no-multi` flag are checked; it answers `+QUEUED`. A command refused by those checks goes
 //! through [`rejected`], which flags the transaction so EXEC aborts (and a refused EXEC
-//! aborts at once with `EXECABORT Transaction discarded because of: <reason>`).
+//! aborts at once with `EXECABORT Transaction discarded because of: <reason>`, in MULTI or
+//! not).
 //!
 //! EXEC runs the queue in one go: the keyspace lock is held for the whole request batch, so
 //! no other client sees a partial state. During it blocking commands answer as their
@@ -98,15 +99,16 @@ pub fn rejected(
     if client.nested {
         return error;
     }
-    let Some(multi) = &mut client.multi else {
-        return error;
-    };
-    multi.aborted = true;
+    // A refused EXEC aborts even outside MULTI (Redis's rejectCommand calls
+    // execCommandAbort either way, which also drops every WATCH).
     if args.first().is_some_and(|name| is(name, "exec")) {
         discard_transaction(keyspace, client);
         let reason = error.message();
         let reason = reason.strip_prefix("ERR ").unwrap_or(reason);
         return format!("EXECABORT Transaction discarded because of: {reason}").into();
+    }
+    if let Some(multi) = &mut client.multi {
+        multi.aborted = true;
     }
     error
 }
