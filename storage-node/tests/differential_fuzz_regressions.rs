@@ -108,3 +108,12 @@ fn refused_exec_aborts_outside_multi_too() {
     redis_other.call(&["SET", "{fz}k", "other"]);
     d.check_all(&[&["EXEC"], &["MULTI"], &["EXEC", "x"], &["EXEC"]]);
 }
+
+/// Errors that echo an argument print it as a C string: up to its first NUL byte.
+#[test]
+fn echoed_arguments_stop_at_nul() {
+    let mut d = Differential::start();
+    d.check_bytes(&[b"CLUSTER", b"\0\x7f\r\n"]);
+    d.check_bytes(&[b"OBJECT", b"ab\0cd", b"{fz}k"]);
+    d.check_bytes(&[b"NOSUCH\0X", b"a\0b", b"\0"]);
+}

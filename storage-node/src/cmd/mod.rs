@@ -205,14 +205,14 @@ impl Dispatch {
 
 /// Redis's reply to a command it does not have.
 pub fn unknown_command_error(args: &[Bytes]) -> String {
-    let name = String::from_utf8_lossy(args.first().map_or(&b""[..], |a| &a[..]));
+    let name = String::from_utf8_lossy(c_string(args.first().map_or(&b""[..], |a| &a[..])));
     let mut shown = String::new();
     for arg in args.iter().skip(1) {
         if shown.len() >= 128 {
             break;
         }
         let room = 128 - shown.len();
-        let text = String::from_utf8_lossy(arg);
+        let text = String::from_utf8_lossy(c_string(arg));
         let cut: String = text.chars().take(room).collect();
         shown.push_str(&format!("'{cut}' "));
     }
@@ -220,9 +220,17 @@ pub fn unknown_command_error(args: &[Bytes]) -> String {
     format!("ERR unknown command '{name}', with args beginning with: {shown}")
 }
 
+/// An argument as C's `%s` prints it: up to its first NUL byte. Redis formats the
+/// arguments it echoes in errors that way.
+fn c_string(arg: &[u8]) -> &[u8] {
+    arg.iter()
+        .position(|&b| b == 0)
+        .map_or(arg, |end| &arg[..end])
+}
+
 /// Redis's reply to a subcommand a container command does not have.
 pub fn unknown_subcommand(args: &[Bytes]) -> CmdError {
-    let sub: String = String::from_utf8_lossy(&args[1])
+    let sub: String = String::from_utf8_lossy(c_string(&args[1]))
         .chars()
         .take(128)
         .collect();
