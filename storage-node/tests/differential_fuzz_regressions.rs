@@ -117,3 +117,14 @@ fn echoed_arguments_stop_at_nul() {
     d.check_bytes(&[b"OBJECT", b"ab\0cd", b"{fz}k"]);
     d.check_bytes(&[b"NOSUCH\0X", b"a\0b", b"\0"]);
 }
+
+/// Score ranges are read as C strings: a NUL byte ends the number.
+#[test]
+fn score_ranges_stop_at_nul() {
+    let mut d = Differential::start();
+    d.check(&["ZADD", "{fz}z", "0", "a", "1", "b"]);
+    d.check_bytes(&[b"ZRANGE", b"{fz}z", b"-1", b"\0\x7f\r\n", b"BYSCORE"]);
+    d.check_bytes(&[b"ZCOUNT", b"{fz}z", b"1\0junk", b"(2\0"]);
+    d.check_bytes(&[b"ZRANGEBYSCORE", b"{fz}z", b"(\0", b"+inf"]);
+    d.check_bytes(&[b"ZADD", b"{fz}z", b"1\0", b"c"]);
+}
