@@ -122,9 +122,9 @@ pub fn run_case(sides: &Sides, steps: &[Step]) -> Outcome {
             }
         }
         let (outer, inner) = names(step);
-        let mut how = policy::comparison(&outer);
+        let mut how = policy::comparison(&outer, &step.args);
         if let Some(inner) = &inner {
-            how = lenient(how, policy::comparison(inner));
+            how = lenient(how, policy::comparison(inner, &step.args));
         }
         let is_exec = outer == "exec";
         if let (Some(q), true) = (queued, is_exec) {
