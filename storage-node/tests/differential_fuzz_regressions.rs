@@ -128,3 +128,37 @@ fn score_ranges_stop_at_nul() {
     d.check_bytes(&[b"ZRANGEBYSCORE", b"{fz}z", b"(\0", b"+inf"]);
     d.check_bytes(&[b"ZADD", b"{fz}z", b"1\0", b"c"]);
 }
+
+/// A key count of `i64::MAX` is an invalid key spec, not an overflow (a debug build
+/// panicked computing the last key's index; the proxy dropped the connection).
+#[test]
+fn key_count_at_the_i64_limit() {
+    let mut d = Differential::start();
+    d.check_all(&[
+        &[
+            "COMMAND",
+            "GETKEYS",
+            "ZUNIONSTORE",
+            "{fz}d",
+            "9223372036854775807",
+            "{fz}a",
+        ],
+        &[
+            "COMMAND",
+            "GETKEYS",
+            "ZMPOP",
+            "9223372036854775807",
+            "{fz}a",
+            "MAX",
+        ],
+        &[
+            "ZUNIONSTORE",
+            "{fz}d",
+            "9223372036854775807",
+            "{fz}a",
+            "AGGREGATE",
+            "MAX",
+        ],
+        &["PING"],
+    ]);
+}
