@@ -74,6 +74,11 @@ pub const EXCLUDED_THROUGH_PROXY: &[(&str, &str)] = &[
         "dbsize",
         "the proxy sums all masters; the prepared keys live in one slot only",
     ),
+    ("restore-asking", "refused by the proxy: cluster-internal"),
+    (
+        "copy",
+        "a cluster has only database 0 (COPY ... DB n is refused in cluster mode)",
+    ),
     (
         "wait",
         "the proxy's WAIT waits on its backends, a different question",
