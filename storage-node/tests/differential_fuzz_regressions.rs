@@ -235,3 +235,22 @@ mod pending_crashes {
         );
     }
 }
+
+/// SORT of a list BY a pattern without `*` (no sorting) reads the list from the tail for
+/// DESC, with or without LIMIT.
+#[test]
+fn sort_list_without_sorting_honours_desc() {
+    let mut d = Differential::start();
+    d.check_all(&[
+        &["RPUSH", "{fz}list", "a", "b", "c", "1", "2", "3"],
+        &[
+            "SORT", "{fz}list", "BY", "", "LIMIT", "0", "1", "DESC", "ALPHA",
+        ],
+        &["SORT", "{fz}list", "BY", "nosort", "DESC"],
+        &[
+            "SORT", "{fz}list", "BY", "nosort", "LIMIT", "1", "3", "DESC",
+        ],
+        &["SORT", "{fz}list", "BY", "nosort", "LIMIT", "1", "3"],
+        &["SORT_RO", "{fz}list", "BY", "nosort", "DESC", "GET", "#"],
+    ]);
+}
