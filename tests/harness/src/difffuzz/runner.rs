@@ -43,6 +43,8 @@ pub struct Mismatch {
     pub family: String,
     pub difference: Difference,
     pub step: String,
+    /// The steps of the case before this one, to reproduce it.
+    pub before: Vec<String>,
     pub subject: String,
     pub reference: String,
 }
@@ -146,6 +148,7 @@ pub fn run_case(sides: &Sides, steps: &[Step]) -> Outcome {
                 command,
                 difference,
                 step: step.show(),
+                before: steps[..index].iter().map(Step::show).collect(),
                 subject: show(&subject_reply),
                 reference: show(&reference_reply),
             });
