@@ -117,9 +117,56 @@ pub fn parse_f64(text: &[u8]) -> Option<f64> {
             }
         }
         "nan" => return None,
-        _ => s.parse::<f64>().ok()?,
+        _ => s.parse::<f64>().ok().or_else(|| parse_hex_f64(s))?,
     };
     (!value.is_nan()).then_some(value)
+}
+
+/// The hexadecimal floats C's `strtod` also accepts (`0x10`, `0x1p3`, `-0X1.8P-1`): hex
+/// digits with at most one point, then an optional binary exponent `p[+-]digits`. Redis
+/// reads scores and ranges with `strtod`, so `ZADD k 0x1p3 m` is a score of 8.
+pub fn parse_hex_f64(text: &str) -> Option<f64> {
+    let (negative, rest) = split_sign(text);
+    let rest = rest
+        .strip_prefix("0x")
+        .or_else(|| rest.strip_prefix("0X"))?;
+    let (digits, exponent) = match rest.find(['p', 'P']) {
+        Some(at) => (&rest[..at], Some(&rest[at + 1..])),
+        None => (rest, None),
+    };
+    let (whole, fraction) = digits.split_once('.').unwrap_or((digits, ""));
+    if whole.is_empty() && fraction.is_empty() {
+        return None;
+    }
+    let mut mantissa = 0f64;
+    for c in whole.chars().chain(fraction.chars()) {
+        mantissa = mantissa * 16.0 + f64::from(c.to_digit(16)?);
+    }
+    let mut power = -4 * fraction.len() as i64;
+    if let Some(exponent) = exponent {
+        let (exponent_negative, exponent_digits) = split_sign(exponent);
+        if exponent_digits.is_empty() || !exponent_digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        // Anything past a few thousand is already infinity or zero.
+        let magnitude: i64 = exponent_digits.parse().unwrap_or(i64::MAX).min(100_000);
+        power += if exponent_negative {
+            -magnitude
+        } else {
+            magnitude
+        };
+    }
+    let value = mantissa * 2f64.powi(power.clamp(-100_000, 100_000) as i32);
+    Some(if negative { -value } else { value })
+}
+
+/// An optional leading `+` or `-`: whether it was `-`, and the rest.
+fn split_sign(text: &str) -> (bool, &str) {
+    match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    }
 }
 
 #[cfg(test)]
@@ -155,6 +202,13 @@ mod tests {
         assert_eq!(parse_f64(b" 1"), None);
         assert_eq!(parse_f64(b"nan"), None);
         assert_eq!(parse_f64(b"abc"), None);
+        assert_eq!(parse_f64(b"0x10"), Some(16.0));
+        assert_eq!(parse_f64(b"0x1p3"), Some(8.0));
+        assert_eq!(parse_f64(b"-0X1.8P-1"), Some(-0.75));
+        assert_eq!(parse_f64(b"0x.8"), Some(0.5));
+        for bad in ["0x", "0x.", "0xg", "0x1p", "0x1p+", "0x1.2.3", "0x 1"] {
+            assert_eq!(parse_f64(bad.as_bytes()), None, "{bad}");
+        }
     }
 
     #[test]

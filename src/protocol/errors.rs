@@ -32,8 +32,13 @@ pub fn error_reply(message: &str) -> Bytes {
     Bytes::from(out)
 }
 
-/// At most 128 characters of an argument, as Redis quotes client input in errors.
+/// At most 128 characters of an argument, as Redis quotes client input in errors: with C's
+/// `%s`, so only up to the argument's first NUL byte.
 fn shown(arg: &[u8], room: usize) -> String {
+    let arg = arg
+        .iter()
+        .position(|&b| b == 0)
+        .map_or(arg, |end| &arg[..end]);
     String::from_utf8_lossy(arg).chars().take(room).collect()
 }
 

@@ -172,7 +172,12 @@ impl KeySpec {
                     return invalid;
                 };
                 let first = first + first_key;
-                (first, first + count - 1, *key_step)
+                // A count near i64::MAX (from the client) must not overflow: it is simply
+                // more keys than there are arguments.
+                let Some(last) = first.checked_add(count - 1) else {
+                    return invalid;
+                };
+                (first, last, *key_step)
             }
             FindKeys::Unknown => return invalid,
         };

@@ -96,3 +96,18 @@ fn ids_are_dense_and_follow_all_specs() {
         "config|get"
     );
 }
+
+#[test]
+fn key_count_at_i64_max_is_invalid_not_an_overflow() {
+    let table = CommandTable::get();
+    for words in [
+        &["ZUNIONSTORE", "d", "9223372036854775807", "a"][..],
+        &["ZMPOP", "9223372036854775807", "a", "MAX"],
+        &["EVAL", "return 1", "9223372036854775807", "a"],
+    ] {
+        let a = args(words);
+        let spec = table.lookup(&a).expect("known command");
+        // Falls back to the command's own rule, which finds no keys for a count past argc.
+        assert_eq!(spec.key_indexes(&a), Ok(vec![]), "{words:?}");
+    }
+}

@@ -119,6 +119,18 @@ pub fn split_keys(
 ) -> Pending {
     let merge = Merge::of(&args[0]);
     let stride = merge.stride();
+    // MSET with a key but no value passes the table's arity (-3) but not Redis's own
+    // check: the first key's node answers the arity error, as Redis would, instead of the
+    // split cutting a pair past the end of the arguments.
+    if !(args.len() - 1).is_multiple_of(stride) {
+        return batcher.add(
+            proxy,
+            Some(key_slot(&args[1])),
+            request_bytes(args),
+            proto,
+            lane,
+        );
+    }
     let groups = group_by_slot(args, stride);
     let stats = proxy.metrics.worker(lane.worker);
     for group in &groups {

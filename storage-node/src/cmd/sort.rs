@@ -165,13 +165,16 @@ fn sort_generic(ctx: &mut Ctx<'_>, args: &[Bytes], read_only: bool) -> CmdResult
         }
     }
     let is_set = matches!(db.peek(&args[1]).map(|e| &e.value), Some(Value::Set(_)));
+    let is_list = matches!(db.peek(&args[1]).map(|e| &e.value), Some(Value::List(_)));
     if options.dont_sort && is_set && options.store.is_some() {
         options.dont_sort = false;
         options.alpha = true;
         options.by = None;
     }
     if options.dont_sort {
-        if is_zset && options.desc {
+        // Lists and sorted sets keep their own order, read from the tail for DESC (Redis
+        // walks a list backwards from `length - start - 1`); sets have no order to reverse.
+        if (is_zset || is_list) && options.desc {
             elements.reverse();
         }
     } else {

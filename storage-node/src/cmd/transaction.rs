@@ -14,7 +14,8 @@
 //! WATCH, QUIT and RESET to [`queue_if_in_multi`] once its name, arity, authentication and
 //! `no-multi` flag are checked; it answers `+QUEUED`. A command refused by those checks goes
 //! through [`rejected`], which flags the transaction so EXEC aborts (and a refused EXEC
-//! aborts at once with `EXECABORT Transaction discarded because of: <reason>`).
+//! aborts at once with `EXECABORT Transaction discarded because of: <reason>`, in MULTI or
+//! not).
 //!
 //! EXEC runs the queue in one go: the keyspace lock is held for the whole request batch, so
 //! no other client sees a partial state. During it blocking commands answer as their
@@ -96,14 +97,16 @@ pub fn rejected(
     args: &[Bytes],
     error: CmdError,
 ) -> CmdError {
-    if client.nested || client.multi.is_none() {
+    if client.nested {
         return error;
     }
-    flag_refused(client);
+    // A refused EXEC aborts even outside MULTI (Redis's rejectCommand calls
+    // execCommandAbort either way, which also drops every WATCH).
     if args.first().is_some_and(|name| is(name, "exec")) {
         discard_transaction(keyspace, client);
         return exec_refused(error.message()).into();
     }
+    flag_refused(client);
     error
 }
 

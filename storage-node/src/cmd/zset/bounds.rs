@@ -32,8 +32,10 @@ pub fn score_arg(arg: &[u8]) -> Result<f64, CmdError> {
         .ok_or(CmdError::from(NOT_FLOAT))
 }
 
-/// C's `strtod` over the whole argument, as `zslParseRange` uses it.
+/// C's `strtod` over the whole argument, as `zslParseRange` uses it: a C string, so a NUL
+/// byte ends it (`"\0x"` reads as the empty string, which is 0).
 fn strtod_whole(text: &[u8]) -> Option<f64> {
+    let text = text.split(|&b| b == 0).next().unwrap_or_default();
     if text.is_empty() {
         return Some(0.0);
     }
@@ -46,9 +48,10 @@ fn strtod_whole(text: &[u8]) -> Option<f64> {
     let value = match unsigned {
         "inf" | "infinity" if lower.starts_with('-') => f64::NEG_INFINITY,
         "inf" | "infinity" => f64::INFINITY,
-        _ if unsigned.starts_with(|c: char| c.is_ascii_digit() || c == '.') => {
-            text.parse::<f64>().ok()?
-        }
+        _ if unsigned.starts_with(|c: char| c.is_ascii_digit() || c == '.') => text
+            .parse::<f64>()
+            .ok()
+            .or_else(|| slotproxy::numbers::parse_hex_f64(text))?,
         _ => return None,
     };
     (!value.is_nan()).then_some(value)

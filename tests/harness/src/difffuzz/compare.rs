@@ -39,12 +39,17 @@ fn kind(reply: &Result<Reply, Failure>) -> &'static str {
     }
 }
 
-/// How unknown a reply says the command is: 2 for `unknown command`, 1 for `unknown
+/// How unknown a reply says the command is: 2 for `unknown command` (also from a script), 1 for `unknown
 /// subcommand`, 0 otherwise. A subject that does not know a container (ACL) answers
 /// `unknown command` where Redis says `unknown subcommand` to a bad subcommand.
 fn unknown_level(reply: &Result<Reply, Failure>) -> u8 {
     match reply {
-        Ok((Frame::Error(text), _)) if text.starts_with(b"ERR unknown command") => 2,
+        Ok((Frame::Error(text), _))
+            if text.starts_with(b"ERR unknown command")
+                || text.starts_with(b"ERR Unknown Redis command called from script") =>
+        {
+            2
+        }
         Ok((Frame::Error(text), _)) if text.starts_with(b"ERR unknown subcommand") => 1,
         _ => 0,
     }

@@ -74,6 +74,11 @@ pub const EXCLUDED_THROUGH_PROXY: &[(&str, &str)] = &[
         "dbsize",
         "the proxy sums all masters; the prepared keys live in one slot only",
     ),
+    ("restore-asking", "refused by the proxy: cluster-internal"),
+    (
+        "copy",
+        "a cluster has only database 0 (COPY ... DB n is refused in cluster mode)",
+    ),
     (
         "wait",
         "the proxy's WAIT waits on its backends, a different question",
@@ -177,11 +182,16 @@ pub fn exclusion(name: &str, through_proxy: bool) -> Option<&'static str> {
     })
 }
 
-/// How the reply of command `name` (table name, `container|sub`) is compared.
-pub fn comparison(name: &str) -> Comparison {
+/// How the reply of command `name` (table name, `container|sub`) with arguments `args` is
+/// compared.
+pub fn comparison(name: &str, args: &[Vec<u8>]) -> Comparison {
+    // SORT BY a pattern: equal weights (no key matches, or a pattern without `*`, which
+    // means no sorting) leave the order to redis-server's set iteration and quicksort.
+    let sorted_by_pattern =
+        matches!(name, "sort" | "sort_ro") && args.iter().any(|a| a.eq_ignore_ascii_case(b"by"));
     if listed(name, KIND_ONLY).is_some() {
         Comparison::KindOnly
-    } else if UNORDERED.iter().any(|entry| matches(name, entry)) {
+    } else if sorted_by_pattern || UNORDERED.iter().any(|entry| matches(name, entry)) {
         Comparison::Unordered
     } else {
         Comparison::Exact

@@ -151,6 +151,9 @@ impl Report {
                 m.subject,
                 m.reference
             );
+            if !m.before.is_empty() {
+                let _ = writeln!(out, "  after: {}", m.before.join(" | "));
+            }
         }
         for ((command, difference), n) in &self.allowed {
             let _ = writeln!(
