@@ -179,7 +179,11 @@ mod script_crashes {
         // The reply may nest thousands deep (past what `parse_frame` builds): read its bytes.
         // A node that died fails here ("server closed the connection").
         let reply = client.read_raw_reply();
-        assert!(!reply.is_empty(), "no reply to {script}; log:\n{}", node.log());
+        assert!(
+            !reply.is_empty(),
+            "no reply to {script}; log:\n{}",
+            node.log()
+        );
         let pong = RawClient::connect(node.port).call(&["PING"]);
         assert_eq!(pong.as_bytes(), Some(&b"PONG"[..]));
     }

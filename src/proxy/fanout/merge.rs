@@ -19,8 +19,10 @@ const SLOWLOG_DEFAULT_COUNT: i64 = 10;
 /// `name count` pairs (a flat array; a map is read too), counts added per name, in the
 /// order names first appear.
 pub fn sum_pairs(frames: impl Iterator<Item = Frame>, proto: Proto) -> Bytes {
+    // Every master answers the channels asked, in the order asked (a channel asked twice is
+    // answered twice, as one server does): the counts add up position by position.
     let mut totals: Vec<(Frame, i64)> = Vec::new();
-    for frame in frames {
+    for (i, frame) in frames.enumerate() {
         let pairs: Vec<(Frame, Frame)> = match frame {
             Frame::Map(pairs) => pairs,
             Frame::Array(items) => {
@@ -33,11 +35,16 @@ pub fn sum_pairs(frames: impl Iterator<Item = Frame>, proto: Proto) -> Bytes {
             }
             _ => Vec::new(),
         };
-        for (name, count) in pairs {
-            let count = count.as_integer().unwrap_or(0);
-            match totals.iter_mut().find(|(n, _)| *n == name) {
-                Some((_, total)) => *total += count,
-                None => totals.push((name, count)),
+        if i == 0 {
+            totals = pairs
+                .into_iter()
+                .map(|(name, count)| (name, count.as_integer().unwrap_or(0)))
+                .collect();
+            continue;
+        }
+        for ((name, total), (other, count)) in totals.iter_mut().zip(pairs) {
+            if *name == other {
+                *total += count.as_integer().unwrap_or(0);
             }
         }
     }

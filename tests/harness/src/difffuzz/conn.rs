@@ -5,7 +5,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use slotproxy::resp::{parse_frame, request_bytes, Frame};
+use slotproxy::resp::{parse_frame, request_bytes, Frame, ReplyScanner};
 
 /// What went wrong on a connection.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -52,6 +52,19 @@ impl Conn {
         let deadline = Instant::now() + self.timeout;
         loop {
             match parse_frame(&self.buffer) {
+                // A reply nested deeper than frames are built (a script's result may nest
+                // thousands deep) is delimited without building it, and compared as bytes.
+                Err(e) if format!("{e:?}").contains("nesting too deep") => {
+                    match ReplyScanner::default().scan(&self.buffer) {
+                        Ok(Some(used)) => {
+                            let raw: Vec<u8> = self.buffer.drain(..used).collect();
+                            let marker = Frame::Simple("(a reply nested too deep to build)".into());
+                            return Ok((marker, raw));
+                        }
+                        Ok(None) => {}
+                        Err(e) => return Err(Failure::Garbage(format!("{e:?}"))),
+                    }
+                }
                 Err(e) => return Err(Failure::Garbage(format!("{e:?}"))),
                 Ok(Some((frame, used))) => {
                     let raw: Vec<u8> = self.buffer.drain(..used).collect();
