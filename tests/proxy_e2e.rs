@@ -12,34 +12,7 @@ mod proxy_e2e {
 }
 
 use proxy_e2e::*;
-use test_harness::{start_proxy, Cluster};
-
-/// One test per backend for a scenario taking the cluster and the proxy.
-macro_rules! on_both_backends {
-    ($name:ident, $flags:expr, $scenario:expr) => {
-        mod $name {
-            use super::*;
-
-            #[test]
-            fn redis_cluster() {
-                #[allow(unused_mut)]
-                let mut cluster = Cluster::redis(3);
-                let proxy = start_proxy(&cluster.seeds(), $flags);
-                #[allow(clippy::redundant_closure_call)]
-                ($scenario)(&mut cluster, proxy.port);
-            }
-
-            #[test]
-            fn storage_nodes() {
-                #[allow(unused_mut)]
-                let mut cluster = Cluster::storage_nodes(3);
-                let proxy = start_proxy(&cluster.seeds(), $flags);
-                #[allow(clippy::redundant_closure_call)]
-                ($scenario)(&mut cluster, proxy.port);
-            }
-        }
-    };
-}
+use test_harness::{on_both_backends, Cluster};
 
 on_both_backends!(
     routing_fanout_transactions_blocking_pubsub,

@@ -5,28 +5,16 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use slotproxy::resp::Frame;
-use test_harness::cluster::proxy_binary;
+use test_harness::cluster::{proxy_binary, start_proxy_from, write_proxy_config};
 use test_harness::process::free_port;
 use test_harness::{Cluster, RawClient, ServerProcess};
 
 fn write_config(path: &std::path::Path, listen_port: u16, seeds: &[String], extra: &str) {
-    let seeds: Vec<String> = seeds.iter().map(|s| format!("  - {s}")).collect();
-    let text = format!(
-        "listen: 127.0.0.1:{listen_port}\nadmin:\n  listen: 127.0.0.1:0\nseeds:\n{}\n{extra}",
-        seeds.join("\n")
-    );
-    std::fs::write(path, text).expect("write config");
+    write_proxy_config(path, listen_port, seeds, "", extra);
 }
 
 fn start_with_config(path: &std::path::Path, port: u16) -> ServerProcess {
-    let args = vec!["--config".to_string(), path.display().to_string()];
-    ServerProcess::spawn(
-        "slotproxy",
-        &proxy_binary(),
-        &args,
-        port,
-        "Ready to accept connections",
-    )
+    start_proxy_from(path, port)
 }
 
 /// Waits (bounded) for the server to close the connection.

@@ -6,9 +6,8 @@
 use std::time::{Duration, Instant};
 
 use slotproxy::resp::Frame;
-use test_harness::cluster::proxy_binary;
-use test_harness::process::free_port;
-use test_harness::{Cluster, ServerProcess};
+use test_harness::cluster::start_proxy_with_config;
+use test_harness::{on_both_backends, Cluster, ServerProcess};
 
 mod proxy_guards_multi {
     pub mod config;
@@ -19,24 +18,7 @@ mod proxy_guards_multi {
 
 /// A proxy in front of `cluster`, configured with `extra` YAML (deny list, users).
 pub fn start_proxy_with(cluster: &Cluster, extra: &str) -> ServerProcess {
-    let port = free_port();
-    let dir = std::env::temp_dir().join(format!("slotproxy-guards-multi-{port}"));
-    std::fs::create_dir_all(&dir).expect("dir");
-    let path = dir.join("slotproxy.yaml");
-    let seeds: Vec<String> = cluster.seeds().iter().map(|s| format!("  - {s}")).collect();
-    let text = format!(
-        "listen: 127.0.0.1:{port}\nadmin:\n  listen: 127.0.0.1:0\n  poll_interval_ms: 200\nseeds:\n{}\n{extra}",
-        seeds.join("\n")
-    );
-    std::fs::write(&path, text).expect("write config");
-    let args = vec!["--config".to_string(), path.display().to_string()];
-    ServerProcess::spawn(
-        "slotproxy",
-        &proxy_binary(),
-        &args,
-        port,
-        "Ready to accept connections",
-    )
+    start_proxy_with_config(&cluster.seeds(), "  poll_interval_ms: 200\n", extra).0
 }
 
 /// Polls `check` until it holds, for at most `limit`.
@@ -65,36 +47,9 @@ pub fn text(frame: &Frame) -> String {
     }
 }
 
-/// One test per backend for a scenario taking the cluster and the proxy.
-macro_rules! on_both_backends {
-    ($name:ident, $extra:expr, $scenario:expr) => {
-        mod $name {
-            use super::*;
-
-            #[test]
-            fn redis_cluster() {
-                #[allow(unused_mut)]
-                let mut cluster = Cluster::redis(3);
-                let proxy = start_proxy_with(&cluster, $extra);
-                #[allow(clippy::redundant_closure_call)]
-                ($scenario)(&mut cluster, &proxy);
-            }
-
-            #[test]
-            fn storage_nodes() {
-                #[allow(unused_mut)]
-                let mut cluster = Cluster::storage_nodes(3);
-                let proxy = start_proxy_with(&cluster, $extra);
-                #[allow(clippy::redundant_closure_call)]
-                ($scenario)(&mut cluster, &proxy);
-            }
-        }
-    };
-}
-
 on_both_backends!(
     every_route_class_inside_multi,
-    "deny_commands: [GETSET]\n",
+    start = |c: &Cluster| start_proxy_with(c, "deny_commands: [GETSET]\n"),
     |cluster: &mut Cluster, proxy: &ServerProcess| {
         let standalone = ServerProcess::redis_server(&[]);
         proxy_guards_multi::multi::queued_like_one_server(
@@ -109,7 +64,7 @@ on_both_backends!(
 
 on_both_backends!(
     keyless_commands_merge_or_refuse,
-    "",
+    start = |c: &Cluster| start_proxy_with(c, ""),
     |cluster: &mut Cluster, proxy: &ServerProcess| {
         let standalone = ServerProcess::redis_server(&[]);
         proxy_guards_multi::keyless::one_node_commands_are_refused(proxy.port);
@@ -123,7 +78,10 @@ on_both_backends!(
 
 on_both_backends!(
     script_kill_reaches_the_busy_node,
-    "backend:\n  connections_per_node: 2\ntimeouts:\n  operation_ms: 60000\n",
+    start = |c: &Cluster| start_proxy_with(
+        c,
+        "backend:\n  connections_per_node: 2\ntimeouts:\n  operation_ms: 60000\n"
+    ),
     |_: &mut Cluster, proxy: &ServerProcess| {
         proxy_guards_multi::script_kill::kill_through_the_proxy(proxy.port);
     }

@@ -122,14 +122,7 @@ async fn everywhere(proxy: &Arc<Proxy>, args: &[&[u8]]) -> Result<Vec<Bytes>, By
             )
         })
         .collect();
-    let mut replies = Vec::with_capacity(children.len());
-    for child in children {
-        replies.push(child.reply(proxy).await);
-    }
-    match replies.iter().find(|r| r.first() == Some(&b'-')) {
-        Some(error) => Err(error.clone()),
-        None => Ok(replies),
-    }
+    super::fanout::gather(proxy, children).await
 }
 
 /// The proxy's value of one of its own settings.

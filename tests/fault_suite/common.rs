@@ -2,12 +2,9 @@
 
 use std::io::Read;
 use std::net::TcpStream;
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use test_harness::cluster::proxy_binary;
-use test_harness::process::free_port;
 use test_harness::ServerProcess;
 
 /// `FAULT_PROFILE=full` runs the full counts; anything else the short CI profile.
@@ -113,23 +110,7 @@ pub fn signal(pid: u32, name: &str) {
 /// A proxy started from a YAML configuration: `listen`, `seeds` and the admin endpoint on
 /// free ports are filled in; `extra` adds sections (`timeouts:`, `limits:`, `users:` ...).
 pub fn proxy_with_config(seeds: &[String], extra: &str) -> ServerProcess {
-    let port = free_port();
-    let dir: PathBuf = std::env::temp_dir().join(format!("slotproxy-faults-{port}"));
-    std::fs::create_dir_all(&dir).expect("config dir");
-    let path = dir.join("slotproxy.yaml");
-    let seeds: Vec<String> = seeds.iter().map(|s| format!("  - {s}")).collect();
-    let text = format!(
-        "listen: 127.0.0.1:{port}\nadmin:\n  listen: 127.0.0.1:0\n  token: fault-token\nseeds:\n{}\n{extra}",
-        seeds.join("\n")
-    );
-    std::fs::write(&path, text).expect("write config");
-    ServerProcess::spawn(
-        "slotproxy",
-        &proxy_binary(),
-        &["--config".to_string(), path.display().to_string()],
-        port,
-        "Ready to accept connections",
-    )
+    test_harness::cluster::start_proxy_with_config(seeds, "  token: fault-token\n", extra).0
 }
 
 /// What a server does with raw bytes: everything it answers until it closes the connection

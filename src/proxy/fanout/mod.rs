@@ -43,7 +43,10 @@ fn write(frame_writer: impl FnOnce(&mut ReplyBuf<'_>), proto: Proto) -> Bytes {
 
 /// Every child's reply, in order; or the first error reply among them, which then answers
 /// for the whole request.
-async fn gather(proxy: &Arc<Proxy>, children: Vec<Pending>) -> Result<Vec<Bytes>, Bytes> {
+pub(super) async fn gather(
+    proxy: &Arc<Proxy>,
+    children: Vec<Pending>,
+) -> Result<Vec<Bytes>, Bytes> {
     let mut replies = Vec::with_capacity(children.len());
     for child in children {
         replies.push(child.reply(proxy).await);

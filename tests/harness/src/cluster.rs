@@ -219,3 +219,90 @@ pub fn start_proxy(seeds: &[String], extra: &[&str]) -> ServerProcess {
         "Ready to accept connections",
     )
 }
+
+/// Writes a proxy configuration file: `listen` on `port`, the admin endpoint on an
+/// ephemeral port (plus `admin_extra`, lines indented under `admin:`), `seeds`, then the
+/// top-level sections in `extra`.
+pub fn write_proxy_config(
+    path: &std::path::Path,
+    port: u16,
+    seeds: &[String],
+    admin_extra: &str,
+    extra: &str,
+) {
+    let seeds: Vec<String> = seeds.iter().map(|s| format!("  - {s}")).collect();
+    let text = format!(
+        "listen: 127.0.0.1:{port}\nadmin:\n  listen: 127.0.0.1:0\n{admin_extra}seeds:\n{}\n{extra}",
+        seeds.join("\n")
+    );
+    std::fs::write(path, text).expect("write the proxy configuration");
+}
+
+/// A proxy started from the configuration file at `path`, listening on `port`.
+pub fn start_proxy_from(path: &std::path::Path, port: u16) -> ServerProcess {
+    let args = vec!["--config".to_string(), path.display().to_string()];
+    ServerProcess::spawn(
+        "slotproxy",
+        &proxy_binary(),
+        &args,
+        port,
+        "Ready to accept connections",
+    )
+}
+
+/// A proxy on a free port, configured by a file in a fresh directory (see
+/// [`write_proxy_config`]); returns it and the file's path, for reloads.
+pub fn start_proxy_with_config(
+    seeds: &[String],
+    admin_extra: &str,
+    extra: &str,
+) -> (ServerProcess, PathBuf) {
+    let port = free_port();
+    let dir = std::env::temp_dir().join(format!("slotproxy-config-{port}"));
+    std::fs::create_dir_all(&dir).expect("config dir");
+    let path = dir.join("slotproxy.yaml");
+    write_proxy_config(&path, port, seeds, admin_extra, extra);
+    (start_proxy_from(&path, port), path)
+}
+
+/// One test per backend for a scenario that takes the cluster and the proxy's port: a real
+/// Redis Cluster and a storage-node cluster, 3 masters each, with a proxy started with
+/// `$flags` in front.
+#[macro_export]
+macro_rules! on_both_backends {
+    // `start` makes the proxy for a cluster; the scenario gets the cluster and the proxy.
+    ($name:ident, start = $start:expr, $scenario:expr) => {
+        mod $name {
+            use super::*;
+
+            #[test]
+            fn redis_cluster() {
+                #[allow(unused_mut)]
+                let mut cluster = $crate::Cluster::redis(3);
+                let proxy: $crate::ServerProcess = ($start)(&cluster);
+                #[allow(clippy::redundant_closure_call)]
+                ($scenario)(&mut cluster, &proxy);
+            }
+
+            #[test]
+            fn storage_nodes() {
+                #[allow(unused_mut)]
+                let mut cluster = $crate::Cluster::storage_nodes(3);
+                let proxy: $crate::ServerProcess = ($start)(&cluster);
+                #[allow(clippy::redundant_closure_call)]
+                ($scenario)(&mut cluster, &proxy);
+            }
+        }
+    };
+    // A proxy started with command-line `$flags`; the scenario gets the cluster and its port.
+    ($name:ident, $flags:expr, $scenario:expr) => {
+        $crate::on_both_backends!(
+            $name,
+            start = |cluster: &$crate::Cluster| $crate::start_proxy(&cluster.seeds(), $flags),
+            |cluster: &mut $crate::Cluster, proxy: &$crate::ServerProcess| {
+                #[allow(clippy::redundant_closure_call)]
+                ($scenario)(cluster, proxy.port)
+            }
+        );
+    };
+}
