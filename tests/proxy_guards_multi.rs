@@ -50,13 +50,9 @@ pub fn text(frame: &Frame) -> String {
 on_both_backends!(
     every_route_class_inside_multi,
     start = |c: &Cluster| start_proxy_with(c, "deny_commands: [GETSET]\n"),
-    |cluster: &mut Cluster, proxy: &ServerProcess| {
+    |_: &mut Cluster, proxy: &ServerProcess| {
         let standalone = ServerProcess::redis_server(&[]);
-        proxy_guards_multi::multi::queued_like_one_server(
-            proxy.port,
-            standalone.port,
-            cluster.storage,
-        );
+        proxy_guards_multi::multi::queued_like_one_server(proxy.port, standalone.port);
         proxy_guards_multi::multi::refused_at_queue_time(proxy.port);
         proxy_guards_multi::multi::deny_list_holds_inside_multi(proxy.port);
     }

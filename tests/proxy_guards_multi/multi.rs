@@ -10,15 +10,13 @@ const EXECABORT: &str = "EXECABORT Transaction discarded because of previous err
 
 /// Commands of every class a transaction can carry: the proxy's replies, QUEUED and EXEC's
 /// array included, equal a standalone redis-server's.
-/// Storage-nodes have no WAIT (a storage-node gap, not the proxy's): left out there.
-pub fn queued_like_one_server(proxy_port: u16, redis_port: u16, storage: bool) {
+pub fn queued_like_one_server(proxy_port: u16, redis_port: u16) {
     let transcript: &[&[&str]] = &[
         &["MULTI"],
         &["SET", "{t}a", "1"],         // Slot
         &["MGET", "{t}a", "{t}b"],     // SplitKeys, one slot
         &["EVAL", "return 1", "0"],    // AnyMaster
         &["BLPOP", "{t}list", "1"],    // Blocking(slot): never blocks in MULTI
-        &["WAIT", "0", "0"],           // Blocking(None)
         &["PING"],                     // Local, queued to the node
         &["ECHO", "hi"],               // Local, queued to the node
         &["UNWATCH"],                  // Transaction
@@ -28,9 +26,6 @@ pub fn queued_like_one_server(proxy_port: u16, redis_port: u16, storage: bool) {
     let mut proxy = RawClient::connect(proxy_port);
     let mut redis = RawClient::connect(redis_port);
     for command in transcript {
-        if storage && command[0] == "WAIT" {
-            continue;
-        }
         let expected = redis.call(command);
         let got = proxy.call(command);
         assert_eq!(got, expected, "{command:?}");
@@ -78,6 +73,12 @@ pub fn refused_at_queue_time(port: u16) {
     refused(&mut c, &["KEYS", "*"], every_node);
     refused(&mut c, &["SCRIPT", "LOAD", "return 1"], every_node);
     refused(&mut c, &["SLOWLOG", "LEN"], every_node);
+    // WAIT: refused everywhere through the proxy (no node can count this client's writes).
+    refused(
+        &mut c,
+        &["WAIT", "0", "0"],
+        "WAIT is not supported through the proxy",
+    );
     // SplitKeys across slots.
     refused(
         &mut c,
