@@ -12,7 +12,7 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use super::client_io::ClientIo;
-use super::forward::{error_reply, MAX_REDIRECTS};
+use super::forward::{error_reply, not_a_cluster_node, MAX_REDIRECTS};
 use super::Proxy;
 use crate::backend::dedicated::Dedicated;
 use crate::resp::Proto;
@@ -79,6 +79,13 @@ pub async fn run(
                 let Some(target) = words.next().map(str::to_string) else {
                     return Ok(reply);
                 };
+                let connect = Duration::from_millis(proxy.config.load().timeouts.connect_ms);
+                if !proxy
+                    .is_cluster_node(&target, tokio::time::Instant::now() + connect)
+                    .await
+                {
+                    return Ok(not_a_cluster_node(&target, &reply));
+                }
                 if let (false, Some(s)) = (asking, slot_moved) {
                     proxy.apply_moved(s, &target);
                 }

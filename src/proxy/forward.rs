@@ -137,7 +137,7 @@ impl Proxy {
     /// `deadline`) while it is not: a redirect may name a master the proxy has not learned
     /// of yet (a promoted replica), or a host that is no part of the cluster, which the
     /// proxy must not connect to on a node's word alone.
-    async fn is_cluster_node(&self, addr: &str, deadline: tokio::time::Instant) -> bool {
+    pub(super) async fn is_cluster_node(&self, addr: &str, deadline: tokio::time::Instant) -> bool {
         loop {
             if self.topology.load().knows(addr) {
                 return true;
@@ -340,10 +340,7 @@ pub(super) async fn follow(
         if let Redirect::Moved(_, target) | Redirect::Ask(_, target) = &redirect {
             if !proxy.is_cluster_node(target, deadline).await {
                 Stats::inc(&proxy.stats.errors);
-                let last = String::from_utf8_lossy(&bytes[1..bytes.len().saturating_sub(2)]);
-                return error_reply(&format!(
-                    "ERR slotproxy: redirected to {target}, which is not a node of the cluster; last reply: {last}"
-                ));
+                return not_a_cluster_node(target, &bytes);
             }
         }
         let asking = match redirect {
@@ -428,6 +425,15 @@ impl Pending {
             }
         }
     }
+}
+
+/// The answer to a redirect that names a host outside the cluster: the proxy does not
+/// connect anywhere on a node's word alone.
+pub(super) fn not_a_cluster_node(target: &str, reply: &[u8]) -> Bytes {
+    let last = String::from_utf8_lossy(reply.get(1..reply.len().saturating_sub(2)).unwrap_or(&[]));
+    error_reply(&format!(
+        "ERR slotproxy: redirected to {target}, which is not a node of the cluster; last reply: {last}"
+    ))
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 
-use super::forward::error_reply;
+use super::forward::{error_reply, not_a_cluster_node};
 use super::router::{denied, lookup, multi_refusal, route, single_slot, CROSSSLOT};
 use super::stats::Stats;
 use super::Proxy;
@@ -202,6 +202,9 @@ impl Transaction {
             match redirect {
                 TxRedirect::Ask(addr) => {
                     Stats::inc(&proxy.stats.redirects_ask);
+                    if !proxy.is_cluster_node(&addr, deadline).await {
+                        return not_a_cluster_node(&addr, &reply);
+                    }
                     ask_target = Some(addr)
                 }
                 TxRedirect::Moved => {

@@ -46,6 +46,18 @@ fn answer(args: &[bytes::Bytes], port: u16, trap: u16) -> Vec<u8> {
             let slot = slotproxy::cluster::key_slot(args[1].as_ref());
             format!("-ASK {slot} 127.0.0.1:{trap}\r\n").into_bytes()
         }
+        // The same redirects for a blocking command and inside a transaction (the proxy
+        // runs both on dedicated connections, with their own redirect handling).
+        ["BLPOP", _] if key.as_deref().is_some_and(|k| k.starts_with("moved")) => {
+            let slot = slotproxy::cluster::key_slot(args[1].as_ref());
+            format!("-MOVED {slot} 127.0.0.1:{trap}\r\n").into_bytes()
+        }
+        ["BLPOP", _] | ["SET", _] if key.as_deref().is_some_and(|k| k.starts_with("ask")) => {
+            let slot = slotproxy::cluster::key_slot(args[1].as_ref());
+            format!("-ASK {slot} 127.0.0.1:{trap}\r\n").into_bytes()
+        }
+        ["MULTI"] => b"+OK\r\n".to_vec(),
+        ["EXEC"] => b"-EXECABORT Transaction discarded because of previous errors.\r\n".to_vec(),
         ["GET", _] if key.as_deref() == Some("huge") => {
             let mut reply = b"*4294967296\r\n".to_vec();
             for _ in 0..HUGE_TAIL {
@@ -145,6 +157,34 @@ pub fn hostile_backend() -> Row {
             } else {
                 row.acked += 1;
             }
+        }
+        let blocking = [
+            vec!["BLPOP".to_string(), format!("moved{i}"), "1".to_string()],
+            vec!["BLPOP".to_string(), format!("ask{i}"), "1".to_string()],
+        ];
+        for command in &blocking {
+            let args: Vec<&str> = command.iter().map(String::as_str).collect();
+            let started = Instant::now();
+            let reply = client.call(&args);
+            samples.push(started.elapsed());
+            if reply.is_error() {
+                row.errors += 1;
+            } else {
+                row.acked += 1;
+            }
+        }
+        let started = Instant::now();
+        assert_eq!(client.call(&["MULTI"]), Frame::Simple("OK".into()));
+        assert_eq!(
+            client.call(&["SET", &format!("ask{i}"), "v"]),
+            Frame::Simple("QUEUED".into())
+        );
+        let reply = client.call(&["EXEC"]);
+        samples.push(started.elapsed());
+        if reply.is_error() {
+            row.errors += 1;
+        } else {
+            row.acked += 1;
         }
     }
     let rss_after = rss_kb(proxy.pid());
