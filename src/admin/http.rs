@@ -68,6 +68,16 @@ impl AdminRequest {
 
 async fn handle(admin: Arc<Admin>, request: Request<Incoming>) -> Result<HttpResponse, Infallible> {
     let (parts, body) = request.into_parts();
+    let authorization = parts
+        .headers
+        .get(hyper::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    if let Some(refused) =
+        routes::unauthorized(&admin.proxy, &parts.method, authorization.as_deref())
+    {
+        return Ok(refused);
+    }
     let body = match Limited::new(body, MAX_BODY).collect().await {
         Ok(collected) => collected.to_bytes(),
         Err(_) => {
@@ -81,11 +91,7 @@ async fn handle(admin: Arc<Admin>, request: Request<Incoming>) -> Result<HttpRes
         method: parts.method,
         path: parts.uri.path().to_string(),
         query: parts.uri.query().map(str::to_string),
-        authorization: parts
-            .headers
-            .get(hyper::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string),
+        authorization,
         body,
     };
     Ok(routes::route(&admin, request).await)

@@ -18,17 +18,35 @@ use super::metrics::CONTENT_TYPE;
 use super::Admin;
 use crate::proxy::Proxy;
 
-/// Whether the request carries the configured bearer token.
-fn authorized(proxy: &Proxy, request: &AdminRequest) -> bool {
+/// Whether `authorization` carries the configured bearer token.
+fn authorized(proxy: &Proxy, authorization: Option<&str>) -> bool {
     let config = proxy.config.load();
     let Some(token) = config.admin.token.as_deref().filter(|t| !t.is_empty()) else {
         return false;
     };
-    request
-        .authorization
-        .as_deref()
+    authorization
         .and_then(|h| h.strip_prefix("Bearer "))
         .is_some_and(|given| constant_time_eq(given.as_bytes(), token.as_bytes()))
+}
+
+/// 401 for a call that changes the cluster without the configured token. Checked from the
+/// request's head, before its body is read: an unauthenticated client never makes the
+/// proxy take in a body.
+pub fn unauthorized(
+    proxy: &Proxy,
+    method: &Method,
+    authorization: Option<&str>,
+) -> Option<HttpResponse> {
+    let mutating = matches!(
+        *method,
+        Method::POST | Method::DELETE | Method::PUT | Method::PATCH
+    );
+    (mutating && !authorized(proxy, authorization)).then(|| {
+        error(
+            StatusCode::UNAUTHORIZED,
+            "this call changes the cluster: send Authorization: Bearer <admin.token> (and configure admin.token)",
+        )
+    })
 }
 
 /// Compares secrets without an early exit, so timing does not reveal a prefix.
@@ -38,16 +56,6 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 
 pub async fn route(admin: &Arc<Admin>, request: AdminRequest) -> HttpResponse {
     let proxy = &admin.proxy;
-    let mutating = matches!(
-        request.method,
-        Method::POST | Method::DELETE | Method::PUT | Method::PATCH
-    );
-    if mutating && !authorized(proxy, &request) {
-        return error(
-            StatusCode::UNAUTHORIZED,
-            "this call changes the cluster: send Authorization: Bearer <admin.token> (and configure admin.token)",
-        );
-    }
     let path = request.path.trim_end_matches('/').to_string();
     let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     if let Some(response) = super::jobs::routes::route(admin, &request, &segments).await {
