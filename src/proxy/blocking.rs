@@ -29,7 +29,7 @@ pub async fn run(
     request: Bytes,
     proto: Proto,
     io: &mut ClientIo,
-    cached: &mut Option<Dedicated>,
+    cached: &mut Option<Box<Dedicated>>,
 ) -> Result<Bytes, Interrupted> {
     let mut addr = match slot
         .map(|s| proxy.master_addr(s))
@@ -41,7 +41,7 @@ pub async fn run(
     let mut asking = false;
     for _ in 0..=MAX_REDIRECTS {
         let mut conn = match cached.take().filter(|c| c.addr == addr) {
-            Some(conn) => conn,
+            Some(conn) => *conn,
             None => {
                 let timeout = Duration::from_millis(proxy.config.load().timeouts.connect_ms);
                 match Dedicated::open(&addr, proto, &proxy.dedicated, timeout).await {
@@ -92,7 +92,7 @@ pub async fn run(
                 addr = target;
             }
             _ => {
-                *cached = Some(conn);
+                *cached = Some(Box::new(conn));
                 return Ok(reply);
             }
         }

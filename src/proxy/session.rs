@@ -57,7 +57,8 @@ pub(super) struct Session {
     /// Created by the first pub/sub command: most clients never subscribe, and an idle
     /// client should not carry an event channel.
     pub(super) pubsub: Option<Box<PubSub>>,
-    pub(super) blocking_conn: Option<Dedicated>,
+    /// Kept between blocking commands (boxed: every client carries this state).
+    pub(super) blocking_conn: Option<Box<Dedicated>>,
     pub(super) closing: bool,
     /// Requests routed but not yet sent, per node; sent when the decoded batch is dispatched.
     pub(super) batcher: Batcher,

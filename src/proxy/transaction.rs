@@ -33,8 +33,9 @@ pub struct Transaction {
     queued: Vec<Vec<Bytes>>,
     /// The slot every key so far hashes to.
     slot: Option<u16>,
-    /// The connection holding this client's WATCHes.
-    watch: Option<Dedicated>,
+    /// The connection holding this client's WATCHes (boxed: every client carries this
+    /// state, few ever WATCH).
+    watch: Option<Box<Dedicated>>,
 }
 
 fn encode(args: &[Bytes]) -> BytesMut {
@@ -129,7 +130,7 @@ impl Transaction {
         };
         if self.watch.is_none() {
             match open(proxy, Some(slot), proto).await {
-                Ok(conn) => self.watch = Some(conn),
+                Ok(conn) => self.watch = Some(Box::new(conn)),
                 Err(e) => return e,
             }
         }
@@ -167,7 +168,7 @@ impl Transaction {
         let mut wait = Duration::from_millis(2);
         loop {
             let conn = match (state.watch.take(), ask_target.take()) {
-                (Some(conn), _) => conn,
+                (Some(conn), _) => *conn,
                 (None, Some(addr)) => match open_addr(proxy, &addr, proto).await {
                     Ok(conn) => conn,
                     Err(e) => return e,
