@@ -61,6 +61,17 @@ pub struct Metrics {
     snapshot: ArcSwap<ClusterSnapshot>,
     /// Operation timeouts per node (`unknown` when the request was following redirects).
     timeouts: Mutex<HashMap<String, u64>>,
+    /// Each command's `(calls, failed calls, nanoseconds)` at the last CONFIG RESETSTAT:
+    /// INFO counts from there, while the Prometheus counters never go back.
+    info_baseline: Mutex<Vec<CommandCount>>,
+}
+
+/// A command's calls, failed calls and total time, as INFO reports them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CommandCount {
+    pub calls: u64,
+    pub errors: u64,
+    pub nanos: u64,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -84,6 +95,7 @@ impl Metrics {
             workers: (0..lanes.max(1)).map(|_| WorkerStats::default()).collect(),
             snapshot: ArcSwap::from_pointee(ClusterSnapshot::default()),
             timeouts: Mutex::new(HashMap::new()),
+            info_baseline: Mutex::new(Vec::new()),
         }
     }
 
@@ -127,13 +139,39 @@ impl Metrics {
         self.snapshot.store(Arc::new(snapshot));
     }
 
-    /// Commands answered since start, all workers together (INFO's
-    /// `total_commands_processed`; counted per worker so no counter is shared).
-    pub fn total_commands(&self) -> u64 {
+    /// Each command's counts since start (index as `CommandSpec::id`), all workers together.
+    fn command_counts(&self) -> Vec<CommandCount> {
         workers::command_totals(self.workers())
             .iter()
-            .map(|t| t.calls)
-            .sum()
+            .map(|t| CommandCount {
+                calls: t.calls,
+                errors: t.errors,
+                nanos: t.latency.sum_nanos,
+            })
+            .collect()
+    }
+
+    /// Each command's counts since the last CONFIG RESETSTAT (INFO commandstats and
+    /// `total_commands_processed`).
+    pub fn info_command_counts(&self) -> Vec<CommandCount> {
+        let baseline = self
+            .info_baseline
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let mut counts = self.command_counts();
+        for (count, base) in counts.iter_mut().zip(&baseline) {
+            count.calls = count.calls.saturating_sub(base.calls);
+            count.errors = count.errors.saturating_sub(base.errors);
+            count.nanos = count.nanos.saturating_sub(base.nanos);
+        }
+        counts
+    }
+
+    /// CONFIG RESETSTAT: INFO's command counts start again from zero.
+    pub fn reset_info_counts(&self) {
+        let now = self.command_counts();
+        *self.info_baseline.lock().unwrap_or_else(|p| p.into_inner()) = now;
     }
 
     pub(crate) fn workers(&self) -> &[WorkerStats] {

@@ -11,7 +11,9 @@
 //!   first). The nodes are not rolled back: a node that accepted keeps the new value while
 //!   another refused it, and a later CONFIG GET shows the difference.
 //! - `CONFIG RESETSTAT` → `+OK` once every node reset its statistics; the proxy's counters
-//!   (INFO stats, `slotproxy_*` counters fed by them) restart from zero as well.
+//!   (INFO stats and commandstats, `slotproxy_*` counters fed by INFO stats) restart from
+//!   zero as well. The per-command Prometheus counters keep counting: INFO counts from the
+//!   reset instead.
 //!
 //! Settings of the proxy itself, never sent to the nodes (for a client, the server it talks
 //! to is the proxy): `maxclients` (`limits.max_clients`), `timeout` (`timeouts.idle_secs`,
@@ -293,5 +295,6 @@ async fn resetstat(proxy: Arc<Proxy>) -> Bytes {
         return e;
     }
     proxy.stats.reset();
+    proxy.metrics.reset_info_counts();
     Bytes::from_static(b"+OK\r\n")
 }

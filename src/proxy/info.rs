@@ -24,7 +24,6 @@ use super::forward::send_to_node;
 use super::stats::Stats;
 use super::Proxy;
 use crate::cluster::CommandTable;
-use crate::metrics::workers::command_totals;
 use crate::protocol::REDIS_VERSION;
 use crate::resp::{parse_frame, request_bytes, Proto, ReplyBuf};
 
@@ -67,13 +66,13 @@ fn wanted(args: &[Bytes]) -> Vec<&'static str> {
 /// `cmdstat_<name>:calls=..,usec=..,usec_per_call=..,failed_calls=..` for every command the
 /// proxy has served.
 fn commandstats(proxy: &Proxy) -> String {
-    let totals = command_totals(proxy.metrics.workers());
+    let totals = proxy.metrics.info_command_counts();
     let mut text = String::new();
     for spec in CommandTable::get().all_specs() {
         let Some(total) = totals.get(spec.id).filter(|t| t.calls > 0) else {
             continue;
         };
-        let usec = total.latency.sum_nanos / 1000;
+        let usec = total.nanos / 1000;
         text.push_str(&format!(
             "cmdstat_{}:calls={},usec={},usec_per_call={:.2},failed_calls={}\r\n",
             spec.name,
@@ -164,7 +163,12 @@ pub async fn info(proxy: Arc<Proxy>, args: Vec<Bytes>, proto: Proto) -> Bytes {
             "stats" => text.push_str(&format!(
                 "# Stats\r\ntotal_connections_received:{}\r\ntotal_commands_processed:{}\r\nrejected_connections:{}\r\ntotal_net_input_bytes:{}\r\ntotal_net_output_bytes:{}\r\ntotal_error_replies:{}\r\nredirects_moved:{}\r\nredirects_ask:{}\r\nredirects_tryagain:{}\r\ntopology_refreshes:{}\r\n",
                 Stats::get(&stats.connections_accepted),
-                proxy.metrics.total_commands(),
+                proxy
+                    .metrics
+                    .info_command_counts()
+                    .iter()
+                    .map(|c| c.calls)
+                    .sum::<u64>(),
                 Stats::get(&stats.connections_rejected),
                 Stats::get(&stats.bytes_in),
                 Stats::get(&stats.bytes_out),

@@ -98,6 +98,16 @@ pub fn config_reaches_every_node(cluster: &Cluster, proxy: &ServerProcess, redis
     // The proxy's own counters restart too (INFO stats; no client connected since).
     let info = text(&c.call(&["INFO", "stats"]));
     assert!(info.contains("total_connections_received:0\r\n"), "{info}");
+    // Commands count from the reset (the 60 GETs before it are gone; RESETSTAT itself may
+    // count, as in Redis), and so does commandstats.
+    let processed: u64 = info
+        .lines()
+        .find_map(|l| l.strip_prefix("total_commands_processed:"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("total_commands_processed");
+    assert!(processed <= 2, "{info}");
+    let commandstats = text(&c.call(&["INFO", "commandstats"]));
+    assert!(!commandstats.contains("cmdstat_get:"), "{commandstats}");
 }
 
 pub fn admin_permission(port: u16) {
