@@ -7,24 +7,8 @@
 use std::time::{Duration, Instant};
 
 use slotproxy::resp::Frame;
-use test_harness::{blocked_clients, show, wait_blocked, Differential, RawClient};
-
-fn send(client: &mut RawClient, args: &[&str]) {
-    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-    client.send(&args);
-}
-
-fn reply(client: &mut RawClient) -> String {
-    show(&client.read_reply().1)
-}
-
-/// Runs `scenario` against each server (given its port) and compares the transcripts.
-fn same_on_both(scenario: impl Fn(u16) -> Vec<String>) {
-    let d = Differential::start();
-    let node = scenario(d.node.port);
-    let redis = scenario(d.redis.port);
-    assert_eq!(node, redis);
-}
+use test_harness::transcript::{reply, same_on_both, send};
+use test_harness::{blocked_clients, show, wait_blocked, RawClient};
 
 #[test]
 fn waiters_are_served_first_come_first_served() {

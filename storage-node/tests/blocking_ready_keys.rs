@@ -5,29 +5,8 @@
 //!
 //! No sleep orders events: a test polls `INFO clients` until the waiter shows as blocked.
 
-use test_harness::{show, wait_blocked, Differential, RawClient};
-
-fn send(client: &mut RawClient, args: &[&str]) {
-    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-    client.send(&args);
-}
-
-fn call(client: &mut RawClient, args: &[&str]) -> String {
-    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-    show(&client.call_raw(&args))
-}
-
-fn reply(client: &mut RawClient) -> String {
-    show(&client.read_reply().1)
-}
-
-/// Runs `scenario` against each server (given its port) and compares the transcripts.
-fn same_on_both(scenario: impl Fn(u16) -> Vec<String>) {
-    let d = Differential::start();
-    let node = scenario(d.node.port);
-    let redis = scenario(d.redis.port);
-    assert_eq!(node, redis);
-}
+use test_harness::transcript::{call, reply, same_on_both, send};
+use test_harness::{wait_blocked, RawClient};
 
 /// A blocking command, how to fill its key inside MULTI, and how to serve it afterwards.
 struct Case {

@@ -3,28 +3,8 @@
 //! as Redis 7.0 sends them (pushes bypass the reply switch). Ordinary replies stay silent.
 //! The same script runs against the storage node and a real redis-server.
 
-use test_harness::{show, Differential, RawClient};
-
-fn send(client: &mut RawClient, args: &[&str]) {
-    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-    client.send(&args);
-}
-
-fn call(client: &mut RawClient, args: &[&str]) -> String {
-    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-    show(&client.call_raw(&args))
-}
-
-fn reply(client: &mut RawClient) -> String {
-    show(&client.read_reply().1)
-}
-
-fn same_on_both(scenario: impl Fn(u16) -> Vec<String>) {
-    let d = Differential::start();
-    let node = scenario(d.node.port);
-    let redis = scenario(d.redis.port);
-    assert_eq!(node, redis);
-}
+use test_harness::transcript::{call, reply, same_on_both, send};
+use test_harness::RawClient;
 
 #[test]
 fn a_subscriber_with_replies_off_still_gets_confirmations_and_messages() {

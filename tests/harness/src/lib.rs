@@ -10,6 +10,7 @@
 //!   with the replies compared byte for byte.
 //! - [`difffuzz`]: the differential command fuzzer (hostile commands from the command
 //!   table, on the subject and on redis-server side by side).
+//! - [`transcript`]: several clients' commands and replies as text, compared across servers.
 //! - [`notifications`]: the keyspace notifications commands cause, on both servers.
 
 pub mod client;
@@ -19,6 +20,7 @@ pub mod difffuzz;
 pub mod http;
 pub mod notifications;
 pub mod process;
+pub mod transcript;
 
 pub use client::{blocked_clients, show, wait_blocked, RawClient};
 pub use cluster::{start_proxy, Cluster};
