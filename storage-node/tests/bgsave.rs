@@ -455,6 +455,52 @@ fn a_failed_bgsave_refuses_writes_with_misconf_as_redis() {
             cmd(&["SET", "k", "x"]),
         ],
     );
+    // SAVE and BGSAVE count as saves whether they succeed or not.
+    assert_eq!(
+        info_field(&mut a, "rdb_saves"),
+        info_field(&mut b, "rdb_saves")
+    );
+}
+
+#[test]
+fn flushall_stops_a_running_bgsave_and_saves_when_save_points_are_set() {
+    let (node_dir, redis_dir) = (scratch_dir("flush-node"), scratch_dir("flush-redis"));
+    let node = node_in(&node_dir, &[]);
+    let redis = redis_in(&redis_dir, &[]);
+    let (mut a, mut b) = (
+        RawClient::connect(node.port),
+        RawClient::connect(redis.port),
+    );
+    populate(&mut a, 0);
+    populate(&mut b, 0);
+    // In one batch, so FLUSHALL comes while the BGSAVE runs.
+    same_replies(&mut a, &mut b, &[cmd(&["BGSAVE"]), cmd(&["FLUSHALL"])]);
+    for (client, dir) in [(&mut a, &node_dir), (&mut b, &redis_dir)] {
+        wait_bgsave_done(client);
+        assert_eq!(info_field(client, "rdb_last_bgsave_status"), "ok");
+        assert!(
+            !dir.join("dump.rdb").exists(),
+            "the stopped BGSAVE wrote its file"
+        );
+    }
+    same_replies(
+        &mut a,
+        &mut b,
+        &[
+            cmd(&["CONFIG", "SET", "save", "3600 1"]),
+            cmd(&["SET", "k", "v"]),
+            cmd(&["FLUSHALL"]),
+        ],
+    );
+    for field in ["rdb_changes_since_last_save", "rdb_saves"] {
+        assert_eq!(
+            info_field(&mut a, field),
+            info_field(&mut b, field),
+            "{field}"
+        );
+    }
+    assert!(node_dir.join("dump.rdb").exists(), "FLUSHALL did not save");
+    assert!(redis_dir.join("dump.rdb").exists());
 }
 
 #[test]

@@ -53,6 +53,7 @@ fn save(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     if ctx.shared.persistence.background.in_progress() {
         return Err(BGSAVE_RUNNING.into());
     }
+    ctx.shared.persistence.count_save();
     disk::save(ctx.shared, ctx.keyspace).map_err(|_| SAVE_FAILED)?;
     ctx.out.ok();
     Ok(())

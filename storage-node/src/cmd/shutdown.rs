@@ -64,7 +64,7 @@ fn shutdown(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let shared = ctx.shared;
     if shared.persistence.background.in_progress() {
         println!("There is a child saving an .rdb. Killing it!");
-        shared.persistence.background.abort(shared);
+        shared.persistence.background.abort(shared, ctx.keyspace);
     }
     let save_points = !shared.config().save.is_empty();
     if (save_points && !flags.nosave) || flags.save {

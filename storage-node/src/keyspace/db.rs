@@ -261,8 +261,9 @@ impl Db {
 
     /// Mutable access without statistics, LRU or WATCH effects, for a change Redis makes
     /// silently (an encoding conversion).
+    ///
+    /// A running snapshot keeps no pre-image for such a change: the value stays the same.
     pub fn peek_mut(&mut self, key: &[u8]) -> Option<&mut Entry> {
-        self.preserve(key);
         self.lookup(key, false, false)
     }
 

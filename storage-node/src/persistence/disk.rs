@@ -50,7 +50,7 @@ impl SaveState {
         self.last_save_unix.load(Relaxed)
     }
 
-    /// Successful saves since start (`rdb_saves`).
+    /// SAVE and BGSAVE runs since start (`rdb_saves`).
     pub fn saves(&self) -> u64 {
         self.saves.load(Relaxed)
     }
@@ -74,10 +74,15 @@ impl SaveState {
         self.dirty_at_save.store(keyspace.dirty(), Relaxed);
     }
 
+    /// SAVE or BGSAVE starts (`rdb_saves` counts attempts, as Redis 7.0 does; the saves
+    /// FLUSHALL, SHUTDOWN and DEBUG RELOAD make are not counted).
+    pub fn count_save(&self) {
+        self.saves.fetch_add(1, Relaxed);
+    }
+
     /// A save succeeded that holds every change up to the write counter `dirty_then`.
     pub(super) fn saved(&self, dirty_then: u64) {
         self.last_save_unix.store(unix_time_ms() / 1000, Relaxed);
-        self.saves.fetch_add(1, Relaxed);
         self.dirty_at_save.store(dirty_then, Relaxed);
         self.background.last_ok.store(true, Relaxed);
     }
@@ -87,6 +92,17 @@ impl SaveState {
 pub fn rdb_path(shared: &Shared) -> PathBuf {
     let config = shared.config();
     config.dir.join(&config.dbfilename)
+}
+
+/// FLUSHALL, as Redis 7.0's `flushAllDataAndResetRDB`: a running BGSAVE is stopped (its
+/// data is gone), and with save points the empty dataset is saved at once.
+pub fn flush_all(shared: &Shared, keyspace: &mut Keyspace) {
+    shared.persistence.background.abort(shared, keyspace);
+    keyspace.flush_all();
+    if !shared.config().save.is_empty() {
+        // A failure is logged; FLUSHALL still answers OK, as in Redis.
+        let _ = save(shared, keyspace);
+    }
 }
 
 /// Where and how a save writes: read once from the settings when it starts.

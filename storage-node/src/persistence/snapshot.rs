@@ -30,6 +30,9 @@ use crate::server::Shared;
 /// a hold can exceed it by one slot's keys).
 const CHUNK: Duration = Duration::from_millis(1);
 
+/// The writer's pause between chunks, for clients waiting on the lock.
+const HANDOVER: Duration = Duration::from_micros(100);
+
 /// How long the writer waits before it looks again while a script has the keyspace.
 const BUSY_RETRY: Duration = Duration::from_millis(5);
 
@@ -136,14 +139,15 @@ impl Background {
         }
     }
 
-    /// Stops a running background save (SHUTDOWN; the caller may hold the keyspace lock,
-    /// so this does not wait for the thread). After it returns the running save will not
-    /// replace the RDB file; its temp file is removed. The last save's status is left
-    /// alone, as when Redis kills its child.
-    pub fn abort(&self, shared: &Shared) {
+    /// Stops a running background save (SHUTDOWN, FLUSHALL), as Redis kills its child:
+    /// the snapshot's pre-images are dropped now, the thread stops at its next chunk
+    /// without touching the RDB file, and its temp file is removed. The last save's
+    /// status is left alone.
+    pub fn abort(&self, shared: &Shared, keyspace: &mut Keyspace) {
         let _gate = lock(&self.install_gate);
         if self.in_progress() {
             self.abort.store(true, Relaxed);
+            keyspace.end_snapshot();
             let _ = std::fs::remove_file(SaveSetup::new(shared).temp(BG_TAG));
         }
     }
@@ -190,6 +194,7 @@ pub fn start(shared: &Shared, keyspace: &mut Keyspace) -> Result<(), StartError>
     background.last_try_unix.store(now / 1000, Relaxed);
     background.scheduled.store(false, Relaxed);
     background.abort.store(false, Relaxed);
+    shared.persistence.count_save();
     let dbs = keyspace.begin_snapshot();
     background
         .keys_total
@@ -240,6 +245,12 @@ fn run(job: Job) {
         Ok(written)
     });
     let mut keyspace = shared.lock_keyspace();
+    // The pre-images live in the databases: wait until no script has them lent out.
+    while keyspace.db_count() == 0 {
+        drop(keyspace);
+        std::thread::sleep(BUSY_RETRY);
+        keyspace = shared.lock_keyspace();
+    }
     keyspace.end_snapshot();
     let aborted = background.abort.load(Relaxed);
     match &result {
@@ -305,6 +316,9 @@ fn write_snapshot(job: &Job, file: &File) -> io::Result<Written> {
                 progress
             };
             sink.flush_if_full()?;
+            // A mutex is not fair: a thread that unlocks and locks again at once usually
+            // wins over the waiters it just woke. This pause lets a waiting client in.
+            std::thread::sleep(HANDOVER);
             match progress {
                 ChunkProgress::Done => break,
                 ChunkProgress::More => {}
