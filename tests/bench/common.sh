@@ -6,10 +6,11 @@
 #
 # After `start_servers`: NODE_PORT, NODE_PID, REDIS_PORT, REDIS_PID, WORK_DIR are set.
 # Environment: NODE_ARGS / REDIS_ARGS add arguments to either server; CARGO_TARGET_DIR is
-# honoured; SKIP_BUILD=1 uses the existing release binary.
+# honoured; SKIP_BUILD=1 uses the existing release binary, or NODE_BIN's (e.g. a debug build
+# for a quick check of a script; its figures mean nothing).
 
 BENCH_REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-NODE_BIN="${CARGO_TARGET_DIR:-$BENCH_REPO/target}/release/storage-node"
+NODE_BIN="${NODE_BIN:-${CARGO_TARGET_DIR:-$BENCH_REPO/target}/release/storage-node}"
 NODE_PID=""
 REDIS_PID=""
 WORK_DIR=""
