@@ -582,3 +582,41 @@ fn shutdown_saves_when_save_points_are_set_and_not_with_nosave() {
     let mut client = RawClient::connect(node.port);
     assert_eq!(client.call(&["GET", "asked"]), Frame::Bulk("yes".into()));
 }
+
+fn send_sigterm(server: &ServerProcess) {
+    let status = Command::new("kill")
+        .args(["-TERM", &server.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -TERM failed");
+}
+
+#[test]
+fn sigterm_saves_first_and_stays_up_when_the_save_fails() {
+    let dir = scratch_dir("sigterm");
+    let mut node = node_in(&dir, &["--save", "3600 1"]);
+    let mut client = RawClient::connect(node.port);
+    client.call(&["SET", "kept", "yes"]);
+    block_rdb_file(&dir);
+    send_sigterm(&node);
+    // The save fails: the node logs it and keeps serving.
+    let deadline = Instant::now() + DEADLINE;
+    while !node
+        .log()
+        .contains("SIGTERM received but errors trying to shut down")
+    {
+        assert!(Instant::now() < deadline, "no failed shutdown in the log");
+        assert!(
+            !node.wait_exit(Duration::from_millis(1)),
+            "the node exited on SIGTERM though its save failed:\n{}",
+            node.log()
+        );
+    }
+    assert_eq!(client.call(&["PING"]), Frame::Simple("PONG".into()));
+    std::fs::remove_dir(dir.join("dump.rdb")).unwrap();
+    send_sigterm(&node);
+    assert!(node.wait_exit(DEADLINE), "SIGTERM did not stop the node");
+    let node = node_in(&dir, &[]);
+    let mut client = RawClient::connect(node.port);
+    assert_eq!(client.call(&["GET", "kept"]), Frame::Bulk("yes".into()));
+}

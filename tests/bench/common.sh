@@ -86,7 +86,9 @@ start_servers() {
     trap 'exit 130' INT TERM
     read -r NODE_PORT REDIS_PORT <<<"$(free_ports)"
     # shellcheck disable=SC2086 # NODE_ARGS / REDIS_ARGS are word lists
-    "$NODE_BIN" --port "$NODE_PORT" --bind 127.0.0.1 --dir "$WORK_DIR" ${NODE_ARGS:-} \
+    # No save points on either server (the node's default has Redis's): a BGSAVE must not
+    # run during a measurement.
+    "$NODE_BIN" --port "$NODE_PORT" --bind 127.0.0.1 --dir "$WORK_DIR" --save '' ${NODE_ARGS:-} \
         >"$WORK_DIR/storage-node.log" 2>&1 &
     NODE_PID=$!
     # shellcheck disable=SC2086

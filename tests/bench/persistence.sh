@@ -48,9 +48,6 @@ build_node
 NODE_ARGS="--dbfilename node.rdb ${NODE_ARGS:-}"
 REDIS_ARGS="--dbfilename redis.rdb ${REDIS_ARGS:-}"
 start_servers
-for port in "$NODE_PORT" "$REDIS_PORT"; do
-    redis-cli -p "$port" config set save "" >/dev/null
-done
 
 load_file="$WORK_DIR/load.resp"
 python3 - "$KEYS_COUNT" "$load_file" <<'EOF'

@@ -30,7 +30,7 @@ mod scan;
 mod scripting;
 mod server;
 mod set;
-mod shutdown;
+pub mod shutdown;
 mod sort;
 mod strings;
 pub mod transaction;

@@ -9,13 +9,18 @@
 //!   nothing ever waits and ABORT answers `-ERR No shutdown in progress.`. For the same
 //!   reason NOW (do not wait for replicas) changes nothing.
 //! - NOSAVE with SAVE, or ABORT with any other flag → `-ERR syntax error`.
+//!
+//! SIGTERM and SIGINT shut the node down the same way, as plain SHUTDOWN
+//! (`crate::server::signals`).
 
 use bytes::Bytes;
 
 use super::args::is;
 use super::errors::SYNTAX;
 use super::{CmdResult, Ctx, Handler};
+use crate::keyspace::Keyspace;
 use crate::persistence::disk;
+use crate::server::Shared;
 
 pub const COMMANDS: &[(&str, Handler)] = &[("shutdown", shutdown)];
 
@@ -61,26 +66,42 @@ fn shutdown(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Err(NO_SHUTDOWN.into());
     }
     println!("User requested shutdown...");
-    let shared = ctx.shared;
+    let (save, nosave, force) = (flags.save, flags.nosave, flags.force);
+    if !prepare(ctx.shared, ctx.keyspace, save, nosave, force) {
+        return Err(SHUTDOWN_FAILED.into());
+    }
+    println!("Redis is now ready to exit, bye bye...");
+    std::process::exit(0);
+}
+
+/// Redis's `finishShutdown`: stops a running BGSAVE and makes the final save (with save
+/// points set unless `nosave`, or when `save`). False when that save failed and `force`
+/// is off: the node must not exit then.
+pub fn prepare(
+    shared: &Shared,
+    keyspace: &mut Keyspace,
+    save: bool,
+    nosave: bool,
+    force: bool,
+) -> bool {
     if shared.persistence.background.in_progress() {
         println!("There is a child saving an .rdb. Killing it!");
-        shared.persistence.background.abort(shared, ctx.keyspace);
+        shared.persistence.background.abort(shared, keyspace);
     }
     let save_points = !shared.config().save.is_empty();
-    if (save_points && !flags.nosave) || flags.save {
+    if (save_points && !nosave) || save {
         println!("Saving the final RDB snapshot before exiting.");
-        if disk::save(shared, ctx.keyspace).is_err() {
-            if flags.force {
+        if disk::save(shared, keyspace).is_err() {
+            if force {
                 eprintln!("Error trying to save the DB. Exit anyway.");
             } else {
                 eprintln!("Error trying to save the DB, can't exit.");
                 eprintln!(
                     "Errors trying to shut down the server. Check the logs for more information."
                 );
-                return Err(SHUTDOWN_FAILED.into());
+                return false;
             }
         }
     }
-    println!("Redis is now ready to exit, bye bye...");
-    std::process::exit(0);
+    true
 }

@@ -49,6 +49,7 @@ pub async fn run(config: Config) -> std::io::Result<()> {
         crate::cluster::bus::start(shared.clone()).await?;
     }
     tokio::spawn(active_expire_cycle(shared.clone()));
+    tokio::spawn(super::signals::shut_down_on_signals(shared.clone()));
     tokio::spawn(crate::persistence::save_points::check_forever(
         shared.clone(),
     ));
