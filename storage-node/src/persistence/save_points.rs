@@ -27,7 +27,14 @@ pub async fn check_forever(shared: Arc<Shared>) {
         }
         let points = shared.config().save.clone();
         let scheduled = shared.persistence.background.scheduled.load(Relaxed);
-        if points.is_empty() && !scheduled {
+        // Only a point old enough can fire: otherwise the keyspace lock is not needed.
+        let since_save =
+            (unix_time_ms() / 1000).saturating_sub(shared.persistence.last_save_unix());
+        if !scheduled
+            && !points
+                .iter()
+                .any(|&(seconds, _)| since_save > seconds as u64)
+        {
             continue;
         }
         let mut keyspace = crate::scripting::busy::lock_keyspace_patiently(&shared).await;
