@@ -620,3 +620,49 @@ fn sigterm_saves_first_and_stays_up_when_the_save_fails() {
     let mut client = RawClient::connect(node.port);
     assert_eq!(client.call(&["GET", "kept"]), Frame::Bulk("yes".into()));
 }
+
+/// The field names of INFO persistence, from the first to `rdb_last_load_keys_loaded`
+/// (the `aof_*` fields after it belong to the AOF).
+fn rdb_info_fields(client: &mut RawClient) -> Vec<String> {
+    let info = client.call(&["INFO", "persistence"]);
+    let text = String::from_utf8_lossy(info.as_bytes().expect("INFO is a bulk string")).to_string();
+    let mut names = Vec::new();
+    for line in text.lines().filter(|l| l.contains(':')) {
+        let name = line.split(':').next().unwrap_or_default().to_string();
+        let last = name == "rdb_last_load_keys_loaded";
+        names.push(name);
+        if last {
+            break;
+        }
+    }
+    names
+}
+
+#[test]
+fn info_persistence_lists_redis_fields_in_redis_order() {
+    let (node_dir, redis_dir) = (scratch_dir("info-node"), scratch_dir("info-redis"));
+    let node = node_in(&node_dir, &[]);
+    let redis = redis_in(&redis_dir, &[]);
+    let (mut a, mut b) = (
+        RawClient::connect(node.port),
+        RawClient::connect(redis.port),
+    );
+    assert_eq!(rdb_info_fields(&mut a), rdb_info_fields(&mut b));
+    // Before any BGSAVE, and while none runs, the figures are Redis's too.
+    for field in [
+        "rdb_bgsave_in_progress",
+        "rdb_last_bgsave_status",
+        "rdb_last_bgsave_time_sec",
+        "rdb_current_bgsave_time_sec",
+        "rdb_last_cow_size",
+        "current_cow_size",
+        "current_fork_perc",
+        "current_save_keys_total",
+    ] {
+        assert_eq!(
+            info_field(&mut a, field),
+            info_field(&mut b, field),
+            "{field}"
+        );
+    }
+}

@@ -235,15 +235,25 @@ fn run(job: Job) {
     let shared = &job.shared;
     let background = &shared.persistence.background;
     let temp = job.setup.temp(BG_TAG);
-    let result = write_temp(&temp, |file| write_snapshot(&job, file)).and_then(|written| {
-        let _gate = lock(&background.install_gate);
-        if background.abort.load(Relaxed) {
+    let write = || {
+        write_temp(&temp, |file| write_snapshot(&job, file)).and_then(|written| {
+            let _gate = lock(&background.install_gate);
+            if background.abort.load(Relaxed) {
+                let _ = std::fs::remove_file(&temp);
+                return Err(io::Error::new(io::ErrorKind::Interrupted, "aborted"));
+            }
+            install(&temp, &job.setup)?;
+            Ok(written)
+        })
+    };
+    // A bug must not leave BGSAVE "in progress" forever: it fails like a write error.
+    let result =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(write)).unwrap_or_else(|_| {
             let _ = std::fs::remove_file(&temp);
-            return Err(io::Error::new(io::ErrorKind::Interrupted, "aborted"));
-        }
-        install(&temp, &job.setup)?;
-        Ok(written)
-    });
+            Err(io::Error::other(
+                "internal error while writing the snapshot",
+            ))
+        });
     let mut keyspace = shared.lock_keyspace();
     // The pre-images live in the databases: wait until no script has them lent out.
     while keyspace.db_count() == 0 {
