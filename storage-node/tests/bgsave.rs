@@ -666,3 +666,57 @@ fn info_persistence_lists_redis_fields_in_redis_order() {
         );
     }
 }
+
+#[test]
+fn a_slot_of_many_keys_is_written_in_pieces_and_stays_point_in_time() {
+    const TAGGED: usize = 40_000;
+    let dir = scratch_dir("tagged");
+    let node = node_in(&dir, &[]);
+    let mut client = RawClient::connect(node.port);
+    // Every key in one slot: they share the hash tag.
+    let key = |i: usize| format!("{{big}}:{i}");
+    for start in (0..TAGGED).step_by(2000) {
+        let batch: Vec<_> = (start..start + 2000)
+            .map(|i| cmd(&["SET", &key(i), &format!("v{i}")]))
+            .collect();
+        check_all_ok(&pipeline(&mut client, &batch));
+    }
+    let model = record(&mut client, 0);
+    assert_eq!(
+        client.call(&["BGSAVE"]),
+        Frame::Simple("Background saving started".into())
+    );
+    let deadline = Instant::now() + DEADLINE;
+    let (mut round, mut seen_inside_slot) = (0, 0);
+    loop {
+        let processed: usize = info_field(&mut client, "current_save_keys_processed")
+            .parse()
+            .unwrap();
+        if info_field(&mut client, "rdb_bgsave_in_progress") == "0" {
+            break;
+        }
+        seen_inside_slot += usize::from(processed > 0 && processed < TAGGED);
+        let batch: Vec<_> = (0..300)
+            .map(|j| {
+                let i = (round * 7919 + j * 131) % TAGGED;
+                match j % 3 {
+                    0 => cmd(&["SET", &key(i), "changed"]),
+                    1 => cmd(&["DEL", &key(i)]),
+                    _ => cmd(&["SET", &format!("{{big}}:new:{round}:{j}"), "new"]),
+                }
+            })
+            .collect();
+        pipeline(&mut client, &batch);
+        round += 1;
+        assert!(Instant::now() < deadline, "BGSAVE did not finish in time");
+    }
+    assert!(
+        seen_inside_slot > 0,
+        "the one big slot was never seen half written ({round} rounds)"
+    );
+    let copy = scratch_dir("tagged-load");
+    std::fs::copy(dir.join("dump.rdb"), copy.join("dump.rdb")).unwrap();
+    let loaded = node_in(&copy, &[]);
+    let mut check = RawClient::connect(loaded.port);
+    assert_same(0, &model, &record(&mut check, 0));
+}

@@ -11,6 +11,12 @@
 //! - a key created after the start is left out;
 //! - a slot already written needs nothing: later writes there cost no copy.
 //!
+//! A slot with many keys (they share a hash tag) is written in pieces, so that no hold of
+//! the lock encodes more than about [`PIECE_KEYS`] keys: the pieces are ranges of the tag
+//! each bucket keeps (32 bits of the key's hash, fixed while the key exists), cut when the
+//! walk enters the slot. Inside the slot being written, a key is still pending when its
+//! tag is at or above the walk's position.
+//!
 //! FLUSHDB/FLUSHALL during a snapshot moves the database's former slot tables into the
 //! snapshot ("frozen") instead of copying anything; SWAPDB swaps the snapshot state with the
 //! contents, which is why a state remembers the database index it started under.
@@ -24,8 +30,14 @@ use slotproxy::cluster::{key_slot, SLOT_COUNT};
 
 use super::db::Db;
 use super::entry::Entry;
-use super::slot_table::SlotTable;
+use super::slot_table::{tag_of, SlotTable};
 use super::Keyspace;
+
+/// A slot with more keys than this is written in pieces of about this many keys.
+pub const PIECE_KEYS: usize = 4096;
+
+/// Past the last tag: a piece ending here ends the slot.
+const TAG_END: u64 = 1 << 32;
 
 /// A database's snapshot in progress.
 pub struct SnapshotCow {
@@ -33,6 +45,10 @@ pub struct SnapshotCow {
     origin: usize,
     /// Slots below this one are already written.
     next_slot: usize,
+    /// In `next_slot`, the keys whose tag is below this are already written.
+    tag_floor: u64,
+    /// Where the remaining pieces of a big `next_slot` end, last first.
+    piece_ends: Vec<u64>,
     /// Pre-images by slot: `Some(entry)` as it was at the start, `None` for a key that did
     /// not exist then.
     preimages: HashMap<u16, HashMap<Vec<u8>, Option<Entry>>>,
@@ -62,8 +78,15 @@ pub enum ChunkProgress {
 }
 
 impl SnapshotCow {
-    fn pending(&self, slot: u16) -> bool {
+    /// Whether some key of `slot` may still be unwritten.
+    fn slot_pending(&self, slot: u16) -> bool {
         self.frozen.is_none() && slot as usize >= self.next_slot
+    }
+
+    /// Whether the key of `slot` with hash `hash` is still unwritten.
+    fn pending(&self, slot: u16, hash: impl FnOnce() -> u64) -> bool {
+        self.slot_pending(slot)
+            && (slot as usize > self.next_slot || u64::from(tag_of(hash())) >= self.tag_floor)
     }
 
     fn recorded(&self, slot: u16, key: &[u8]) -> bool {
@@ -87,7 +110,7 @@ impl Db {
     fn preserve_slow(&mut self, key: &[u8]) {
         let slot = key_slot(key);
         match self.cow.as_deref() {
-            Some(cow) if cow.pending(slot) && !cow.recorded(slot, key) => {}
+            Some(cow) if cow.pending(slot, || self.key_hash(key)) && !cow.recorded(slot, key) => {}
             _ => return,
         }
         let before = self.stored(key).cloned();
@@ -105,7 +128,7 @@ impl Db {
         if !self
             .cow
             .as_deref()
-            .is_some_and(|cow| cow.pending(slot as u16))
+            .is_some_and(|cow| cow.slot_pending(slot as u16))
         {
             return;
         }
@@ -128,17 +151,26 @@ impl Db {
         }
     }
 
-    /// Calls `emit` with each entry of `slot` as the snapshot sees it.
-    fn snapshot_slot(&self, slot: u16, emit: &mut impl FnMut(&Entry)) {
+    /// The table a snapshot reads `slot` from: the frozen one after a flush.
+    fn snapshot_table(&self, slot: u16) -> Option<&SlotTable> {
+        match &self.cow.as_deref()?.frozen {
+            Some(frozen) => frozen.get(slot as usize),
+            None => self.slots.get(slot as usize),
+        }
+    }
+
+    /// Calls `emit` with each entry of `slot` whose tag is in `tags`, as the snapshot sees
+    /// it.
+    fn snapshot_piece(&self, slot: u16, tags: std::ops::Range<u64>, emit: &mut impl FnMut(&Entry)) {
         let Some(cow) = self.cow.as_deref() else {
             return;
         };
-        let table = match &cow.frozen {
-            Some(frozen) => frozen.get(slot as usize),
-            None => self.slots.get(slot as usize),
-        };
+        let table = self.snapshot_table(slot);
         let preimages = cow.preimages.get(&slot);
-        for entry in table.into_iter().flat_map(SlotTable::iter) {
+        for (tag, entry) in table.into_iter().flat_map(SlotTable::iter_tagged) {
+            if !tags.contains(&u64::from(tag)) {
+                continue;
+            }
             match preimages.and_then(|p| p.get(entry.key.as_slice())) {
                 Some(Some(before)) => emit(before),
                 Some(None) => {}
@@ -149,10 +181,47 @@ impl Db {
         for (key, before) in preimages.into_iter().flatten() {
             let Some(before) = before else { continue };
             let hash = self.key_hash(key);
-            if table.and_then(|t| t.find(hash, key)).is_none() {
+            if tags.contains(&u64::from(tag_of(hash)))
+                && table.and_then(|t| t.find(hash, key)).is_none()
+            {
                 emit(before);
             }
         }
+    }
+
+    /// Cuts `slot` into pieces of about [`PIECE_KEYS`] keys if it is bigger than one.
+    fn plan_pieces(&self, slot: u16) -> Vec<u64> {
+        let table_len = self.snapshot_table(slot).map_or(0, SlotTable::len);
+        let Some(cow) = self.cow.as_deref() else {
+            return Vec::new();
+        };
+        let preimages = cow.preimages.get(&slot);
+        if table_len + preimages.map_or(0, HashMap::len) <= PIECE_KEYS {
+            return vec![TAG_END];
+        }
+        let mut tags: Vec<u32> = self
+            .snapshot_table(slot)
+            .into_iter()
+            .flat_map(SlotTable::iter_tagged)
+            .map(|(tag, _)| tag)
+            .chain(
+                preimages
+                    .into_iter()
+                    .flat_map(|p| p.keys())
+                    .map(|key| tag_of(self.key_hash(key))),
+            )
+            .collect();
+        tags.sort_unstable();
+        // Equal tags fall in one piece: a piece ends just past a tag, at a change of tag.
+        let mut ends: Vec<u64> = tags
+            .chunks(PIECE_KEYS)
+            .skip(1)
+            .map(|chunk| u64::from(chunk[0]))
+            .collect();
+        ends.dedup();
+        ends.push(TAG_END);
+        ends.reverse();
+        ends
     }
 }
 
@@ -168,6 +237,8 @@ impl Keyspace {
             db.cow = Some(Box::new(SnapshotCow {
                 origin: index,
                 next_slot: 0,
+                tag_floor: 0,
+                piece_ends: Vec::new(),
                 preimages: HashMap::new(),
                 frozen: None,
                 bytes: 0,
@@ -182,7 +253,8 @@ impl Keyspace {
     }
 
     /// Passes to `emit` the snapshot's entries of the database that was `origin` at the
-    /// start, slot after slot, until `deadline` passes (at least one slot per call).
+    /// start, slot after slot (piece after piece in a big slot), until `deadline` passes
+    /// (at least one slot or piece per call).
     pub fn snapshot_chunk(
         &mut self,
         origin: usize,
@@ -207,19 +279,55 @@ impl Keyspace {
                 db.cow = None;
                 return ChunkProgress::Done;
             }
-            db.snapshot_slot(slot as u16, &mut emit);
-            if let Some(cow) = db.cow.as_deref_mut() {
-                cow.next_slot = slot + 1;
-                if let Some(keys) = cow.preimages.remove(&(slot as u16)) {
-                    let freed: usize = keys
-                        .iter()
-                        .map(|(k, e)| k.len() + e.as_ref().map_or(0, Entry::memory_usage))
-                        .sum();
-                    cow.bytes = cow.bytes.saturating_sub(freed);
+            let slot_id = slot as u16;
+            if db.cow.as_deref().is_some_and(|c| c.piece_ends.is_empty()) {
+                let ends = db.plan_pieces(slot_id);
+                if let Some(cow) = db.cow.as_deref_mut() {
+                    cow.piece_ends = ends;
                 }
+            }
+            let (floor, end) = match db.cow.as_deref() {
+                Some(cow) => (
+                    cow.tag_floor,
+                    cow.piece_ends.last().copied().unwrap_or(TAG_END),
+                ),
+                None => return ChunkProgress::Done,
+            };
+            db.snapshot_piece(slot_id, floor..end, &mut emit);
+            let written_preimages: Vec<(Vec<u8>, usize)> = db
+                .cow
+                .as_deref()
+                .and_then(|cow| cow.preimages.get(&slot_id))
+                .into_iter()
+                .flatten()
+                .filter(|(key, _)| end == TAG_END || u64::from(tag_of(db.key_hash(key))) < end)
+                .map(|(key, e)| {
+                    (
+                        key.clone(),
+                        key.len() + e.as_ref().map_or(0, Entry::memory_usage),
+                    )
+                })
+                .collect();
+            let Some(cow) = db.cow.as_deref_mut() else {
+                return ChunkProgress::Done;
+            };
+            if let Some(keys) = cow.preimages.get_mut(&slot_id) {
+                for (key, bytes) in written_preimages {
+                    keys.remove(&key);
+                    cow.bytes = cow.bytes.saturating_sub(bytes);
+                }
+            }
+            cow.piece_ends.pop();
+            if end == TAG_END {
+                cow.next_slot = slot + 1;
+                cow.tag_floor = 0;
+                cow.piece_ends.clear();
+                cow.preimages.remove(&slot_id);
                 if let Some(table) = cow.frozen.as_mut().and_then(|f| f.get_mut(slot)) {
                     *table = SlotTable::default();
                 }
+            } else {
+                cow.tag_floor = end;
             }
             if Instant::now() >= deadline {
                 return ChunkProgress::More;

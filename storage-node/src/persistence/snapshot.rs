@@ -10,8 +10,8 @@
 //! [`super::rdb_file::Sink`]).
 //!
 //! Costs: the pre-images (reported as `rdb_last_cow_size`: the most the snapshot held at
-//! once) and, per lock hold, the time to encode one slot's keys (a slot with a huge value
-//! or very many keys sharing a hash tag is encoded in one hold).
+//! once) and, per lock hold, the time to encode one slot's keys, or one piece of a slot of
+//! many keys (a huge value is encoded in one hold).
 
 use std::fs::File;
 use std::io;
@@ -26,8 +26,8 @@ use crate::keyspace::{unix_time_ms, Keyspace};
 use crate::server::clients::lock;
 use crate::server::Shared;
 
-/// The longest the writer holds the keyspace lock at a time (whole slots are written, so
-/// a hold can exceed it by one slot's keys).
+/// The longest the writer holds the keyspace lock at a time (whole slots or pieces are
+/// written, so a hold can exceed it by one slot's or piece's keys).
 const CHUNK: Duration = Duration::from_millis(1);
 
 /// The writer's pause between chunks, for clients waiting on the lock.
