@@ -6,10 +6,11 @@
 #
 # After `start_servers`: NODE_PORT, NODE_PID, REDIS_PORT, REDIS_PID, WORK_DIR are set.
 # Environment: NODE_ARGS / REDIS_ARGS add arguments to either server; CARGO_TARGET_DIR is
-# honoured; SKIP_BUILD=1 uses the existing release binary.
+# honoured; SKIP_BUILD=1 uses the existing release binary, or NODE_BIN's (e.g. a debug build
+# for a quick check of a script; its figures mean nothing).
 
 BENCH_REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-NODE_BIN="${CARGO_TARGET_DIR:-$BENCH_REPO/target}/release/storage-node"
+NODE_BIN="${NODE_BIN:-${CARGO_TARGET_DIR:-$BENCH_REPO/target}/release/storage-node}"
 NODE_PID=""
 REDIS_PID=""
 WORK_DIR=""
@@ -85,7 +86,9 @@ start_servers() {
     trap 'exit 130' INT TERM
     read -r NODE_PORT REDIS_PORT <<<"$(free_ports)"
     # shellcheck disable=SC2086 # NODE_ARGS / REDIS_ARGS are word lists
-    "$NODE_BIN" --port "$NODE_PORT" --bind 127.0.0.1 --dir "$WORK_DIR" ${NODE_ARGS:-} \
+    # No save points on either server (the node's default has Redis's): a BGSAVE must not
+    # run during a measurement.
+    "$NODE_BIN" --port "$NODE_PORT" --bind 127.0.0.1 --dir "$WORK_DIR" --save '' ${NODE_ARGS:-} \
         >"$WORK_DIR/storage-node.log" 2>&1 &
     NODE_PID=$!
     # shellcheck disable=SC2086

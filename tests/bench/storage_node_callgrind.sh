@@ -60,7 +60,8 @@ run_one() {
     local -a cmd
     if [ "$server" = node ]; then
         # Busy polling would count its spinning as instructions; it is a wall-clock matter.
-        cmd=("$NODE_BIN" --port "$port" --busy-poll-usecs 0)
+        # No save points, as redis-server's: a BGSAVE must not run during the measurement.
+        cmd=("$NODE_BIN" --port "$port" --busy-poll-usecs 0 --save '')
     else
         cmd=(redis-server --port "$port" --save '' --appendonly no)
     fi

@@ -297,26 +297,46 @@ fn memory(_ctx: &mut Ctx<'_>, out: &mut String) {
 }
 
 fn persistence(ctx: &mut Ctx<'_>, out: &mut String) {
-    // The RDB file loads before clients are served (so `loading` is always 0 when one asks)
-    // and SAVE is synchronous; there is no BGSAVE and no AOF yet.
+    // The RDB file loads before clients are served, so `loading` is always 0 when one
+    // asks. The `current_*` figures describe the running BGSAVE: the snapshot's pre-images
+    // stand for Redis's copy-on-write pages (see `persistence::snapshot`).
     let saves = &ctx.shared.persistence;
+    let bg = saves.background.figures();
     out.push_str("# Persistence\r\n");
     field!(out, "loading", 0);
     field!(out, "async_loading", 0);
+    field!(out, "current_cow_peak", bg.cow_peak);
+    field!(out, "current_cow_size", bg.cow_size);
+    // Measured at every chunk, so never stale by more than one.
+    field!(out, "current_cow_size_age", 0);
+    let percent = if bg.keys_total > 0 {
+        bg.keys_done as f64 * 100.0 / bg.keys_total as f64
+    } else {
+        0.0
+    };
+    field!(out, "current_fork_perc", format!("{percent:.2}"));
+    field!(out, "current_save_keys_processed", bg.keys_done);
+    field!(out, "current_save_keys_total", bg.keys_total);
     field!(
         out,
         "rdb_changes_since_last_save",
         saves.changes_since_save(ctx.keyspace)
     );
-    field!(out, "rdb_bgsave_in_progress", 0);
+    field!(out, "rdb_bgsave_in_progress", u8::from(bg.in_progress));
     field!(out, "rdb_last_save_time", saves.last_save_unix());
-    field!(out, "rdb_last_bgsave_status", "ok");
-    field!(out, "rdb_last_bgsave_time_sec", -1);
-    field!(out, "rdb_current_bgsave_time_sec", -1);
+    field!(
+        out,
+        "rdb_last_bgsave_status",
+        if bg.last_ok { "ok" } else { "err" }
+    );
+    field!(out, "rdb_last_bgsave_time_sec", bg.last_time_sec);
+    field!(out, "rdb_current_bgsave_time_sec", bg.current_time_sec);
     field!(out, "rdb_saves", saves.saves());
+    field!(out, "rdb_last_cow_size", bg.last_cow_size);
     let (loaded, expired) = saves.last_load();
     field!(out, "rdb_last_load_keys_expired", expired);
     field!(out, "rdb_last_load_keys_loaded", loaded);
+    // The aof_* fields (and module_fork_* after them) belong to the AOF's part.
     field!(out, "aof_enabled", 0);
     field!(out, "aof_rewrite_in_progress", 0);
     field!(out, "aof_rewrite_scheduled", 0);

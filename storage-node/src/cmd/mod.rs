@@ -30,6 +30,7 @@ mod scan;
 mod scripting;
 mod server;
 mod set;
+pub mod shutdown;
 mod sort;
 mod strings;
 pub mod transaction;
@@ -155,6 +156,7 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     scripting::COMMANDS,
     save::COMMANDS,
     server::COMMANDS,
+    shutdown::COMMANDS,
     set::COMMANDS,
     sort::COMMANDS,
     strings::COMMANDS,
@@ -348,6 +350,10 @@ fn dispatch(
                 }
             }
         }
+    }
+    if let Err(e) = save::refuse_writes_after_failed_save(shared, ctx.client, spec) {
+        ctx.keyspace.command_stats.rejected(spec.name.as_str());
+        return Err(transaction::rejected(ctx.keyspace, ctx.client, args, e));
     }
     if transaction::queue_if_in_multi(&mut ctx, spec, args) {
         return Ok(());

@@ -142,12 +142,9 @@ fn object(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-/// Bytes one key costs in this node: its entry in the slot table (hashbrown keeps a control
-/// byte per bucket and fills at most 7/8 of the buckets), plus the heap the key and the value
-/// own. Redis's own numbers come from its allocator and cannot be reproduced.
+/// Bytes one key costs in this node (see [`Entry::memory_usage`]).
 pub(super) fn memory_usage(entry: &Entry) -> usize {
-    let bucket = std::mem::size_of::<Entry>() + 1;
-    bucket * 8 / 7 + entry.key.heap_size() + entry.value.memory_usage()
+    entry.memory_usage()
 }
 
 const MEMORY_HELP: &[&str] = &[

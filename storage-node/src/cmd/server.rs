@@ -3,6 +3,8 @@
 //! - `DBSIZE` → the number of keys in the selected database.
 //! - `FLUSHDB [ASYNC|SYNC]` / `FLUSHALL [ASYNC|SYNC]` → `+OK`. Both modes free memory at once:
 //!   a flush here is a pointer swap and a drop, short enough not to need a background thread.
+//!   FLUSHALL also stops a running BGSAVE and, with save points set, saves the empty
+//!   dataset at once, as Redis 7.0 does.
 //! - `TIME` → `[unix seconds, microseconds]` as two bulk strings.
 //!
 //! `SAVE` and `LASTSAVE` are in [`super::save`].
@@ -45,7 +47,7 @@ fn flushdb(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 fn flushall(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     flush_mode_ok(args)?;
-    ctx.keyspace.flush_all();
+    crate::persistence::disk::flush_all(ctx.shared, ctx.keyspace);
     ctx.out.ok();
     Ok(())
 }

@@ -539,12 +539,6 @@ pub const INERT: &[Inert] = &[
         "0",
     ),
     inert(
-        "stop-writes-on-bgsave-error",
-        Kind::Bool,
-        Access::Mutable,
-        "yes",
-    ),
-    inert(
         "stream-node-max-bytes",
         Kind::Memory {
             min: 0,

@@ -13,6 +13,9 @@ pub use rewrite::rewrite;
 
 use std::path::PathBuf;
 
+/// Redis 7.0's `save 3600 1 300 100 60 10000`.
+pub const DEFAULT_SAVE_POINTS: &[(i64, i64)] = &[(3600, 1), (300, 100), (60, 10000)];
+
 /// The node's settings. Only settings the node honours exist here.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -31,6 +34,9 @@ pub struct Config {
     pub rdbcompression: bool,
     /// `rdbchecksum`: write the RDB file's CRC-64 trailer and check it on load.
     pub rdbchecksum: bool,
+    /// `stop-writes-on-bgsave-error`: refuse writes (MISCONF) while the last background
+    /// save failed and save points are configured.
+    pub stop_writes_on_bgsave_error: bool,
     pub databases: usize,
     pub maxclients: usize,
     pub proto_max_bulk_len: usize,
@@ -47,8 +53,8 @@ pub struct Config {
     /// `busy-reply-threshold` (alias `lua-time-limit`): milliseconds a script runs before
     /// other clients are answered BUSY.
     pub busy_reply_threshold_ms: u64,
-    /// Snapshot points (`save`), as pairs of seconds and changes. Kept and shown for tools
-    /// that read them; nothing acts on them yet (only SAVE writes the RDB file).
+    /// Snapshot points (`save`), as pairs of seconds and changes: a BGSAVE starts when
+    /// that many changes are older than that many seconds (`persistence::save_points`).
     pub save: Vec<(i64, i64)>,
     /// Kept and shown like `save`; INFO reports `aof_enabled:0` because no AOF is written.
     /// With `yes` the RDB file is not loaded at start (Redis would load the AOF instead).
@@ -133,6 +139,7 @@ impl Default for Config {
             dbfilename: "dump.rdb".into(),
             rdbcompression: true,
             rdbchecksum: true,
+            stop_writes_on_bgsave_error: true,
             databases: 16,
             maxclients: 10000,
             proto_max_bulk_len: 512 * 1024 * 1024,
@@ -145,7 +152,7 @@ impl Default for Config {
             io_threads: 1,
             busy_poll_usecs: crate::server::busy_poll::DEFAULT_BUDGET_USECS,
             busy_reply_threshold_ms: 5000,
-            save: Vec::new(),
+            save: DEFAULT_SAVE_POINTS.to_vec(),
             appendonly: false,
             config_file: None,
             notify_keyspace_events: 0,

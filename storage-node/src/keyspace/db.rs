@@ -13,6 +13,7 @@ use slotproxy::cluster::{key_slot, SLOT_COUNT};
 use super::entry::Entry;
 use super::lfu::Lfu;
 use super::slot_table::SlotTable;
+use super::snapshot_cow::SnapshotCow;
 use super::watch::{Replacement, WatchIndex};
 use crate::pubsub::notify;
 use crate::types::{CompactBytes, Value};
@@ -33,7 +34,7 @@ pub struct Db {
     /// tables cross the load threshold together and then sit half empty (at one million
     /// keys, 61 keys in 128 buckets). An empty bucket then costs 16 bytes, not a whole
     /// entry, which keeps memory per key close to Redis's (its dict does the same).
-    slots: Vec<SlotTable>,
+    pub(super) slots: Vec<SlotTable>,
     hasher: DefaultHashBuilder,
     len: usize,
     volatile: usize,
@@ -55,6 +56,9 @@ pub struct Db {
     /// Set while an LFU `maxmemory-policy` is selected: entries' `lru` fields then hold
     /// access frequencies (see `keyspace::lfu`).
     pub lfu: Option<Lfu>,
+    /// The running snapshot's pre-images, while it has not written this database yet
+    /// (`super::snapshot_cow`).
+    pub(super) cow: Option<Box<SnapshotCow>>,
 }
 
 /// The LRU clock: Unix seconds, truncated to 32 bits.
@@ -105,13 +109,17 @@ impl Db {
 
     fn expire_at(&mut self, slot: usize, hash: u64, key: &[u8]) -> bool {
         let now = self.now_ms;
-        let Some(table) = self.slots.get_mut(slot) else {
+        let Some(table) = self.slots.get(slot) else {
             return false;
         };
         let expired = table
             .find_index(hash, key)
             .filter(|&index| table.at(index).is_some_and(|e| e.is_expired(now)));
-        let Some(removed) = expired.and_then(|index| table.remove_at(index)) else {
+        let Some(index) = expired else {
+            return false;
+        };
+        self.preserve(key);
+        let Some(removed) = self.slots[slot].remove_at(index) else {
             return false;
         };
         self.count_expired(&removed, key);
@@ -146,6 +154,7 @@ impl Db {
                     .at(index)
                     .is_some_and(|e| e.is_expired(now)) =>
             {
+                self.preserve(key);
                 if let Some(removed) = self.slots[slot].remove_at(index) {
                     self.count_expired(&removed, key);
                 }
@@ -182,7 +191,7 @@ impl Db {
     }
 
     /// The entry as stored, expired or not, without side effects.
-    fn stored(&self, key: &[u8]) -> Option<&Entry> {
+    pub(super) fn stored(&self, key: &[u8]) -> Option<&Entry> {
         let hash = self.hash(key);
         self.table(key)?.find(hash, key)
     }
@@ -252,6 +261,8 @@ impl Db {
 
     /// Mutable access without statistics, LRU or WATCH effects, for a change Redis makes
     /// silently (an encoding conversion).
+    ///
+    /// A running snapshot keeps no pre-image for such a change: the value stays the same.
     pub fn peek_mut(&mut self, key: &[u8]) -> Option<&mut Entry> {
         self.lookup(key, false, false)
     }
@@ -266,6 +277,7 @@ impl Db {
         if !self.watched.is_empty() {
             self.watched.note_write_lookup(key, self.dirty);
         }
+        self.preserve(key);
         self.lookup(key, true, false)
     }
 
@@ -288,6 +300,7 @@ impl Db {
     /// Stores a whole entry, replacing any previous one. Returns the previous entry (None
     /// when there was none, or only an expired one, which is then counted as expired).
     pub fn insert_entry(&mut self, mut entry: Entry) -> Option<Entry> {
+        self.preserve(&entry.key);
         entry.lru = match self.lfu {
             Some(_) => Lfu::new_word(self.now_ms),
             None => lru_clock(self.now_ms),
@@ -347,6 +360,7 @@ impl Db {
     }
 
     fn remove_entry(&mut self, key: &[u8]) -> Option<Entry> {
+        self.preserve(key);
         let hash = self.hash(key);
         let slot = key_slot(key) as usize;
         let table = self.slots.get_mut(slot)?;
@@ -387,6 +401,9 @@ impl Db {
         if self.len > 0 {
             self.dirty += self.len as u64;
         }
+        if self.cow.is_some() {
+            self.freeze_for_snapshot();
+        }
         self.slots = Vec::new();
         self.len = 0;
         self.volatile = 0;
@@ -422,6 +439,9 @@ impl Db {
         let observe = !self.watched.is_empty() || self.log_events & notify::EXPIRED != 0;
         let mut removed_keys = Vec::new();
         for _ in 0..budget {
+            if self.cow.is_some() {
+                self.preserve_expiring(slot, now);
+            }
             let table = &mut self.slots[slot];
             let before = table.len();
             let mut volatile_removed = 0;
@@ -456,5 +476,7 @@ impl Db {
         std::mem::swap(&mut self.hasher, &mut other.hasher);
         std::mem::swap(&mut self.len, &mut other.len);
         std::mem::swap(&mut self.volatile, &mut other.volatile);
+        // The snapshot's state belongs with the contents it describes.
+        std::mem::swap(&mut self.cow, &mut other.cow);
     }
 }

@@ -30,4 +30,12 @@ impl Entry {
     pub fn is_expired(&self, now_ms: u64) -> bool {
         self.expire_at_ms != 0 && self.expire_at_ms <= now_ms
     }
+
+    /// Bytes this key costs: its bucket in the slot table (a control byte per bucket, at
+    /// most 7/8 of the buckets filled), plus the heap the key and the value own. Redis's
+    /// own numbers come from its allocator and cannot be reproduced.
+    pub fn memory_usage(&self) -> usize {
+        let bucket = std::mem::size_of::<Entry>() + 1;
+        bucket * 8 / 7 + self.key.heap_size() + self.value.memory_usage()
+    }
 }

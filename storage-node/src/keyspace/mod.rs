@@ -9,6 +9,7 @@ pub mod latency;
 pub mod lfu;
 pub mod scan;
 mod slot_table;
+pub mod snapshot_cow;
 mod watch;
 
 pub use db::{lru_clock, Db, DbEvent};

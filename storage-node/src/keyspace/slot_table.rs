@@ -38,7 +38,7 @@ pub struct SlotTable {
 }
 
 /// The part of a key's hash a bucket keeps.
-fn tag_of(hash: u64) -> u32 {
+pub(super) fn tag_of(hash: u64) -> u32 {
     hash as u32
 }
 
@@ -156,6 +156,14 @@ impl SlotTable {
 
     pub fn iter(&self) -> impl Iterator<Item = &Entry> {
         self.buckets.iter().filter_map(|b| b.entry.as_deref())
+    }
+
+    /// The entries with their tags (the part of the hash the bucket keeps), which a
+    /// snapshot uses to cut a big slot into pieces without hashing any key.
+    pub fn iter_tagged(&self) -> impl Iterator<Item = (u32, &Entry)> {
+        self.buckets
+            .iter()
+            .filter_map(|b| b.entry.as_deref().map(|e| (b.tag, e)))
     }
 
     /// Keeps only the entries for which `keep` returns true.

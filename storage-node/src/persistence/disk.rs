@@ -3,8 +3,8 @@
 //!
 //! A save writes `dir/temp-<pid>.rdb`, fsyncs it, renames it over `dir/dbfilename` and
 //! fsyncs the directory, as Redis does: a crash at any point leaves either the old file or
-//! the new one, never a torn one. It runs under the keyspace lock (SAVE blocks the node,
-//! as in Redis); a snapshot that does not stop the world is the next step (BGSAVE).
+//! the new one, never a torn one. SAVE runs under the keyspace lock (it blocks the node, as
+//! in Redis); BGSAVE writes the same file without stopping the world (`super::snapshot`).
 
 use std::fs::{self, File};
 use std::io;
@@ -30,6 +30,8 @@ pub struct SaveState {
     /// Keys the last load added, and those it dropped as already expired.
     last_load_keys: AtomicU64,
     last_load_expired: AtomicU64,
+    /// BGSAVE's state and figures.
+    pub background: super::snapshot::Background,
 }
 
 impl SaveState {
@@ -40,6 +42,7 @@ impl SaveState {
             dirty_at_save: AtomicU64::new(0),
             last_load_keys: AtomicU64::new(0),
             last_load_expired: AtomicU64::new(0),
+            background: super::snapshot::Background::default(),
         }
     }
 
@@ -47,7 +50,7 @@ impl SaveState {
         self.last_save_unix.load(Relaxed)
     }
 
-    /// Successful saves since start (`rdb_saves`).
+    /// SAVE and BGSAVE runs since start (`rdb_saves`).
     pub fn saves(&self) -> u64 {
         self.saves.load(Relaxed)
     }
@@ -70,6 +73,19 @@ impl SaveState {
     fn mark_clean(&self, keyspace: &Keyspace) {
         self.dirty_at_save.store(keyspace.dirty(), Relaxed);
     }
+
+    /// SAVE or BGSAVE starts (`rdb_saves` counts attempts, as Redis 7.0 does; the saves
+    /// FLUSHALL, SHUTDOWN and DEBUG RELOAD make are not counted).
+    pub fn count_save(&self) {
+        self.saves.fetch_add(1, Relaxed);
+    }
+
+    /// A save succeeded that holds every change up to the write counter `dirty_then`.
+    pub(super) fn saved(&self, dirty_then: u64) {
+        self.last_save_unix.store(unix_time_ms() / 1000, Relaxed);
+        self.dirty_at_save.store(dirty_then, Relaxed);
+        self.background.last_ok.store(true, Relaxed);
+    }
 }
 
 /// `dir/dbfilename`.
@@ -78,69 +94,132 @@ pub fn rdb_path(shared: &Shared) -> PathBuf {
     config.dir.join(&config.dbfilename)
 }
 
+/// FLUSHALL, as Redis 7.0's `flushAllDataAndResetRDB`: a running BGSAVE is stopped (its
+/// data is gone), and with save points the empty dataset is saved at once.
+pub fn flush_all(shared: &Shared, keyspace: &mut Keyspace) {
+    shared.persistence.background.abort(shared, keyspace);
+    keyspace.flush_all();
+    if !shared.config().save.is_empty() {
+        // A failure is logged; FLUSHALL still answers OK, as in Redis.
+        let _ = save(shared, keyspace);
+    }
+}
+
+/// Where and how a save writes: read once from the settings when it starts.
+pub(super) struct SaveSetup {
+    pub dir: PathBuf,
+    pub target: PathBuf,
+    pub checksum: bool,
+    pub encodings: Encodings,
+}
+
+impl SaveSetup {
+    pub fn new(shared: &Shared) -> SaveSetup {
+        let config = shared.config();
+        SaveSetup {
+            dir: config.dir.clone(),
+            target: config.dir.join(&config.dbfilename),
+            checksum: config.rdbchecksum,
+            encodings: Encodings::from_config(&config),
+        }
+    }
+
+    /// The temp file a save writes before the rename (`tag` keeps SAVE's and BGSAVE's
+    /// apart).
+    pub fn temp(&self, tag: &str) -> PathBuf {
+        self.dir
+            .join(format!("temp-{tag}{}.rdb", std::process::id()))
+    }
+
+    /// The file's AUX fields and function libraries.
+    pub fn params<'a>(&self, libraries: &'a [bytes::Bytes]) -> SaveParams<'a> {
+        SaveParams {
+            encodings: self.encodings,
+            checksum: self.checksum,
+            now_unix: unix_time_ms() / 1000,
+            used_mem: crate::server::stats::process_memory().rss,
+            redis_version: crate::cmd::COMPATIBLE_VERSION,
+            libraries: libraries.iter().map(|code| &code[..]).collect(),
+        }
+    }
+}
+
+/// The code of every function library, in load order (what a save writes).
+pub(super) fn library_codes(shared: &Shared) -> Vec<bytes::Bytes> {
+    let functions = lock(&shared.scripting.functions);
+    functions
+        .libraries()
+        .iter()
+        .map(|l| l.code.clone())
+        .collect()
+}
+
 /// Writes the whole keyspace to the RDB file (SAVE). Logs the outcome as Redis does.
 pub fn save(shared: &Shared, keyspace: &mut Keyspace) -> io::Result<Written> {
     let started = Instant::now();
-    let (dir, target, params_checksum, encodings) = {
-        let config = shared.config();
-        (
-            config.dir.clone(),
-            config.dir.join(&config.dbfilename),
-            config.rdbchecksum,
-            Encodings::from_config(&config),
-        )
-    };
-    let functions = lock(&shared.scripting.functions);
-    let params = SaveParams {
-        encodings,
-        checksum: params_checksum,
-        now_unix: unix_time_ms() / 1000,
-        used_mem: crate::server::stats::process_memory().rss,
-        redis_version: crate::cmd::COMPATIBLE_VERSION,
-        libraries: functions.libraries().iter().map(|l| &l.code[..]).collect(),
-    };
-    let temp = dir.join(format!("temp-{}.rdb", std::process::id()));
-    let result = write_then_rename(&temp, &target, &dir, keyspace, &params);
-    drop(functions);
+    let setup = SaveSetup::new(shared);
+    let libraries = library_codes(shared);
+    let params = setup.params(&libraries);
+    let temp = setup.temp("");
+    let result = replace_file(&temp, &setup, |file| {
+        rdb_file::write(file, keyspace, &params)
+    });
     match &result {
         Ok(written) => {
-            shared
-                .persistence
-                .last_save_unix
-                .store(unix_time_ms() / 1000, Relaxed);
-            shared.persistence.saves.fetch_add(1, Relaxed);
-            shared.persistence.mark_clean(keyspace);
+            shared.persistence.saved(keyspace.dirty());
             println!(
                 "DB saved on disk: {} keys, {} bytes to {} in {:.3} seconds",
                 written.keys,
                 written.bytes,
-                target.display(),
+                setup.target.display(),
                 started.elapsed().as_secs_f64()
             );
         }
-        Err(e) => {
-            let _ = fs::remove_file(&temp);
-            eprintln!("Error saving DB on disk ({}): {e}", target.display());
-        }
+        Err(e) => eprintln!("Error saving DB on disk ({}): {e}", setup.target.display()),
     }
     result
 }
 
-fn write_then_rename(
+/// Writes `temp` with `write`, fsyncs it, renames it over the target and fsyncs the
+/// directory. The temp file is removed if anything fails.
+pub(super) fn replace_file(
     temp: &Path,
-    target: &Path,
-    dir: &Path,
-    keyspace: &mut Keyspace,
-    params: &SaveParams<'_>,
+    setup: &SaveSetup,
+    write: impl FnOnce(&File) -> io::Result<Written>,
 ) -> io::Result<Written> {
-    let file = File::create(temp)?;
-    let written = rdb_file::write(&file, keyspace, params)?;
-    file.sync_all()?;
-    drop(file);
-    fs::rename(temp, target)?;
-    // Makes the rename itself durable.
-    File::open(dir)?.sync_all()?;
+    let written = write_temp(temp, write)?;
+    install(temp, setup)?;
     Ok(written)
+}
+
+/// The first half of [`replace_file`]: `temp` written and fsynced (removed on failure).
+pub(super) fn write_temp(
+    temp: &Path,
+    write: impl FnOnce(&File) -> io::Result<Written>,
+) -> io::Result<Written> {
+    let result = (|| {
+        let file = File::create(temp)?;
+        let written = write(&file)?;
+        file.sync_all()?;
+        Ok(written)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(temp);
+    }
+    result
+}
+
+/// The second half: `temp` renamed over the target, durably.
+pub(super) fn install(temp: &Path, setup: &SaveSetup) -> io::Result<()> {
+    let result = (|| {
+        fs::rename(temp, &setup.target)?;
+        // Makes the rename itself durable.
+        File::open(&setup.dir)?.sync_all()
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(temp);
+    }
+    result
 }
 
 /// What a load put in the keyspace.

@@ -7,6 +7,8 @@
 //! - [`payload`]: DUMP payloads (`type + object + RDB version + CRC-64`), for DUMP/RESTORE.
 //! - [`rdb_file`] / [`rdb_load`]: whole RDB files (`dump.rdb`), written and read.
 //! - [`disk`]: the file on disk: SAVE's temp-file-and-rename, loading at start, LASTSAVE.
+//! - [`snapshot`]: BGSAVE, a point-in-time snapshot written without fork.
+//! - [`save_points`]: the `save` points and BGSAVE SCHEDULE.
 
 pub mod crc64;
 pub mod disk;
@@ -17,3 +19,5 @@ pub mod rdb;
 pub mod rdb_file;
 pub mod rdb_load;
 pub mod rdb_sets;
+pub mod save_points;
+pub mod snapshot;

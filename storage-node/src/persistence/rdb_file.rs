@@ -20,7 +20,7 @@ use std::io::{self, Write};
 
 use super::crc64::crc64;
 use super::rdb::{self, Encodings, RDB_VERSION};
-use crate::keyspace::Keyspace;
+use crate::keyspace::{Entry, Keyspace};
 
 pub const MAGIC: &[u8] = b"REDIS";
 
@@ -62,28 +62,99 @@ pub struct Written {
     pub bytes: u64,
 }
 
-/// A buffered writer that keeps the running CRC of everything written.
-struct Sink<W: Write> {
+/// A buffered writer of one RDB file that keeps the running CRC of everything written.
+/// SAVE drives it over the whole keyspace at once, BGSAVE chunk by chunk
+/// (`super::snapshot`): both lay the file out through these methods.
+pub struct Sink<W: Write> {
     inner: W,
     buf: Vec<u8>,
     crc: u64,
     bytes: u64,
+    keys: u64,
 }
 
 impl<W: Write> Sink<W> {
-    fn flush_if_full(&mut self) -> io::Result<()> {
+    /// Starts the file: magic, version, AUX fields and function libraries.
+    pub fn start(inner: W, params: &SaveParams<'_>) -> Sink<W> {
+        let mut sink = Sink {
+            inner,
+            buf: Vec::with_capacity(FLUSH_AT * 2),
+            crc: 0,
+            bytes: 0,
+            keys: 0,
+        };
+        let compress = params.encodings.compress;
+        sink.buf.extend_from_slice(MAGIC);
+        sink.buf
+            .extend_from_slice(format!("{RDB_VERSION:04}").as_bytes());
+        let ctime = params.now_unix.to_string();
+        let used_mem = params.used_mem.to_string();
+        for (key, value) in [
+            ("redis-ver", params.redis_version),
+            ("redis-bits", "64"),
+            ("ctime", &ctime),
+            ("used-mem", &used_mem),
+            ("aof-base", "0"),
+        ] {
+            aux(&mut sink.buf, key, value.as_bytes(), compress);
+        }
+        for code in &params.libraries {
+            sink.buf.push(OPCODE_FUNCTION2);
+            rdb::save_string_with(&mut sink.buf, code, compress);
+        }
+        sink
+    }
+
+    /// SELECTDB and RESIZEDB before a database's keys.
+    pub fn begin_db(&mut self, index: usize, keys: usize, volatile: usize) {
+        self.buf.push(OPCODE_SELECTDB);
+        rdb::save_len(&mut self.buf, index as u64);
+        self.buf.push(OPCODE_RESIZEDB);
+        rdb::save_len(&mut self.buf, keys as u64);
+        rdb::save_len(&mut self.buf, volatile as u64);
+    }
+
+    /// One key, with its expiry time, into the buffer (no I/O).
+    pub fn entry(&mut self, entry: &Entry, encodings: &Encodings) {
+        if entry.has_expiry() {
+            self.buf.push(OPCODE_EXPIRETIME_MS);
+            self.buf
+                .extend_from_slice(&entry.expire_at_ms.to_le_bytes());
+        }
+        self.buf.push(rdb::object_type(&entry.value));
+        rdb::save_string_with(&mut self.buf, entry.key.as_slice(), encodings.compress);
+        rdb::save_object(&mut self.buf, &entry.value, encodings);
+        self.keys += 1;
+    }
+
+    pub fn flush_if_full(&mut self) -> io::Result<()> {
         if self.buf.len() >= FLUSH_AT {
             self.flush_buf()?;
         }
         Ok(())
     }
 
-    fn flush_buf(&mut self) -> io::Result<()> {
+    /// Hands the buffer to the file.
+    pub fn flush_buf(&mut self) -> io::Result<()> {
         self.crc = crc64(self.crc, &self.buf);
         self.bytes += self.buf.len() as u64;
         self.inner.write_all(&self.buf)?;
         self.buf.clear();
         Ok(())
+    }
+
+    /// EOF and the CRC-64 trailer (zeros without `checksum`).
+    pub fn finish(mut self, checksum: bool) -> io::Result<(W, Written)> {
+        self.buf.push(OPCODE_EOF);
+        self.flush_buf()?;
+        let trailer = if checksum { self.crc } else { 0 };
+        self.inner.write_all(&trailer.to_le_bytes())?;
+        self.inner.flush()?;
+        let written = Written {
+            keys: self.keys,
+            bytes: self.bytes + 8,
+        };
+        Ok((self.inner, written))
     }
 }
 
@@ -100,62 +171,17 @@ pub fn write<W: Write>(
     keyspace: &mut Keyspace,
     params: &SaveParams<'_>,
 ) -> io::Result<Written> {
-    let mut sink = Sink {
-        inner,
-        buf: Vec::with_capacity(FLUSH_AT * 2),
-        crc: 0,
-        bytes: 0,
-    };
-    let compress = params.encodings.compress;
-    sink.buf.extend_from_slice(MAGIC);
-    sink.buf
-        .extend_from_slice(format!("{RDB_VERSION:04}").as_bytes());
-    let ctime = params.now_unix.to_string();
-    let used_mem = params.used_mem.to_string();
-    for (key, value) in [
-        ("redis-ver", params.redis_version),
-        ("redis-bits", "64"),
-        ("ctime", &ctime),
-        ("used-mem", &used_mem),
-        ("aof-base", "0"),
-    ] {
-        aux(&mut sink.buf, key, value.as_bytes(), compress);
-    }
-    for code in &params.libraries {
-        sink.buf.push(OPCODE_FUNCTION2);
-        rdb::save_string_with(&mut sink.buf, code, compress);
-    }
-    let mut keys = 0;
+    let mut sink = Sink::start(inner, params);
     for index in 0..keyspace.db_count() {
         let db = keyspace.db(index);
         if db.is_empty() {
             continue;
         }
-        sink.buf.push(OPCODE_SELECTDB);
-        rdb::save_len(&mut sink.buf, index as u64);
-        sink.buf.push(OPCODE_RESIZEDB);
-        rdb::save_len(&mut sink.buf, db.len() as u64);
-        rdb::save_len(&mut sink.buf, db.volatile_len() as u64);
+        sink.begin_db(index, db.len(), db.volatile_len());
         for entry in db.entries() {
-            if entry.has_expiry() {
-                sink.buf.push(OPCODE_EXPIRETIME_MS);
-                sink.buf
-                    .extend_from_slice(&entry.expire_at_ms.to_le_bytes());
-            }
-            sink.buf.push(rdb::object_type(&entry.value));
-            rdb::save_string_with(&mut sink.buf, entry.key.as_slice(), compress);
-            rdb::save_object(&mut sink.buf, &entry.value, &params.encodings);
-            keys += 1;
+            sink.entry(entry, &params.encodings);
             sink.flush_if_full()?;
         }
     }
-    sink.buf.push(OPCODE_EOF);
-    sink.flush_buf()?;
-    let trailer = if params.checksum { sink.crc } else { 0 };
-    sink.inner.write_all(&trailer.to_le_bytes())?;
-    sink.inner.flush()?;
-    Ok(Written {
-        keys,
-        bytes: sink.bytes + 8,
-    })
+    Ok(sink.finish(params.checksum)?.1)
 }

@@ -284,8 +284,8 @@ pub async fn answer_while_busy(
 ) {
     let state = &shared.scripting.state;
     while let Some(args) = queued.front() {
-        // The node has no SHUTDOWN command otherwise: this is the way out of a script that
-        // wrote and cannot be killed.
+        // The way out of a script that wrote and cannot be killed: exit without saving
+        // (the keyspace is the script's until it ends), as Redis does.
         if let [cmd, mode] = args.as_slice() {
             if is(cmd, "shutdown") && is(mode, "nosave") {
                 eprintln!("User requested shutdown while a script was busy, exiting now.");

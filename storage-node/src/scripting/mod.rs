@@ -103,7 +103,8 @@ impl Scripting {
         let _ = shared.scripting.server.set(Arc::downgrade(shared));
     }
 
-    fn server(&self) -> Result<Arc<Shared>, CmdError> {
+    /// The running server (for work that outlives a command: scripts, BGSAVE).
+    pub(crate) fn server(&self) -> Result<Arc<Shared>, CmdError> {
         self.server
             .get()
             .and_then(Weak::upgrade)

@@ -49,6 +49,10 @@ pub async fn run(config: Config) -> std::io::Result<()> {
         crate::cluster::bus::start(shared.clone()).await?;
     }
     tokio::spawn(active_expire_cycle(shared.clone()));
+    tokio::spawn(super::signals::shut_down_on_signals(shared.clone()));
+    tokio::spawn(crate::persistence::save_points::check_forever(
+        shared.clone(),
+    ));
     tokio::spawn(super::stats::sample_forever(shared.clone()));
     for listener in listeners {
         super::busy_poll::watch(&listener);

@@ -42,6 +42,9 @@ pub fn storage_node_args(port: u16) -> Vec<String> {
         port.to_string(),
         "--dir".to_string(),
         node_dir(port).display().to_string(),
+        // No save points, as the redis-servers of the harness.
+        "--save".to_string(),
+        String::new(),
     ];
     args.extend(CLUSTER_FLAGS.iter().map(|s| s.to_string()));
     args

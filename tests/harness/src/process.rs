@@ -132,10 +132,17 @@ impl ServerProcess {
         process
     }
 
-    /// A storage-node on a free port with the given extra arguments.
+    /// A storage-node on a free port with the given extra arguments. Without save points
+    /// (as [`Self::redis_server`]): a test must not leave a `dump.rdb` in its working
+    /// directory for the next one to load; `extra` may set `--save` again.
     pub fn storage_node(extra: &[&str]) -> ServerProcess {
         let port = free_port();
-        let mut args = vec!["--port".to_string(), port.to_string()];
+        let mut args = vec![
+            "--port".to_string(),
+            port.to_string(),
+            "--save".to_string(),
+            String::new(),
+        ];
         args.extend(extra.iter().map(|s| s.to_string()));
         ServerProcess::spawn(
             "storage-node",

@@ -1,0 +1,340 @@
+//! BGSAVE: the RDB file written from a point-in-time snapshot, without fork and without
+//! stopping the node.
+//!
+//! `start` runs under the keyspace lock: it marks every non-empty database for the
+//! snapshot (see `keyspace::snapshot_cow`) and starts a thread. The thread takes the lock
+//! for at most [`CHUNK`] at a time, encodes whole slots into its buffer, releases the lock
+//! and writes the buffer to `dir/temp-bg-<pid>.rdb`; a write that reaches a slot the thread
+//! has not written yet first keeps that key's pre-image. When all slots are written the
+//! file is fsynced and renamed over `dir/dbfilename`, exactly as SAVE does (one encoder,
+//! [`super::rdb_file::Sink`]).
+//!
+//! Costs: the pre-images (reported as `rdb_last_cow_size`: the most the snapshot held at
+//! once) and, per lock hold, the time to encode one slot's keys, or one piece of a slot of
+//! many keys (a huge value is encoded in one hold).
+
+use std::fs::File;
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::disk::{install, library_codes, write_temp, SaveSetup};
+use super::rdb_file::{Sink, Written};
+use crate::keyspace::snapshot_cow::{ChunkProgress, SnapshotDb};
+use crate::keyspace::{unix_time_ms, Keyspace};
+use crate::server::clients::lock;
+use crate::server::Shared;
+
+/// The longest the writer holds the keyspace lock at a time (whole slots or pieces are
+/// written, so a hold can exceed it by one slot's or piece's keys).
+const CHUNK: Duration = Duration::from_millis(1);
+
+/// The writer's pause between chunks, for clients waiting on the lock.
+const HANDOVER: Duration = Duration::from_micros(100);
+
+/// How long the writer waits before it looks again while a script has the keyspace.
+const BUSY_RETRY: Duration = Duration::from_millis(5);
+
+/// What INFO persistence reports about BGSAVE, and the running one's controls.
+pub struct Background {
+    running: AtomicBool,
+    /// BGSAVE SCHEDULE (or BGSAVE inside EXEC) asked for one to start when possible.
+    pub(super) scheduled: AtomicBool,
+    /// Set by SHUTDOWN: the running save stops and removes its temp file.
+    abort: AtomicBool,
+    /// Held while the finished file is renamed into place, so that once [`Self::abort`]
+    /// returns no older snapshot can replace the file SHUTDOWN saves next.
+    install_gate: Mutex<()>,
+    started_ms: AtomicU64,
+    /// `rdb_last_bgsave_status`: false after a failed background save.
+    pub(super) last_ok: AtomicBool,
+    last_time_sec: AtomicI64,
+    /// Unix seconds of the last attempt (a failed one is retried after
+    /// [`super::save_points::RETRY_DELAY_SECS`]).
+    pub(super) last_try_unix: AtomicU64,
+    last_cow: AtomicU64,
+    cow_now: AtomicU64,
+    cow_peak: AtomicU64,
+    keys_done: AtomicU64,
+    keys_total: AtomicU64,
+}
+
+impl Default for Background {
+    fn default() -> Background {
+        Background {
+            running: AtomicBool::new(false),
+            scheduled: AtomicBool::new(false),
+            abort: AtomicBool::new(false),
+            install_gate: Mutex::new(()),
+            started_ms: AtomicU64::new(0),
+            last_ok: AtomicBool::new(true),
+            last_time_sec: AtomicI64::new(-1),
+            last_try_unix: AtomicU64::new(0),
+            last_cow: AtomicU64::new(0),
+            cow_now: AtomicU64::new(0),
+            cow_peak: AtomicU64::new(0),
+            keys_done: AtomicU64::new(0),
+            keys_total: AtomicU64::new(0),
+        }
+    }
+}
+
+/// INFO persistence's BGSAVE figures, read at once.
+pub struct Figures {
+    pub in_progress: bool,
+    pub last_ok: bool,
+    pub last_time_sec: i64,
+    pub current_time_sec: i64,
+    pub last_cow_size: u64,
+    pub cow_size: u64,
+    pub cow_peak: u64,
+    pub keys_done: u64,
+    pub keys_total: u64,
+}
+
+impl Background {
+    pub fn in_progress(&self) -> bool {
+        self.running.load(Relaxed)
+    }
+
+    /// Whether the last background save failed (`rdb_last_bgsave_status:err`).
+    pub fn last_failed(&self) -> bool {
+        !self.last_ok.load(Relaxed)
+    }
+
+    pub fn figures(&self) -> Figures {
+        let in_progress = self.in_progress();
+        let current_time_sec = if in_progress {
+            (unix_time_ms().saturating_sub(self.started_ms.load(Relaxed)) / 1000) as i64
+        } else {
+            -1
+        };
+        Figures {
+            in_progress,
+            last_ok: self.last_ok.load(Relaxed),
+            last_time_sec: self.last_time_sec.load(Relaxed),
+            current_time_sec,
+            last_cow_size: self.last_cow.load(Relaxed),
+            cow_size: if in_progress {
+                self.cow_now.load(Relaxed)
+            } else {
+                0
+            },
+            cow_peak: if in_progress {
+                self.cow_peak.load(Relaxed)
+            } else {
+                0
+            },
+            keys_done: if in_progress {
+                self.keys_done.load(Relaxed)
+            } else {
+                0
+            },
+            keys_total: if in_progress {
+                self.keys_total.load(Relaxed)
+            } else {
+                0
+            },
+        }
+    }
+
+    /// Stops a running background save (SHUTDOWN, FLUSHALL), as Redis kills its child:
+    /// the snapshot's pre-images are dropped now, the thread stops at its next chunk
+    /// without touching the RDB file, and its temp file is removed. The last save's
+    /// status is left alone.
+    pub fn abort(&self, shared: &Shared, keyspace: &mut Keyspace) {
+        let _gate = lock(&self.install_gate);
+        if self.in_progress() {
+            self.abort.store(true, Relaxed);
+            keyspace.end_snapshot();
+            let _ = std::fs::remove_file(SaveSetup::new(shared).temp(BG_TAG));
+        }
+    }
+
+    /// BGSAVE SCHEDULE: the save-point check starts one as soon as none runs.
+    pub fn schedule(&self) {
+        self.scheduled.store(true, Relaxed);
+    }
+}
+
+/// Why a background save did not start.
+#[derive(Debug)]
+pub enum StartError {
+    /// One is already running.
+    Running,
+    /// The thread could not be created.
+    Spawn(io::Error),
+}
+
+/// What the writer thread needs, fixed when the snapshot starts.
+struct Job {
+    shared: Arc<Shared>,
+    setup: SaveSetup,
+    libraries: Vec<bytes::Bytes>,
+    dbs: Vec<SnapshotDb>,
+    /// The write counter at the start: the file holds every change up to it.
+    dirty_at_start: u64,
+    started: Instant,
+}
+
+/// Starts a background save of `keyspace` (which must be `shared`'s, locked by the
+/// caller). Redis's `rdbSaveBackground`.
+pub fn start(shared: &Shared, keyspace: &mut Keyspace) -> Result<(), StartError> {
+    let background = &shared.persistence.background;
+    let arc = shared
+        .scripting
+        .server()
+        .map_err(|e| StartError::Spawn(io::Error::other(e.message().to_string())))?;
+    if background.running.swap(true, Relaxed) {
+        return Err(StartError::Running);
+    }
+    let now = unix_time_ms();
+    background.started_ms.store(now, Relaxed);
+    background.last_try_unix.store(now / 1000, Relaxed);
+    background.scheduled.store(false, Relaxed);
+    background.abort.store(false, Relaxed);
+    shared.persistence.count_save();
+    let dbs = keyspace.begin_snapshot();
+    background
+        .keys_total
+        .store(dbs.iter().map(|d| d.keys as u64).sum(), Relaxed);
+    background.keys_done.store(0, Relaxed);
+    background.cow_now.store(0, Relaxed);
+    background.cow_peak.store(0, Relaxed);
+    let job = Job {
+        setup: SaveSetup::new(shared),
+        libraries: library_codes(shared),
+        dbs,
+        dirty_at_start: keyspace.dirty(),
+        started: Instant::now(),
+        shared: arc,
+    };
+    let spawned = std::thread::Builder::new()
+        .name("bgsave".into())
+        .spawn(move || run(job));
+    match spawned {
+        Ok(_) => {
+            println!("Background saving started");
+            Ok(())
+        }
+        Err(e) => {
+            keyspace.end_snapshot();
+            background.running.store(false, Relaxed);
+            background.last_ok.store(false, Relaxed);
+            eprintln!("Can't save in background: {e}");
+            Err(StartError::Spawn(e))
+        }
+    }
+}
+
+/// The temp file's tag (`temp-bg-<pid>.rdb`): SAVE's own temp file is another.
+const BG_TAG: &str = "bg-";
+
+fn run(job: Job) {
+    let shared = &job.shared;
+    let background = &shared.persistence.background;
+    let temp = job.setup.temp(BG_TAG);
+    let write = || {
+        write_temp(&temp, |file| write_snapshot(&job, file)).and_then(|written| {
+            let _gate = lock(&background.install_gate);
+            if background.abort.load(Relaxed) {
+                let _ = std::fs::remove_file(&temp);
+                return Err(io::Error::new(io::ErrorKind::Interrupted, "aborted"));
+            }
+            install(&temp, &job.setup)?;
+            Ok(written)
+        })
+    };
+    // A bug must not leave BGSAVE "in progress" forever: it fails like a write error.
+    let result =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(write)).unwrap_or_else(|_| {
+            let _ = std::fs::remove_file(&temp);
+            Err(io::Error::other(
+                "internal error while writing the snapshot",
+            ))
+        });
+    let mut keyspace = shared.lock_keyspace();
+    // The pre-images live in the databases: wait until no script has them lent out.
+    while keyspace.db_count() == 0 {
+        drop(keyspace);
+        std::thread::sleep(BUSY_RETRY);
+        keyspace = shared.lock_keyspace();
+    }
+    keyspace.end_snapshot();
+    let aborted = background.abort.load(Relaxed);
+    match &result {
+        Ok(written) => {
+            shared.persistence.saved(job.dirty_at_start);
+            println!(
+                "DB saved on disk: {} keys, {} bytes to {}",
+                written.keys,
+                written.bytes,
+                job.setup.target.display()
+            );
+            println!("Background saving terminated with success");
+        }
+        Err(_) if aborted => println!("Background saving stopped (shutdown)"),
+        Err(e) => {
+            background.last_ok.store(false, Relaxed);
+            eprintln!(
+                "Error saving DB on disk ({}): {e}",
+                job.setup.target.display()
+            );
+            eprintln!("Background saving error");
+        }
+    }
+    if !aborted {
+        background
+            .last_time_sec
+            .store(job.started.elapsed().as_secs() as i64, Relaxed);
+        background
+            .last_cow
+            .store(background.cow_peak.load(Relaxed), Relaxed);
+    }
+    background.running.store(false, Relaxed);
+    drop(keyspace);
+}
+
+/// The file's contents: header, then each database chunk by chunk.
+fn write_snapshot(job: &Job, file: &File) -> io::Result<Written> {
+    let shared = &job.shared;
+    let background = &shared.persistence.background;
+    let params = job.setup.params(&job.libraries);
+    let mut sink = Sink::start(file, &params);
+    for db in &job.dbs {
+        sink.begin_db(db.index, db.keys, db.volatile);
+        loop {
+            if background.abort.load(Relaxed) {
+                return Err(io::Error::new(io::ErrorKind::Interrupted, "aborted"));
+            }
+            let progress = {
+                let mut keyspace = shared.lock_keyspace();
+                // Measured before the chunk frees the pre-images of the slots it writes:
+                // they only grow between chunks, so this is the peak.
+                let cow = keyspace.snapshot_cow_bytes() as u64;
+                let deadline = Instant::now() + CHUNK;
+                let mut keys = 0;
+                let progress = keyspace.snapshot_chunk(db.index, deadline, |entry| {
+                    sink.entry(entry, &job.setup.encodings);
+                    keys += 1;
+                });
+                drop(keyspace);
+                background.keys_done.fetch_add(keys, Relaxed);
+                background.cow_now.store(cow, Relaxed);
+                background.cow_peak.fetch_max(cow, Relaxed);
+                progress
+            };
+            sink.flush_if_full()?;
+            // A mutex is not fair: a thread that unlocks and locks again at once usually
+            // wins over the waiters it just woke. This pause lets a waiting client in.
+            std::thread::sleep(HANDOVER);
+            match progress {
+                ChunkProgress::Done => break,
+                ChunkProgress::More => {}
+                ChunkProgress::Busy => std::thread::sleep(BUSY_RETRY),
+            }
+        }
+    }
+    Ok(sink.finish(job.setup.checksum)?.1)
+}
