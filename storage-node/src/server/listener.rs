@@ -50,6 +50,7 @@ pub async fn run(config: Config) -> std::io::Result<()> {
     }
     tokio::spawn(active_expire_cycle(shared.clone()));
     tokio::spawn(super::stats::sample_forever(shared.clone()));
+    tokio::spawn(super::client_peaks::sample_forever(shared.clone()));
     for listener in listeners {
         super::busy_poll::watch(&listener);
         tokio::spawn(accept_loop(shared.clone(), listener));
