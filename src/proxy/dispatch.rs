@@ -7,12 +7,13 @@ use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 
+use super::answered_here::ReplyMode;
 use super::answered_here::{self, LocalReply};
 use super::client_io::ClientIo;
 use super::fanout;
 use super::forward::{error_reply, send_to_node, Pending};
 use super::router::{self, Route};
-use super::session::{drain_ready, Session, MAX_PENDING};
+use super::session::{drain_ready, Parked, Session, MAX_PENDING};
 use super::stats::Stats;
 use super::Proxy;
 use crate::metrics::workers::unknown_command;
@@ -43,30 +44,47 @@ impl Session {
         // Requests decoded together share one dispatch instant.
         let mut start = None;
         loop {
-            if let Some((route, args, timing, silent)) = self.parked.take() {
+            if let Some(parked) = self.parked.take() {
                 // Replies that are already complete (MULTI's +OK, QUEUED, local answers)
                 // wake nothing: take them now, or a pipelined `MULTI ... EXEC` would wait
                 // for an event that never comes.
                 drain_ready(&mut self.pending, &mut io.output, stats, proxy);
                 if !self.pending.is_empty() {
-                    self.parked = Some((route, args, timing, silent));
+                    self.parked = Some(parked);
                     break;
                 }
                 self.batcher.flush();
-                if !Box::pin(io.flush()).await {
-                    return false;
+                match parked {
+                    Parked::Inline(route, args, timing, silent) => {
+                        if !Box::pin(io.flush()).await {
+                            return false;
+                        }
+                        let mark = io.output.len();
+                        // Boxed: the stateful paths (EXEC, blocking commands, subscriptions)
+                        // hold large futures, and unboxed they would size every session's
+                        // task, idle or not.
+                        if !Box::pin(self.inline(route, args, io)).await {
+                            return false;
+                        }
+                        stats.record(timing, io.output.get(mark..).unwrap_or(&[]), Instant::now());
+                        if silent {
+                            io.output.truncate(mark);
+                        }
+                        start = None;
+                    }
+                    Parked::Barrier(args) => {
+                        let forward = self.client.reply != ReplyMode::Off;
+                        if let Some(pubsub) = self.pubsub.as_mut() {
+                            Box::pin(pubsub.barrier(proxy, &mut io.output, forward)).await;
+                        }
+                        self.step_and_queue(args, &mut start);
+                        // After HELLO, what the subscriptions deliver is in the new protocol.
+                        let proto = self.client.proto;
+                        if let Some(pubsub) = self.pubsub.as_mut() {
+                            pubsub.follow_protocol(proto);
+                        }
+                    }
                 }
-                let mark = io.output.len();
-                // Boxed: the stateful paths (EXEC, blocking commands, subscriptions) hold large
-                // futures, and unboxed they would size every session's task, idle or not.
-                if !Box::pin(self.inline(route, args, io)).await {
-                    return false;
-                }
-                stats.record(timing, io.output.get(mark..).unwrap_or(&[]), Instant::now());
-                if silent {
-                    io.output.truncate(mark);
-                }
-                start = None;
                 continue;
             }
             if self.closing || self.pending.len() >= MAX_PENDING {
@@ -75,19 +93,28 @@ impl Session {
             let Some(args) = io.requests.pop_front() else {
                 break;
             };
-            let step = self.step(&args);
-            let timing = Timing {
-                command: self.command,
-                start: *start.get_or_insert_with(Instant::now),
-            };
-            let silent = self.client.reply.after_command();
-            match step {
-                Step::Queue(pending) => self.pending.push_back((pending, timing, silent)),
-                Step::Inline(route) => self.parked = Some((route, args, timing, silent)),
+            if self.pubsub.as_ref().is_some_and(|p| p.subscribed()) {
+                self.parked = Some(Parked::Barrier(args));
+                continue;
             }
+            self.step_and_queue(args, &mut start);
         }
         self.batcher.flush();
         true
+    }
+
+    /// Steps a request and queues its reply or parks it to run inline.
+    fn step_and_queue(&mut self, args: Vec<Bytes>, start: &mut Option<Instant>) {
+        let step = self.step(&args);
+        let timing = Timing {
+            command: self.command,
+            start: *start.get_or_insert_with(Instant::now),
+        };
+        let silent = self.client.reply.after_command();
+        match step {
+            Step::Queue(pending) => self.pending.push_back((pending, timing, silent)),
+            Step::Inline(route) => self.parked = Some(Parked::Inline(route, args, timing, silent)),
+        }
     }
 
     fn ready(bytes: Bytes) -> Step {
