@@ -43,6 +43,7 @@ on_both_backends!(
     |_cluster: &mut Cluster, port| {
         pubsub_order::messages_come_before_the_next_reply(port);
         pubsub_order::hello_switch_is_followed_like_redis(port);
+        pubsub_order::reply_off_keeps_pushes_like_redis(port);
     }
 );
 

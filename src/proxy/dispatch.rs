@@ -7,7 +7,6 @@ use std::time::Instant;
 
 use bytes::{Bytes, BytesMut};
 
-use super::answered_here::ReplyMode;
 use super::answered_here::{self, LocalReply};
 use super::client_io::ClientIo;
 use super::fanout;
@@ -60,22 +59,24 @@ impl Session {
                             return false;
                         }
                         let mark = io.output.len();
+                        // Subscription confirmations are pushes: CLIENT REPLY does not
+                        // silence them (see `inline`).
+                        let pushes = matches!(route, Route::PubSub);
                         // Boxed: the stateful paths (EXEC, blocking commands, subscriptions)
                         // hold large futures, and unboxed they would size every session's
                         // task, idle or not.
-                        if !Box::pin(self.inline(route, args, io)).await {
+                        if !Box::pin(self.inline(route, args, io, silent)).await {
                             return false;
                         }
                         stats.record(timing, io.output.get(mark..).unwrap_or(&[]), Instant::now());
-                        if silent {
+                        if silent && !pushes {
                             io.output.truncate(mark);
                         }
                         start = None;
                     }
                     Parked::Barrier(args) => {
-                        let forward = self.client.reply != ReplyMode::Off;
                         if let Some(pubsub) = self.pubsub.as_mut() {
-                            Box::pin(pubsub.barrier(proxy, &mut io.output, forward)).await;
+                            Box::pin(pubsub.barrier(proxy, &mut io.output)).await;
                         }
                         self.step_and_queue(args, &mut start);
                         // After HELLO, what the subscriptions deliver is in the new protocol.
@@ -267,7 +268,16 @@ impl Session {
     }
 
     /// Runs a stateful command with the FIFO empty. False when the client is gone.
-    async fn inline(&mut self, route: Route, args: Vec<Bytes>, io: &mut ClientIo) -> bool {
+    /// `silent`: CLIENT REPLY silences this request's reply; a subscription command's
+    /// confirmations are pushes and are written all the same, as Redis 7.0 writes them,
+    /// and only its errors are dropped.
+    async fn inline(
+        &mut self,
+        route: Route,
+        args: Vec<Bytes>,
+        io: &mut ClientIo,
+        silent: bool,
+    ) -> bool {
         let proto = self.client.proto;
         match route {
             Route::Transaction if args[0].eq_ignore_ascii_case(b"watch") => {
@@ -296,7 +306,9 @@ impl Session {
             Route::PubSub => {
                 let pubsub = self.pubsub.get_or_insert_with(Box::default);
                 for frame in pubsub.command(&self.proxy, &args, proto).await {
-                    io.output.extend_from_slice(&frame);
+                    if !(silent && frame.starts_with(b"-")) {
+                        io.output.extend_from_slice(&frame);
+                    }
                 }
             }
             _ => {}

@@ -323,13 +323,12 @@ impl PubSub {
         self.owed_pongs.remove(&id);
     }
 
-    /// Writes to `out` every message the subscription connections received before now (only
-    /// counted, not written, when `forward` is false: CLIENT REPLY OFF), by sending `PING`
-    /// on each and reading up to its pong. Called before a subscribed client's command, so
+    /// Writes to `out` every message the subscription connections received before now, by
+    /// sending `PING` on each and reading up to its pong. Called before a subscribed client's command, so
     /// the messages a node delivered first reach the client before that command's reply.
     /// Waits at most `timeouts.operation_ms`: a connection that does not answer in time
     /// holds the client's command back no longer (its late pong is dropped).
-    pub async fn barrier(&mut self, proxy: &Proxy, out: &mut BytesMut, forward: bool) {
+    pub async fn barrier(&mut self, proxy: &Proxy, out: &mut BytesMut) {
         let mut ping = BytesMut::new();
         encode_request(&mut ping, &["PING"]);
         let mut waiting = Vec::new();
@@ -354,9 +353,7 @@ impl PubSub {
                         let owed = &self.owed_pongs;
                         waiting.retain(|w| owed.get(w).is_some_and(|&n| n > 0));
                     } else if let Some(frame) = self.observe(id, frame) {
-                        if forward {
-                            out.extend_from_slice(&frame);
-                        }
+                        out.extend_from_slice(&frame);
                     }
                 }
                 Event::Closed(id) => {

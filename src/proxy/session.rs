@@ -281,8 +281,9 @@ pub(super) async fn serve(
                         Some(pubsub) => pubsub.observe(id, frame),
                         None => Some(frame),
                     };
-                    // CLIENT REPLY OFF silences messages too, as in Redis.
-                    if let Some(frame) = forward.filter(|_| session.client.reply != ReplyMode::Off) {
+                    // Messages are pushes: CLIENT REPLY OFF does not silence them, as in
+                    // Redis 7.0.
+                    if let Some(frame) = forward {
                         io.output.extend_from_slice(&frame);
                     }
                 }

@@ -2,7 +2,7 @@
 //! message published before the subscriber's next command arrives before that command's
 //! reply (the proxy's barrier over its subscription connections), and after HELLO switches
 //! the protocol, messages and confirmations come in the new protocol's shape, byte for byte
-//! as a standalone redis-server sends them.
+//! as a standalone redis-server sends them; CLIENT REPLY OFF does not silence them.
 
 use slotproxy::resp::Frame;
 use test_harness::{show, RawClient, ServerProcess};
@@ -124,4 +124,40 @@ pub fn hello_switch_is_followed_like_redis(port: u16) {
     let expected = hello_switch_transcript(redis.port);
     let got = hello_switch_transcript(port);
     assert_eq!(got, expected);
+}
+
+/// A subscriber with CLIENT REPLY OFF: its confirmations and messages are pushes and still
+/// come (Redis 7.0), its other replies do not.
+fn reply_off_transcript(port: u16, proto: &str) -> Vec<String> {
+    let mut subscriber = RawClient::connect(port);
+    let mut publisher = RawClient::connect(port);
+    let send = |client: &mut RawClient, args: &[&str]| {
+        client.send(&args.iter().map(|a| a.as_bytes()).collect::<Vec<_>>());
+    };
+    let read = |client: &mut RawClient| show(&client.read_raw_reply());
+    subscriber.call(&["HELLO", proto]);
+    let mut transcript = Vec::new();
+    send(&mut subscriber, &["CLIENT", "REPLY", "OFF"]);
+    send(&mut subscriber, &["SUBSCRIBE", "ro:c"]);
+    transcript.push(read(&mut subscriber));
+    transcript.push(show(&publisher.call_raw(&[b"PUBLISH", b"ro:c", b"one"])));
+    transcript.push(read(&mut subscriber));
+    // Silenced: PING's answer; the next thing read is the second message.
+    send(&mut subscriber, &["PING"]);
+    transcript.push(show(&publisher.call_raw(&[b"PUBLISH", b"ro:c", b"two"])));
+    transcript.push(read(&mut subscriber));
+    send(&mut subscriber, &["UNSUBSCRIBE"]);
+    transcript.push(read(&mut subscriber));
+    send(&mut subscriber, &["CLIENT", "REPLY", "ON"]);
+    transcript.push(read(&mut subscriber));
+    transcript.push(show(&subscriber.call_raw(&[b"ECHO", b"end"])));
+    transcript
+}
+
+pub fn reply_off_keeps_pushes_like_redis(port: u16) {
+    let redis = ServerProcess::redis_server(&[]);
+    for proto in ["2", "3"] {
+        let expected = reply_off_transcript(redis.port, proto);
+        assert_eq!(reply_off_transcript(port, proto), expected, "RESP{proto}");
+    }
 }
