@@ -7,6 +7,7 @@ mod proxy_e2e {
     pub mod blocking_pubsub;
     pub mod failures;
     pub mod fanout;
+    pub mod pubsub_order;
     pub mod routing;
     pub mod transactions;
 }
@@ -33,6 +34,16 @@ on_both_backends!(
         blocking_pubsub::blocking_pop_woken_by_another_client(port);
         blocking_pubsub::pubsub_across_nodes(cluster, port);
         blocking_pubsub::sharded_pubsub(port);
+    }
+);
+
+on_both_backends!(
+    pubsub_messages_in_order_and_shape,
+    &[],
+    |_cluster: &mut Cluster, port| {
+        pubsub_order::messages_come_before_the_next_reply(port);
+        pubsub_order::hello_switch_is_followed_like_redis(port);
+        pubsub_order::reply_off_keeps_pushes_like_redis(port);
     }
 );
 

@@ -30,6 +30,7 @@ on_both_backends!(
     &[],
     |_cluster: &mut Cluster, port| {
         command::session_matches_redis(port);
+        command::lists_only_what_it_serves(port);
         reply_mode::client_reply_matches_redis(port);
         reply_mode::client_tracking_is_refused(port);
         info::sections_follow_redis(port);

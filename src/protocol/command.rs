@@ -3,9 +3,11 @@
 //! - `COMMAND` → the `COMMAND INFO` entry of every command the server serves.
 //! - `COMMAND COUNT` → how many top-level commands it serves.
 //! - `COMMAND INFO [name ...]` → one entry per name (`container|sub` names too), null for a
-//!   name it does not serve; without names, like `COMMAND`.
+//!   name it does not serve; without names, like `COMMAND`. A container's nested entries
+//!   list only the subcommands served.
 //! - `COMMAND DOCS [name ...]` → a map from name to documentation; unknown names are left
-//!   out; without names, every command served.
+//!   out; without names, every command served. A container's `subcommands` map holds only
+//!   the subcommands served.
 //! - `COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN glob]` → names served,
 //!   subcommands (`config|get`) included; no modules exist, so MODULE lists nothing.
 //! - `COMMAND GETKEYS command [arg ...]` → the key arguments of a full command;
@@ -94,14 +96,14 @@ fn info(out: &mut ReplyBuf<'_>, names: &[Bytes], served: Served<'_>) {
         let all: Vec<&CommandSpec> = served_commands(served).collect();
         out.array(all.len());
         for spec in all {
-            spec.info.write(out);
+            write_info(out, spec, served);
         }
         return;
     }
     out.array(names.len());
     for name in names {
         match CommandTable::get().by_full_name(name) {
-            Some(spec) if served(spec) => spec.info.write(out),
+            Some(spec) if served(spec) => write_info(out, spec, served),
             _ => out.null(),
         }
     }
@@ -121,8 +123,52 @@ fn docs(out: &mut ReplyBuf<'_>, names: &[Bytes], served: Served<'_>) {
     out.map(found.len());
     for spec in found {
         out.bulk(spec.name.as_bytes());
-        spec.docs.as_ref().unwrap_or(&empty).write(out);
+        let docs = spec.docs.as_ref().unwrap_or(&empty);
+        if all_subcommands_served(spec, served) {
+            docs.write(out);
+        } else {
+            let mut docs = docs.clone();
+            if let Frame::Map(fields) = &mut docs {
+                for (field, value) in fields.iter_mut() {
+                    if let (Some(b"subcommands"), Frame::Map(subs)) = (field.as_bytes(), value) {
+                        subs.retain(|(name, _)| served_name(name, served));
+                    }
+                }
+            }
+            docs.write(out);
+        }
     }
+}
+
+fn all_subcommands_served(spec: &CommandSpec, served: Served<'_>) -> bool {
+    spec.subcommands.iter().all(served)
+}
+
+/// Whether the command named by a frame of the table's own entries is served.
+fn served_name(name: &Frame, served: Served<'_>) -> bool {
+    name.as_bytes()
+        .and_then(|name| CommandTable::get().by_full_name(name))
+        .is_some_and(served)
+}
+
+/// A command's `COMMAND INFO` entry. Its nested subcommand entries (the tenth field) list
+/// only the subcommands the server serves, as `COMMAND LIST` does.
+fn write_info(out: &mut ReplyBuf<'_>, spec: &CommandSpec, served: Served<'_>) {
+    if all_subcommands_served(spec, served) {
+        spec.info.write(out);
+        return;
+    }
+    let mut entry = spec.info.clone();
+    if let Frame::Array(fields) = &mut entry {
+        if let Some(Frame::Array(subs)) = fields.get_mut(9) {
+            subs.retain(|sub| {
+                sub.as_array()
+                    .and_then(|fields| fields.first())
+                    .is_some_and(|name| served_name(name, served))
+            });
+        }
+    }
+    entry.write(out);
 }
 
 /// The ACL categories of a command, from its `COMMAND INFO` entry (`@read`, `@fast`, ...).

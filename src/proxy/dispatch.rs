@@ -12,7 +12,7 @@ use super::client_io::ClientIo;
 use super::fanout;
 use super::forward::{error_reply, send_to_node, Pending};
 use super::router::{self, Route};
-use super::session::{drain_ready, Session, MAX_PENDING};
+use super::session::{drain_ready, Parked, Session, MAX_PENDING};
 use super::stats::Stats;
 use super::Proxy;
 use crate::metrics::workers::unknown_command;
@@ -43,30 +43,49 @@ impl Session {
         // Requests decoded together share one dispatch instant.
         let mut start = None;
         loop {
-            if let Some((route, args, timing, silent)) = self.parked.take() {
+            if let Some(parked) = self.parked.take() {
                 // Replies that are already complete (MULTI's +OK, QUEUED, local answers)
                 // wake nothing: take them now, or a pipelined `MULTI ... EXEC` would wait
                 // for an event that never comes.
                 drain_ready(&mut self.pending, &mut io.output, stats, proxy);
                 if !self.pending.is_empty() {
-                    self.parked = Some((route, args, timing, silent));
+                    self.parked = Some(parked);
                     break;
                 }
                 self.batcher.flush();
-                if !Box::pin(io.flush()).await {
-                    return false;
+                match parked {
+                    Parked::Inline(route, args, timing, silent) => {
+                        if !Box::pin(io.flush()).await {
+                            return false;
+                        }
+                        let mark = io.output.len();
+                        // Subscription confirmations are pushes: CLIENT REPLY does not
+                        // silence them (see `inline`).
+                        let pushes = matches!(route, Route::PubSub);
+                        // Boxed: the stateful paths (EXEC, blocking commands, subscriptions)
+                        // hold large futures, and unboxed they would size every session's
+                        // task, idle or not.
+                        if !Box::pin(self.inline(route, args, io, silent)).await {
+                            return false;
+                        }
+                        stats.record(timing, io.output.get(mark..).unwrap_or(&[]), Instant::now());
+                        if silent && !pushes {
+                            io.output.truncate(mark);
+                        }
+                        start = None;
+                    }
+                    Parked::Barrier(args) => {
+                        if let Some(pubsub) = self.pubsub.as_mut() {
+                            Box::pin(pubsub.barrier(proxy, &mut io.output)).await;
+                        }
+                        self.step_and_queue(args, &mut start);
+                        // After HELLO, what the subscriptions deliver is in the new protocol.
+                        let proto = self.client.proto;
+                        if let Some(pubsub) = self.pubsub.as_mut() {
+                            pubsub.follow_protocol(proto);
+                        }
+                    }
                 }
-                let mark = io.output.len();
-                // Boxed: the stateful paths (EXEC, blocking commands, subscriptions) hold large
-                // futures, and unboxed they would size every session's task, idle or not.
-                if !Box::pin(self.inline(route, args, io)).await {
-                    return false;
-                }
-                stats.record(timing, io.output.get(mark..).unwrap_or(&[]), Instant::now());
-                if silent {
-                    io.output.truncate(mark);
-                }
-                start = None;
                 continue;
             }
             if self.closing || self.pending.len() >= MAX_PENDING {
@@ -75,19 +94,28 @@ impl Session {
             let Some(args) = io.requests.pop_front() else {
                 break;
             };
-            let step = self.step(&args);
-            let timing = Timing {
-                command: self.command,
-                start: *start.get_or_insert_with(Instant::now),
-            };
-            let silent = self.client.reply.after_command();
-            match step {
-                Step::Queue(pending) => self.pending.push_back((pending, timing, silent)),
-                Step::Inline(route) => self.parked = Some((route, args, timing, silent)),
+            if self.pubsub.as_ref().is_some_and(|p| p.subscribed()) {
+                self.parked = Some(Parked::Barrier(args));
+                continue;
             }
+            self.step_and_queue(args, &mut start);
         }
         self.batcher.flush();
         true
+    }
+
+    /// Steps a request and queues its reply or parks it to run inline.
+    fn step_and_queue(&mut self, args: Vec<Bytes>, start: &mut Option<Instant>) {
+        let step = self.step(&args);
+        let timing = Timing {
+            command: self.command,
+            start: *start.get_or_insert_with(Instant::now),
+        };
+        let silent = self.client.reply.after_command();
+        match step {
+            Step::Queue(pending) => self.pending.push_back((pending, timing, silent)),
+            Step::Inline(route) => self.parked = Some(Parked::Inline(route, args, timing, silent)),
+        }
     }
 
     fn ready(bytes: Bytes) -> Step {
@@ -240,7 +268,16 @@ impl Session {
     }
 
     /// Runs a stateful command with the FIFO empty. False when the client is gone.
-    async fn inline(&mut self, route: Route, args: Vec<Bytes>, io: &mut ClientIo) -> bool {
+    /// `silent`: CLIENT REPLY silences this request's reply; a subscription command's
+    /// confirmations are pushes and are written all the same, as Redis 7.0 writes them,
+    /// and only its errors are dropped.
+    async fn inline(
+        &mut self,
+        route: Route,
+        args: Vec<Bytes>,
+        io: &mut ClientIo,
+        silent: bool,
+    ) -> bool {
         let proto = self.client.proto;
         match route {
             Route::Transaction if args[0].eq_ignore_ascii_case(b"watch") => {
@@ -269,7 +306,9 @@ impl Session {
             Route::PubSub => {
                 let pubsub = self.pubsub.get_or_insert_with(Box::default);
                 for frame in pubsub.command(&self.proxy, &args, proto).await {
-                    io.output.extend_from_slice(&frame);
+                    if !(silent && frame.starts_with(b"-")) {
+                        io.output.extend_from_slice(&frame);
+                    }
                 }
             }
             _ => {}

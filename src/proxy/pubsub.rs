@@ -10,6 +10,14 @@
 //! session sends `PING` right after it and forwards everything up to that PING's answer
 //! before serving the next request.
 //!
+//! The same barrier orders messages before a subscribed client's other commands
+//! ([`PubSub::barrier`]): a message a node delivered before the client's next command
+//! travels over a subscription connection while the command's reply comes over another
+//! connection (or from the proxy itself), so without it the reply could overtake the
+//! message. Before such a command the session sends `PING` on every subscription connection
+//! and forwards everything read before the pongs; on one Redis server the message would also
+//! come first.
+//!
 //! Keyspace notifications are the exception to "PUBLISH reaches every node": each node
 //! publishes only the events of its own keys. So channels named `__keyspace@...` or
 //! `__keyevent@...`, and patterns that can match such channels (`__key*`, `*`), are also
@@ -63,6 +71,8 @@ struct Conn {
     id: usize,
     addr: String,
     kind: Kind,
+    /// The protocol the connection speaks: the client's when it was opened.
+    proto: Proto,
     writer: DedicatedWriter,
     reader: JoinHandle<()>,
 }
@@ -86,8 +96,11 @@ pub struct PubSub {
     /// The topology version the mirrors were last matched with, and when to look again.
     topology_version: u64,
     next_check: Instant,
-    /// The client's protocol when it last subscribed (mirrors' messages are in it).
+    /// The client's protocol: what it is sent is written in it.
     proto: Proto,
+    /// Barrier PINGs whose pongs have not been read yet, per connection: a pong that comes
+    /// after its barrier gave up waiting must not reach the client.
+    owed_pongs: HashMap<usize, u32>,
 }
 
 impl Default for PubSub {
@@ -104,6 +117,7 @@ impl Default for PubSub {
             topology_version: 0,
             next_check: Instant::now(),
             proto: Proto::Resp2,
+            owed_pongs: HashMap::new(),
         }
     }
 }
@@ -135,6 +149,24 @@ fn message_channel(frame: &[u8]) -> Option<Bytes> {
         _ => return None,
     };
     Some(Bytes::copy_from_slice(items.get(at)?.as_bytes()?))
+}
+
+/// A frame from a subscription connection that speaks `from`, as a connection speaking `to`
+/// would have sent it. A client may switch protocols (HELLO) while its connections stay
+/// as they were opened: messages and confirmations are arrays in RESP2 and push frames in
+/// RESP3, and a null (an UNSUBSCRIBE with nothing to leave) is written per protocol.
+fn reshape(frame: Bytes, from: Proto, to: Proto) -> Bytes {
+    if from == to {
+        return frame;
+    }
+    let Ok(Some((parsed, _))) = parse_frame(&frame) else {
+        return frame;
+    };
+    let parsed = match parsed {
+        Frame::Array(items) if to == Proto::Resp3 => Frame::Push(items),
+        other => other,
+    };
+    parsed.to_bytes(to).freeze()
 }
 
 fn is_pong(frame: &[u8]) -> bool {
@@ -244,25 +276,92 @@ impl PubSub {
         }
     }
 
-    /// Notes a frame from a connection (subscription counts) and says if it is forwarded
-    /// to the client: everything from home and shard connections, only keyspace events
-    /// from mirrors.
-    pub fn observe(&mut self, id: usize, frame: &[u8]) -> bool {
-        match self.conns.iter().find(|c| c.id == id).map(|c| c.kind) {
-            Some(Kind::Mirror) => message_channel(frame).is_some_and(|c| is_keyspace_channel(&c)),
-            Some(_) => {
-                if let Some(count) = confirmation_count(frame) {
+    /// Notes a frame from a connection (subscription counts) and returns it if it is
+    /// forwarded to the client: everything from home and shard connections, only keyspace
+    /// events from mirrors; in the client's protocol (see [`reshape`]).
+    pub fn observe(&mut self, id: usize, frame: Bytes) -> Option<Bytes> {
+        if self.take_owed_pong(id, &frame) {
+            return None;
+        }
+        let conn = self.conns.iter().find(|c| c.id == id)?;
+        let conn_proto = conn.proto;
+        match conn.kind {
+            Kind::Mirror if !message_channel(&frame).is_some_and(|c| is_keyspace_channel(&c)) => {
+                return None
+            }
+            Kind::Mirror => {}
+            _ => {
+                if let Some(count) = confirmation_count(&frame) {
                     self.counts.insert(id, count);
                 }
+            }
+        }
+        Some(reshape(frame, conn_proto, self.proto))
+    }
+
+    /// Notes that the client now speaks `proto` (HELLO): what its subscription connections
+    /// deliver from now on is written in it.
+    pub fn follow_protocol(&mut self, proto: Proto) {
+        self.proto = proto;
+    }
+
+    /// Whether `frame` is the pong of a barrier PING sent on connection `id` (then no
+    /// longer owed).
+    fn take_owed_pong(&mut self, id: usize, frame: &[u8]) -> bool {
+        match self.owed_pongs.get_mut(&id) {
+            Some(owed) if *owed > 0 && is_pong(frame) => {
+                *owed -= 1;
                 true
             }
-            None => false,
+            _ => false,
         }
     }
 
     pub fn closed(&mut self, id: usize) {
         self.conns.retain(|c| c.id != id);
         self.counts.remove(&id);
+        self.owed_pongs.remove(&id);
+    }
+
+    /// Writes to `out` every message the subscription connections received before now, by
+    /// sending `PING` on each and reading up to its pong. Called before a subscribed client's command, so
+    /// the messages a node delivered first reach the client before that command's reply.
+    /// Waits at most `timeouts.operation_ms`: a connection that does not answer in time
+    /// holds the client's command back no longer (its late pong is dropped).
+    pub async fn barrier(&mut self, proxy: &Proxy, out: &mut BytesMut) {
+        let mut ping = BytesMut::new();
+        encode_request(&mut ping, &["PING"]);
+        let mut waiting = Vec::new();
+        for conn in &mut self.conns {
+            if conn.writer.send(&ping).await.is_ok() {
+                *self.owed_pongs.entry(conn.id).or_default() += 1;
+                waiting.push(conn.id);
+            }
+        }
+        let budget = Duration::from_millis(proxy.config.load().timeouts.operation_ms.max(1));
+        let deadline = Instant::now() + budget;
+        while !waiting.is_empty() {
+            let Ok(Some(event)) = tokio::time::timeout_at(deadline, self.events_rx.recv()).await
+            else {
+                return;
+            };
+            match event {
+                Event::Frame(id, frame) => {
+                    if self.take_owed_pong(id, &frame) {
+                        // Once no pong is owed (a timed-out barrier's comes first), this
+                        // barrier's own has come: the frames before it are all forwarded.
+                        let owed = &self.owed_pongs;
+                        waiting.retain(|w| owed.get(w).is_some_and(|&n| n > 0));
+                    } else if let Some(frame) = self.observe(id, frame) {
+                        out.extend_from_slice(&frame);
+                    }
+                }
+                Event::Closed(id) => {
+                    self.closed(id);
+                    waiting.retain(|&w| w != id);
+                }
+            }
+        }
     }
 
     /// Opens a subscription connection with its reader task. Not yet registered: the caller
@@ -287,6 +386,7 @@ impl PubSub {
             id,
             addr,
             kind,
+            proto,
             writer,
             reader,
         })
@@ -512,11 +612,14 @@ impl PubSub {
         while !waiting.is_empty() {
             match self.events_rx.recv().await {
                 Some(Event::Frame(id, frame)) => {
+                    if self.take_owed_pong(id, &frame) {
+                        continue;
+                    }
                     if waiting.contains(&id) && is_pong(&frame) {
                         waiting.retain(|&w| w != id);
                         continue;
                     }
-                    if self.observe(id, &frame) {
+                    if let Some(frame) = self.observe(id, frame) {
                         out.push(frame);
                     }
                 }

@@ -81,8 +81,12 @@ pub fn lookup(args: &[Bytes]) -> Result<&'static CommandSpec, String> {
     crate::protocol::lookup(args)
 }
 
-/// Whether the proxy serves a command at all (`COMMAND` lists only those).
+/// Whether the proxy serves a command at all (`COMMAND` lists only those). A container
+/// (CLIENT, CLUSTER, CONFIG...) is served when one of its subcommands is.
 pub fn served(spec: &CommandSpec) -> bool {
+    if !spec.subcommands.is_empty() {
+        return spec.subcommands.iter().any(served);
+    }
     !matches!(
         class_of(spec),
         Class::Keyless(Keyless::Unsupported | Keyless::OneNode)
@@ -197,7 +201,8 @@ fn keyless_route(spec: &CommandSpec, keyless: Keyless, args: &[Bytes]) -> Route 
         Keyless::OneNode => Route::Reject(one_node_only(&spec.name)),
         Keyless::Unsupported => {
             let top = spec.name.split('|').next().unwrap_or(&spec.name);
-            let shown = if spec.name.starts_with("script|") || spec.name.starts_with("function|") {
+            // Containers where only some subcommands are refused name the subcommand.
+            let shown = if matches!(top, "script" | "function" | "client" | "cluster") {
                 spec.name.as_str()
             } else {
                 top

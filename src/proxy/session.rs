@@ -62,10 +62,18 @@ pub(super) struct Session {
     pub(super) closing: bool,
     /// Requests routed but not yet sent, per node; sent when the decoded batch is dispatched.
     pub(super) batcher: Batcher,
-    /// A stateful request (EXEC, WATCH, a blocking command, a subscription) waiting for the
-    /// replies before it to complete. It is stepped once only: stepping it again would run
-    /// its checks and counters twice.
-    pub(super) parked: Option<(Route, Vec<Bytes>, Timing, bool)>,
+    /// A request waiting for the replies before it to complete.
+    pub(super) parked: Option<Parked>,
+}
+
+/// Why a request waits for the replies before it.
+pub(super) enum Parked {
+    /// A stateful request (EXEC, WATCH, a blocking command, a subscription), to run inline.
+    /// It is stepped once only: stepping it again would run its checks and counters twice.
+    Inline(Route, Vec<Bytes>, Timing, bool),
+    /// A subscribed client's request, not stepped yet: the messages its subscription
+    /// connections received first go out before it (see `PubSub::barrier`).
+    Barrier(Vec<Bytes>),
 }
 
 /// Moves every reply at the front of the FIFO that is already complete into `output`.
@@ -270,11 +278,12 @@ pub(super) async fn serve(
             event = next_event(&mut session.pubsub, &proxy), if session.subscribed_or_pending() => match event {
                 Some(Event::Frame(id, frame)) => {
                     let forward = match session.pubsub.as_mut() {
-                        Some(pubsub) => pubsub.observe(id, &frame),
-                        None => true,
+                        Some(pubsub) => pubsub.observe(id, frame),
+                        None => Some(frame),
                     };
-                    // CLIENT REPLY OFF silences messages too, as in Redis.
-                    if forward && session.client.reply != ReplyMode::Off {
+                    // Messages are pushes: CLIENT REPLY OFF does not silence them, as in
+                    // Redis 7.0.
+                    if let Some(frame) = forward {
                         io.output.extend_from_slice(&frame);
                     }
                 }

@@ -1,7 +1,9 @@
 //! `omem` in CLIENT LIST and `client_recent_max_output_buffer` in INFO clients come from
 //! the output really waiting for a client: zero for a client that reads its replies, and
-//! growing for a subscriber that stops reading while messages are published to it. Checked
-//! the same way on the node and on a real redis-server. Every wait is bounded.
+//! growing for a subscriber that stops reading while messages are published to it, or for a
+//! client that stops reading in the middle of big replies. The recent max is a peak of the
+//! last seconds: it still shows once the client has drained. Checked the same way on the
+//! node and on a real redis-server. Every wait is bounded.
 
 use std::time::{Duration, Instant};
 
@@ -82,6 +84,101 @@ fn a_stalled_subscriber_shows_its_output_backlog() {
         assert!(
             recent > 0,
             "port {port}: client_recent_max_output_buffer stayed 0"
+        );
+    }
+}
+
+/// INFO's recent max output, polled until it reaches `at_least` (Redis samples it about once
+/// a second); returns the last value read.
+fn poll_recent_max_output(admin: &mut RawClient, at_least: u64) -> u64 {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let recent = recent_max_output(admin);
+        if recent >= at_least || Instant::now() > deadline {
+            return recent;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// What a client that stops reading in the middle of big replies shows.
+struct StalledReplies {
+    /// omem of the stalled client, once it was seen above a megabyte (0 if never).
+    stalled_omem: u64,
+    /// INFO's recent max output while the client was stalled.
+    recent_while_stalled: u64,
+    /// omem once the client has read every reply.
+    drained_omem: u64,
+    /// INFO's recent max output just after the client drained.
+    recent_after_drain: u64,
+}
+
+const BIG_VALUE: usize = 4 * 1024 * 1024;
+const GETS: usize = 8;
+
+fn stalled_replies(port: u16) -> StalledReplies {
+    let mut admin = RawClient::connect(port);
+    let big = "v".repeat(BIG_VALUE);
+    admin.call(&["SET", "big", &big]);
+    let mut reader = RawClient::connect(port);
+    let reader_id = client_id(&mut reader);
+    // 32 MB of replies asked for in one write and not read: more than the loopback socket
+    // buffers hold, so the rest waits in the server.
+    let get = RawClient::encode(&[b"GET", b"big"]);
+    reader.send_raw(&get.repeat(GETS));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut stalled_omem = 0;
+    while Instant::now() < deadline {
+        stalled_omem = client_field(&mut admin, reader_id, "omem");
+        if stalled_omem > 1024 * 1024 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let recent_while_stalled = poll_recent_max_output(&mut admin, 1024 * 1024);
+    for _ in 0..GETS {
+        match reader.read_reply().0 {
+            Frame::Bulk(value) => assert_eq!(value.len(), BIG_VALUE, "port {port}"),
+            other => panic!("port {port}: GET answered {other:?}"),
+        }
+    }
+    // The client has read everything; its connection notices once the last write ends.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut drained_omem = client_field(&mut admin, reader_id, "omem");
+    while drained_omem != 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        drained_omem = client_field(&mut admin, reader_id, "omem");
+    }
+    let recent_after_drain = recent_max_output(&mut admin);
+    StalledReplies {
+        stalled_omem,
+        recent_while_stalled,
+        drained_omem,
+        recent_after_drain,
+    }
+}
+
+#[test]
+fn a_client_that_stops_reading_big_replies_shows_them_in_omem_and_the_recent_peak() {
+    let d = Differential::start();
+    for port in [d.node.port, d.redis.port] {
+        let seen = stalled_replies(port);
+        assert!(
+            seen.stalled_omem > 1024 * 1024,
+            "port {port}: omem of the stalled client stayed at {}",
+            seen.stalled_omem
+        );
+        assert!(
+            seen.recent_while_stalled > 1024 * 1024,
+            "port {port}: recent max output {} while a client was stalled",
+            seen.recent_while_stalled
+        );
+        assert_eq!(seen.drained_omem, 0, "port {port}: omem after draining");
+        assert!(
+            seen.recent_after_drain >= seen.recent_while_stalled,
+            "port {port}: the recent peak {} fell to {} as soon as the client drained",
+            seen.recent_while_stalled,
+            seen.recent_after_drain
         );
     }
 }

@@ -95,12 +95,16 @@ pub fn refused_at_queue_time(port: u16) {
     // Local: the node would answer for itself, not for the proxy.
     refused(&mut c, &["CLIENT", "SETNAME", "x"], proxy_itself);
     refused(&mut c, &["CLIENT", "KILL", "ID", "1"], proxy_itself);
-    refused(&mut c, &["CLIENT", "PAUSE", "10"], proxy_itself);
     refused(&mut c, &["INFO"], proxy_itself);
-    refused(&mut c, &["CLUSTER", "MEET", "127.0.0.1", "1"], proxy_itself);
-    refused(&mut c, &["CLUSTER", "FORGET", "abc"], proxy_itself);
-    refused(&mut c, &["CLUSTER", "SETSLOT", "1", "STABLE"], proxy_itself);
-    refused(&mut c, &["CLUSTER", "RESET"], proxy_itself);
+    refused(&mut c, &["CLUSTER", "INFO"], proxy_itself);
+    // CLIENT and CLUSTER subcommands the proxy does not serve: the refusal they get
+    // outside MULTI.
+    let not_served = "is not supported through the proxy";
+    refused(&mut c, &["CLIENT", "PAUSE", "10"], not_served);
+    refused(&mut c, &["CLUSTER", "MEET", "127.0.0.1", "1"], not_served);
+    refused(&mut c, &["CLUSTER", "FORGET", "abc"], not_served);
+    refused(&mut c, &["CLUSTER", "SETSLOT", "1", "STABLE"], not_served);
+    refused(&mut c, &["CLUSTER", "RESET"], not_served);
     // PubSub and PubSubHome.
     refused(
         &mut c,

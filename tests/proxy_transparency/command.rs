@@ -153,3 +153,110 @@ pub fn node_session_matches_redis() {
     let (mut node, mut redis) = d.clients();
     compare(&mut node, &mut redis, "storage-node");
 }
+
+/// The subcommands of `container` a `COMMAND LIST` answer names.
+fn subcommands_listed(listed: &BTreeSet<String>, container: &str) -> BTreeSet<String> {
+    let prefix = format!("{container}|");
+    listed
+        .iter()
+        .filter(|name| name.starts_with(&prefix))
+        .cloned()
+        .collect()
+}
+
+/// The names a frame of nested `COMMAND INFO` entries or a `subcommands` docs map holds.
+fn nested_names(frame: &Frame) -> BTreeSet<String> {
+    let text = |f: &Frame| String::from_utf8_lossy(f.as_bytes().unwrap_or(b"")).into_owned();
+    match frame {
+        Frame::Array(entries) => entries
+            .iter()
+            .filter_map(|entry| entry.as_array().and_then(|e| e.first()).map(text))
+            .collect(),
+        Frame::Map(pairs) => pairs.iter().map(|(name, _)| text(name)).collect(),
+        other => panic!("not a list of subcommands: {other:?}"),
+    }
+}
+
+/// The proxy's COMMAND answers name exactly the CLIENT and CLUSTER subcommands it serves:
+/// each one it lists is answered (not refused), each one Redis 7.0 has and it does not list
+/// is refused, and `COMMAND INFO` / `COMMAND DOCS` of the container nest the same ones.
+pub fn lists_only_what_it_serves(port: u16) {
+    let redis = ServerProcess::redis_server(&[]);
+    let mut proxy = RawClient::connect(port);
+    let mut reference = RawClient::connect(redis.port);
+    let listed = names(&proxy.call(&["COMMAND", "LIST"]));
+    let in_redis = names(&reference.call(&["COMMAND", "LIST"]));
+    let refused = |reply: &str| reply.contains("not supported through the proxy");
+    for container in ["client", "cluster"] {
+        let served = subcommands_listed(&listed, container);
+        assert!(!served.is_empty(), "{container}: nothing listed");
+        for name in subcommands_listed(&in_redis, container) {
+            let arity = match proxy.call(&["COMMAND", "INFO", &name]) {
+                Frame::Array(entries) => match entries.first().and_then(Frame::as_array) {
+                    Some(entry) => match entry.get(1) {
+                        Some(Frame::Integer(arity)) => arity.unsigned_abs() as usize,
+                        other => panic!("{name}: arity {other:?}"),
+                    },
+                    // Not served: the arity is Redis's.
+                    None => match reference.call(&["COMMAND", "INFO", &name]) {
+                        Frame::Array(e) => match e[0].as_array().map(|e| &e[1]) {
+                            Some(Frame::Integer(arity)) => arity.unsigned_abs() as usize,
+                            other => panic!("{name}: arity {other:?}"),
+                        },
+                        other => panic!("{name}: {other:?}"),
+                    },
+                },
+                other => panic!("{name}: {other:?}"),
+            };
+            // Harmless filler arguments up to the arity: the subcommand's own checks may
+            // refuse them, the proxy's route must not.
+            let mut words: Vec<&str> = name.split('|').collect();
+            while words.len() < arity {
+                words.push("x");
+            }
+            let args: Vec<&[u8]> = words.iter().map(|w| w.as_bytes()).collect();
+            let reply = show(&proxy.call_raw(&args));
+            if served.contains(&name) {
+                assert!(!refused(&reply), "{name} is listed but refused: {reply}");
+            } else {
+                assert!(
+                    refused(&reply),
+                    "{name} is not listed but answered: {reply}"
+                );
+            }
+        }
+        let info = proxy.call(&["COMMAND", "INFO", container]);
+        let entry = info
+            .as_array()
+            .and_then(|e| e[0].as_array())
+            .expect("entry");
+        assert_eq!(nested_names(&entry[9]), served, "COMMAND INFO {container}");
+        let docs = proxy.call(&["COMMAND", "DOCS", container]);
+        let fields = match &docs {
+            Frame::Array(items) => items[1].clone(),
+            Frame::Map(pairs) => pairs[0].1.clone(),
+            other => panic!("COMMAND DOCS {container}: {other:?}"),
+        };
+        let subcommands = match fields {
+            Frame::Array(items) => items
+                .chunks(2)
+                .find(|kv| kv[0].as_bytes() == Some(b"subcommands"))
+                .map(|kv| kv[1].clone()),
+            Frame::Map(pairs) => pairs
+                .into_iter()
+                .find(|(k, _)| k.as_bytes() == Some(b"subcommands"))
+                .map(|(_, v)| v),
+            other => panic!("COMMAND DOCS {container}: {other:?}"),
+        }
+        .expect("subcommands in the docs");
+        // RESP2 answers the docs map as a flat array of name, docs pairs.
+        let documented = match subcommands {
+            Frame::Array(items) => items
+                .chunks(2)
+                .map(|kv| String::from_utf8_lossy(kv[0].as_bytes().unwrap_or(b"")).into_owned())
+                .collect(),
+            other => nested_names(&other),
+        };
+        assert_eq!(documented, served, "COMMAND DOCS {container}");
+    }
+}

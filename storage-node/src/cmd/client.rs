@@ -335,10 +335,9 @@ fn kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-/// One line of CLIENT LIST for a client, without the newline. `omem` is the output waiting
-/// in the client's mailbox (pub/sub messages and notifications not yet written to its
-/// socket; see [`output_waiting`]). Fields the node does not track (Redis's reply list
-/// layout, argument memory) show 0.
+/// One line of CLIENT LIST for a client, without the newline. `omem` is the output produced
+/// for the client and not yet taken by its socket (see [`crate::server::client_peaks::output_waiting`]). Fields the node
+/// does not track (Redis's reply list layout, argument memory) show 0.
 pub fn info_line(client: &ClientHandle) -> String {
     let mut flags = String::new();
     let multi = client.multi_queued.load(Relaxed);
@@ -362,7 +361,7 @@ pub fn info_line(client: &ClientHandle) -> String {
     }
     let name = String::from_utf8_lossy(&lock(&client.name)).into_owned();
     let qbuf = client.query_buffer.load(Relaxed);
-    let omem = output_waiting(client);
+    let omem = crate::server::client_peaks::output_waiting(client);
     format!(
         "id={id} addr={addr} laddr={laddr} fd={fd} name={name} age={age} idle={idle} \
          flags={flags} db={db} sub={sub} psub={psub} ssub={ssub} multi={multi} qbuf={qbuf} qbuf-free=0 \
@@ -382,12 +381,4 @@ pub fn info_line(client: &ClientHandle) -> String {
         resp = client.resp.load(Relaxed),
         tot_mem = qbuf + omem,
     )
-}
-
-/// Bytes produced for a client and not yet handed to its socket: what other connections
-/// queued in its mailbox. A subscriber that stops reading shows its backlog here, as its
-/// growing output buffer shows in Redis's `omem`. (A reply being written by the client's
-/// own connection is not counted.)
-pub fn output_waiting(client: &ClientHandle) -> usize {
-    client.mailbox_bytes.load(Relaxed)
 }

@@ -17,7 +17,6 @@
 //! while a script is busy, which never reach the keyspace).
 
 use std::fmt::Write as _;
-use std::sync::atomic::Ordering::Relaxed;
 use std::sync::OnceLock;
 
 use bytes::Bytes;
@@ -26,6 +25,7 @@ use super::args::text;
 use super::connection::COMPATIBLE_VERSION;
 use super::{CmdResult, Ctx, Handler};
 use crate::keyspace::{lru_clock, Db};
+use crate::server::client_peaks;
 use crate::server::stats::{self, KeyspaceCounters, Stats};
 
 pub const COMMANDS: &[(&str, Handler)] = &[("info", info)];
@@ -241,14 +241,12 @@ fn server(ctx: &mut Ctx<'_>, out: &mut String) {
 }
 
 fn clients(ctx: &mut Ctx<'_>, out: &mut String) {
-    let clients = ctx.shared.clients.snapshot();
-    let max_input = clients
-        .iter()
-        .map(|c| c.query_buffer.load(Relaxed))
-        .max()
-        .unwrap_or(0);
+    let connected = ctx.shared.clients.count();
+    // Peaks of the last seconds, as the client cron recorded them (see `client_peaks`).
+    let now = client_peaks::current_second(ctx.shared);
+    let (max_input, max_output) = ctx.shared.client_peaks.recent_max(now);
     out.push_str("# Clients\r\n");
-    field!(out, "connected_clients", clients.len());
+    field!(out, "connected_clients", connected);
     let cluster_connections = ctx
         .shared
         .cluster
@@ -257,12 +255,6 @@ fn clients(ctx: &mut Ctx<'_>, out: &mut String) {
     field!(out, "cluster_connections", cluster_connections);
     field!(out, "maxclients", ctx.shared.config().maxclients);
     field!(out, "client_recent_max_input_buffer", max_input);
-    // The largest output now waiting (Redis keeps the peak of the last seconds).
-    let max_output = clients
-        .iter()
-        .map(|c| super::client::output_waiting(c))
-        .max()
-        .unwrap_or(0);
     field!(out, "client_recent_max_output_buffer", max_output);
     field!(out, "blocked_clients", ctx.keyspace.blocking.count());
     field!(out, "tracking_clients", 0);

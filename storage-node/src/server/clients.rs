@@ -40,6 +40,9 @@ pub struct ClientHandle {
     mailbox_rx: Mutex<Option<mpsc::UnboundedReceiver<Bytes>>>,
     /// Bytes sent to the mailbox and not yet written, for the pub/sub output buffer limit.
     pub mailbox_bytes: AtomicUsize,
+    /// The part of the connection's last reply the socket has not taken yet: set only
+    /// while a write waits for the client to read (CLIENT LIST `omem`).
+    pub reply_unwritten: AtomicUsize,
     /// Set when a key this client WATCHes changes (Redis's `CLIENT_DIRTY_CAS`, flag `d`).
     pub watch_dirty: AtomicBool,
     /// Commands queued since MULTI, -1 outside MULTI (CLIENT LIST `multi=`, flag `x`).
@@ -85,6 +88,7 @@ impl ClientHandle {
             mailbox,
             mailbox_rx: Mutex::new(Some(mailbox_rx)),
             mailbox_bytes: AtomicUsize::new(0),
+            reply_unwritten: AtomicUsize::new(0),
             watch_dirty: AtomicBool::new(false),
             multi_queued: AtomicI64::new(-1),
             pubsub: crate::pubsub::HandleState::default(),

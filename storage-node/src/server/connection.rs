@@ -103,7 +103,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
             Stats::add(&shared.stats.total_net_output_bytes, output.len() as u64);
             // A client that never reads must still be closable (output buffer limits, KILL).
             let written = tokio::select! {
-                written = stream.write_all(&output) => written.is_ok(),
+                written = write_reply(&mut stream, &output, &handle) => written.is_ok(),
                 _ = &mut kill => false,
             };
             if !written {
@@ -197,6 +197,38 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
     drop(mailbox);
     let _ = stream.shutdown().await;
     shared.clients.unregister(handle.id);
+}
+
+/// Writes `output` to the client. When the socket cannot take it all at once, the part
+/// still waiting is published on the handle while the write waits (CLIENT LIST `omem`,
+/// INFO's recent max output): a client that reads its replies costs no shared store.
+async fn write_reply(
+    stream: &mut TcpStream,
+    output: &[u8],
+    handle: &ClientHandle,
+) -> std::io::Result<()> {
+    let mut rest = output;
+    let mut published = false;
+    let result = loop {
+        match stream.try_write(rest) {
+            Ok(0) => break Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => rest = &rest[n..],
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(e) => break Err(e),
+        }
+        if rest.is_empty() {
+            break Ok(());
+        }
+        handle.reply_unwritten.store(rest.len(), Relaxed);
+        published = true;
+        if let Err(e) = stream.writable().await {
+            break Err(e);
+        }
+    };
+    if published {
+        handle.reply_unwritten.store(0, Relaxed);
+    }
+    result
 }
 
 /// Decodes the requests `input` holds into `queued`. Before AUTH it stops after one and

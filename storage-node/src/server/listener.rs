@@ -54,6 +54,7 @@ pub async fn run(config: Config) -> std::io::Result<()> {
         shared.clone(),
     ));
     tokio::spawn(super::stats::sample_forever(shared.clone()));
+    tokio::spawn(super::client_peaks::sample_forever(shared.clone()));
     for listener in listeners {
         super::busy_poll::watch(&listener);
         tokio::spawn(accept_loop(shared.clone(), listener));

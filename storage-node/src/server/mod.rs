@@ -2,6 +2,7 @@
 //! per-connection loop.
 
 pub mod busy_poll;
+pub mod client_peaks;
 pub mod clients;
 mod connection;
 mod listener;
@@ -35,6 +36,8 @@ pub struct Shared {
     pub config_version: AtomicU64,
     pub clients: ClientRegistry,
     pub stats: Stats,
+    /// The largest client buffers of the last seconds (INFO clients).
+    pub client_peaks: client_peaks::RecentPeaks,
     pub dispatch: Dispatch,
     /// Lua scripts and functions, and the script running now (for BUSY and SCRIPT KILL).
     pub scripting: crate::scripting::Scripting,
@@ -63,6 +66,7 @@ impl Shared {
             config_version: AtomicU64::new(0),
             clients: ClientRegistry::default(),
             stats: Stats::default(),
+            client_peaks: Default::default(),
             dispatch: Dispatch::new(),
             scripting: crate::scripting::Scripting::default(),
             started: Instant::now(),
