@@ -249,3 +249,25 @@ fn sort_list_without_sorting_honours_desc() {
         &["SORT_RO", "{fz}list", "BY", "nosort", "DESC", "GET", "#"],
     ]);
 }
+
+/// SORT BY a pattern without ALPHA is deterministic even under LIMIT and on a set (whose own
+/// order is the hash table's): equal or missing weights fall back to the elements' bytes.
+/// The fuzzer compares it byte for byte; only BY ... ALPHA ties and unsorted sets are
+/// compared as far as Redis defines them (`difffuzz::policy::SortOptions`).
+#[test]
+fn sort_by_numeric_pattern_breaks_ties_by_element() {
+    let mut d = Differential::start();
+    d.check_all(&[
+        &["SADD", "{fz}s", "3", "1", "2", "10", "01", "-1", "b", "a"],
+        &[
+            "MSET", "{fz}w_1", "5", "{fz}w_2", "5", "{fz}w_3", "-1", "{fz}w_b", "5",
+        ],
+        &["SORT", "{fz}s", "BY", "{fz}w_*", "LIMIT", "0", "3"],
+        &["SORT", "{fz}s", "BY", "{fz}w_*", "LIMIT", "2", "4", "DESC"],
+        &[
+            "SORT_RO", "{fz}s", "BY", "{fz}w_*", "LIMIT", "1", "5", "GET", "#", "GET", "{fz}w_*",
+        ],
+        &["SORT", "{fz}s", "BY", "{fz}w_*", "STORE", "{fz}d"],
+        &["LRANGE", "{fz}d", "0", "-1"],
+    ]);
+}
