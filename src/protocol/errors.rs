@@ -63,6 +63,14 @@ pub fn unknown_subcommand(args: &[Bytes]) -> String {
     format!("ERR unknown subcommand '{sub}'. Try {container} HELP.")
 }
 
+/// What a refused EXEC answers, in MULTI or not (Redis's `rejectCommand` calls
+/// `execCommandAbort`, which also discards the transaction and every WATCH): the
+/// transaction is discarded because of `reason`.
+pub fn exec_refused(reason: &str) -> String {
+    let reason = reason.strip_prefix("ERR ").unwrap_or(reason);
+    format!("EXECABORT Transaction discarded because of: {reason}")
+}
+
 /// `wrong number of arguments` for a command or `container|sub` name.
 pub fn wrong_arity(name: &str) -> String {
     format!("ERR wrong number of arguments for '{name}' command")

@@ -94,6 +94,16 @@ impl Session {
         Step::Queue(Pending::Ready(bytes))
     }
 
+    /// The reply to a request refused before it is routed (arity, NOAUTH). A refused EXEC
+    /// discards the transaction and answers `EXECABORT`, in MULTI or not, as Redis does.
+    fn refuse(&mut self, name: &[u8], error: &str) -> Bytes {
+        if name == b"exec" {
+            self.tx.reset();
+            return error_reply(&crate::protocol::errors::exec_refused(error));
+        }
+        error_reply(error)
+    }
+
     fn step(&mut self, args: &[Bytes]) -> Step {
         // The name in lower case, on the stack (no allocation per request); a name longer
         // than any command reads as empty and is refused by the look-up below.
@@ -121,13 +131,13 @@ impl Session {
             Err(e) => {
                 self.command = unknown_command();
                 Stats::inc(&self.proxy.stats.errors);
-                return Self::ready(error_reply(&e));
+                return Self::ready(self.refuse(name, &e));
             }
         };
         self.command = spec.id;
         self.client.handle.set_last_command(spec);
         if !self.client.authenticated && !matches!(name, b"auth" | b"hello" | b"quit" | b"reset") {
-            return Self::ready(error_reply(crate::protocol::errors::NOAUTH));
+            return Self::ready(self.refuse(name, crate::protocol::errors::NOAUTH));
         }
         if self.proxy.config.load().denies(name) {
             return Self::ready(error_reply(&router::denied(name)));
