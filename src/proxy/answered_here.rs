@@ -127,6 +127,8 @@ pub fn handle(
     let proto = client.proto;
     let top = spec.name.split('|').next().unwrap_or(&spec.name);
     let result: Result<Bytes, String> = match top {
+        // The table's arity (-1) allows any count; PING itself takes one message at most.
+        "ping" if args.len() > 2 => Err(crate::protocol::wrong_arity("ping")),
         "ping" => Ok(match args.get(1) {
             Some(message) => reply(proto, |o| o.bulk(message)),
             None => Bytes::from_static(b"+PONG\r\n"),

@@ -151,7 +151,8 @@ impl Session {
             && self.pubsub.as_ref().is_some_and(|p| p.subscribed())
             && !matches!(route, Route::PubSub)
         {
-            if name == b"ping" {
+            // PING with too many arguments falls through to its arity error.
+            if name == b"ping" && args.len() <= 2 {
                 let message = args.get(1).cloned().unwrap_or_default();
                 let mut buf = BytesMut::new();
                 let mut out = crate::resp::ReplyBuf::new(&mut buf, Proto::Resp2);
@@ -160,7 +161,7 @@ impl Session {
                 out.bulk(&message);
                 return Self::ready(buf.freeze());
             }
-            if !matches!(name, b"quit" | b"reset") {
+            if !matches!(name, b"quit" | b"reset" | b"ping") {
                 return Self::ready(error_reply(&format!(
                     "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
                     spec.name
