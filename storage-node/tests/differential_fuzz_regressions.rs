@@ -116,6 +116,8 @@ fn echoed_arguments_stop_at_nul() {
     d.check_bytes(&[b"CLUSTER", b"\0\x7f\r\n"]);
     d.check_bytes(&[b"OBJECT", b"ab\0cd", b"{fz}k"]);
     d.check_bytes(&[b"NOSUCH\0X", b"a\0b", b"\0"]);
+    d.check_bytes(&[b"FUNCTION", b"LIST", b"with\0code"]);
+    d.check_bytes(&[b"EXPIRE", b"{fz}k", b"10", b"n\0x"]);
 }
 
 /// Score ranges are read as C strings: a NUL byte ends the number.
