@@ -273,3 +273,21 @@ fn sort_by_numeric_pattern_breaks_ties_by_element() {
         &["LRANGE", "{fz}d", "0", "-1"],
     ]);
 }
+
+/// PUBLISH and SPUBLISH are `may_replicate` in Redis 7.0 (a flag COMMAND INFO hides), so a
+/// read-only script refuses them as writes; a script that may write publishes.
+#[test]
+fn read_only_scripts_refuse_publish() {
+    let mut d = Differential::start();
+    d.check_all(&[
+        &["EVAL_RO", "return redis.pcall('PUBLISH', 'ch', 'm')", "0"],
+        &["EVAL_RO", "return redis.pcall('SPUBLISH', 'ch', 'm')", "0"],
+        &[
+            "EVAL",
+            "#!lua flags=no-writes\nreturn redis.pcall('PUBLISH', 'ch', 'm')",
+            "0",
+        ],
+        &["EVAL", "return redis.call('PUBLISH', 'ch', 'm')", "0"],
+        &["EVAL", "return redis.call('SPUBLISH', 'ch', 'm')", "0"],
+    ]);
+}
