@@ -100,6 +100,38 @@ pub fn parse_u64(text: &[u8]) -> Option<u64> {
     }
 }
 
+/// Reads a SCAN cursor the way Redis does with `strtoul`: an optional sign (a negative value wraps
+/// around), decimal digits, nothing after them; leading whitespace and overflow are errors.
+/// The argument is read as a C string, so it ends at a NUL byte, and an empty one is 0.
+pub fn parse_cursor(arg: &[u8]) -> Option<u64> {
+    let text = arg.split(|&b| b == 0).next().unwrap_or_default();
+    let Some(&first) = text.first() else {
+        return Some(0);
+    };
+    if matches!(first, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
+        return None;
+    }
+    let (negative, digits) = match first {
+        b'-' => (true, &text[1..]),
+        b'+' => (false, &text[1..]),
+        _ => (false, text),
+    };
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut value: u64 = 0;
+    for &d in digits {
+        value = value
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(u64::from(d - b'0')))?;
+    }
+    Some(if negative {
+        value.wrapping_neg()
+    } else {
+        value
+    })
+}
+
 /// Parses a double the way Redis's `getDoubleFromObject` does with `strtod`: no leading
 /// blank, the whole string used, `inf`/`-inf` allowed, NaN refused.
 pub fn parse_f64(text: &[u8]) -> Option<f64> {
@@ -172,6 +204,32 @@ fn split_sign(text: &str) -> (bool, &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cursors_parse_like_strtoul() {
+        assert_eq!(parse_cursor(b"0"), Some(0));
+        assert_eq!(parse_cursor(b""), Some(0));
+        assert_eq!(parse_cursor(b"+7"), Some(7));
+        assert_eq!(parse_cursor(b"-1"), Some(u64::MAX));
+        assert_eq!(parse_cursor(b"-0"), Some(0));
+        assert_eq!(parse_cursor(b"18446744073709551615"), Some(u64::MAX));
+        assert_eq!(parse_cursor(b"-18446744073709551615"), Some(1));
+        assert_eq!(parse_cursor(b"12\0junk"), Some(12));
+        for bad in [
+            &b"18446744073709551616"[..],
+            b" 0",
+            b"\t1",
+            b"0 ",
+            b"x",
+            b"-",
+            b"+",
+            b"1x",
+            b"0x10",
+            b"+-1",
+        ] {
+            assert!(parse_cursor(bad).is_none(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn integers_follow_string2ll() {

@@ -32,14 +32,17 @@ pub fn error_reply(message: &str) -> Bytes {
     Bytes::from(out)
 }
 
-/// At most 128 characters of an argument, as Redis quotes client input in errors: with C's
-/// `%s`, so only up to the argument's first NUL byte.
+/// An argument as Redis prints client input into an error with C's `%s`: only up to its
+/// first NUL byte.
+pub fn c_string(arg: &[u8]) -> String {
+    let arg = arg.split(|&b| b == 0).next().unwrap_or_default();
+    String::from_utf8_lossy(arg).into_owned()
+}
+
+/// At most `room` characters of an argument, as Redis quotes client input in errors
+/// ([`c_string`]).
 fn shown(arg: &[u8], room: usize) -> String {
-    let arg = arg
-        .iter()
-        .position(|&b| b == 0)
-        .map_or(arg, |end| &arg[..end]);
-    String::from_utf8_lossy(arg).chars().take(room).collect()
+    c_string(arg).chars().take(room).collect()
 }
 
 /// Redis's reply to a command it does not have.
@@ -61,6 +64,14 @@ pub fn unknown_subcommand(args: &[Bytes]) -> String {
     let sub = shown(args.get(1).map_or(&b""[..], |a| a), 128);
     let container = String::from_utf8_lossy(args.first().map_or(&b""[..], |a| a)).to_uppercase();
     format!("ERR unknown subcommand '{sub}'. Try {container} HELP.")
+}
+
+/// What a refused EXEC answers, in MULTI or not (Redis's `rejectCommand` calls
+/// `execCommandAbort`, which also discards the transaction and every WATCH): the
+/// transaction is discarded because of `reason`.
+pub fn exec_refused(reason: &str) -> String {
+    let reason = reason.strip_prefix("ERR ").unwrap_or(reason);
+    format!("EXECABORT Transaction discarded because of: {reason}")
 }
 
 /// `wrong number of arguments` for a command or `container|sub` name.

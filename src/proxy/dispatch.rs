@@ -122,6 +122,16 @@ impl Session {
         Step::Queue(Pending::Ready(bytes))
     }
 
+    /// The reply to a request refused before it is routed (arity, NOAUTH). A refused EXEC
+    /// discards the transaction and answers `EXECABORT`, in MULTI or not, as Redis does.
+    fn refuse(&mut self, name: &[u8], error: &str) -> Bytes {
+        if name == b"exec" {
+            self.tx.reset();
+            return error_reply(&crate::protocol::errors::exec_refused(error));
+        }
+        error_reply(error)
+    }
+
     fn step(&mut self, args: &[Bytes]) -> Step {
         // The name in lower case, on the stack (no allocation per request); a name longer
         // than any command reads as empty and is refused by the look-up below.
@@ -149,13 +159,13 @@ impl Session {
             Err(e) => {
                 self.command = unknown_command();
                 Stats::inc(&self.proxy.stats.errors);
-                return Self::ready(error_reply(&e));
+                return Self::ready(self.refuse(name, &e));
             }
         };
         self.command = spec.id;
         self.client.handle.set_last_command(spec);
         if !self.client.authenticated && !matches!(name, b"auth" | b"hello" | b"quit" | b"reset") {
-            return Self::ready(error_reply(crate::protocol::errors::NOAUTH));
+            return Self::ready(self.refuse(name, crate::protocol::errors::NOAUTH));
         }
         if self.proxy.config.load().denies(name) {
             return Self::ready(error_reply(&router::denied(name)));
@@ -169,7 +179,8 @@ impl Session {
             && self.pubsub.as_ref().is_some_and(|p| p.subscribed())
             && !matches!(route, Route::PubSub)
         {
-            if name == b"ping" {
+            // PING with too many arguments falls through to its arity error.
+            if name == b"ping" && args.len() <= 2 {
                 let message = args.get(1).cloned().unwrap_or_default();
                 let mut buf = BytesMut::new();
                 let mut out = crate::resp::ReplyBuf::new(&mut buf, Proto::Resp2);
@@ -178,7 +189,7 @@ impl Session {
                 out.bulk(&message);
                 return Self::ready(buf.freeze());
             }
-            if !matches!(name, b"quit" | b"reset") {
+            if !matches!(name, b"quit" | b"reset" | b"ping") {
                 return Self::ready(error_reply(&format!(
                     "ERR Can't execute '{}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context",
                     spec.name

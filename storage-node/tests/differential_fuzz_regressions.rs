@@ -116,6 +116,8 @@ fn echoed_arguments_stop_at_nul() {
     d.check_bytes(&[b"CLUSTER", b"\0\x7f\r\n"]);
     d.check_bytes(&[b"OBJECT", b"ab\0cd", b"{fz}k"]);
     d.check_bytes(&[b"NOSUCH\0X", b"a\0b", b"\0"]);
+    d.check_bytes(&[b"FUNCTION", b"LIST", b"with\0code"]);
+    d.check_bytes(&[b"EXPIRE", b"{fz}k", b"10", b"n\0x"]);
 }
 
 /// Score ranges are read as C strings: a NUL byte ends the number.
@@ -247,5 +249,45 @@ fn sort_list_without_sorting_honours_desc() {
         ],
         &["SORT", "{fz}list", "BY", "nosort", "LIMIT", "1", "3"],
         &["SORT_RO", "{fz}list", "BY", "nosort", "DESC", "GET", "#"],
+    ]);
+}
+
+/// SORT BY a pattern without ALPHA is deterministic even under LIMIT and on a set (whose own
+/// order is the hash table's): equal or missing weights fall back to the elements' bytes.
+/// The fuzzer compares it byte for byte; only BY ... ALPHA ties and unsorted sets are
+/// compared as far as Redis defines them (`difffuzz::policy::SortOptions`).
+#[test]
+fn sort_by_numeric_pattern_breaks_ties_by_element() {
+    let mut d = Differential::start();
+    d.check_all(&[
+        &["SADD", "{fz}s", "3", "1", "2", "10", "01", "-1", "b", "a"],
+        &[
+            "MSET", "{fz}w_1", "5", "{fz}w_2", "5", "{fz}w_3", "-1", "{fz}w_b", "5",
+        ],
+        &["SORT", "{fz}s", "BY", "{fz}w_*", "LIMIT", "0", "3"],
+        &["SORT", "{fz}s", "BY", "{fz}w_*", "LIMIT", "2", "4", "DESC"],
+        &[
+            "SORT_RO", "{fz}s", "BY", "{fz}w_*", "LIMIT", "1", "5", "GET", "#", "GET", "{fz}w_*",
+        ],
+        &["SORT", "{fz}s", "BY", "{fz}w_*", "STORE", "{fz}d"],
+        &["LRANGE", "{fz}d", "0", "-1"],
+    ]);
+}
+
+/// PUBLISH and SPUBLISH are `may_replicate` in Redis 7.0 (a flag COMMAND INFO hides), so a
+/// read-only script refuses them as writes; a script that may write publishes.
+#[test]
+fn read_only_scripts_refuse_publish() {
+    let mut d = Differential::start();
+    d.check_all(&[
+        &["EVAL_RO", "return redis.pcall('PUBLISH', 'ch', 'm')", "0"],
+        &["EVAL_RO", "return redis.pcall('SPUBLISH', 'ch', 'm')", "0"],
+        &[
+            "EVAL",
+            "#!lua flags=no-writes\nreturn redis.pcall('PUBLISH', 'ch', 'm')",
+            "0",
+        ],
+        &["EVAL", "return redis.call('PUBLISH', 'ch', 'm')", "0"],
+        &["EVAL", "return redis.call('SPUBLISH', 'ch', 'm')", "0"],
     ]);
 }

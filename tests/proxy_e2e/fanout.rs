@@ -86,6 +86,16 @@ pub fn all_master_commands(port: u16) {
     }
     assert_eq!(cursor, "0", "SCAN finished");
     assert_eq!(seen, expected);
+    // Cursors are read as Redis reads them (strtoul): empty, signed and NUL-cut zeros start
+    // the iteration like "0"; leading blanks are refused.
+    let first = c.call(&["SCAN", "0", "COUNT", "37"]);
+    for start in ["", "+0", "-0", "0\0junk"] {
+        assert_eq!(c.call(&["SCAN", start, "COUNT", "37"]), first, "{start:?}");
+    }
+    assert_eq!(
+        c.call(&["SCAN", " 0"]),
+        Frame::Error("ERR invalid cursor".into())
+    );
     let sha = c.call(&["SCRIPT", "LOAD", "return redis.call('GET', KEYS[1])"]);
     let sha = String::from_utf8_lossy(sha.as_bytes().expect("sha")).into_owned();
     assert_eq!(

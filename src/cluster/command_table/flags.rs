@@ -42,6 +42,12 @@ command_flags! {
     ASKING = 19, "asking";
 }
 
+/// Commands Redis 7.0 flags `may_replicate` although `COMMAND INFO` does not show it (its
+/// `addReplyCommandFlags` hides the flag on purpose), so the captured table lacks it. A
+/// read-only script refuses them as writes. The list is what redis-server 7.0 refuses from
+/// `EVAL_RO` among commands scripts may call (the others with the flag are `noscript`).
+pub const HIDDEN_MAY_REPLICATE: &[&str] = &["publish", "spublish", "pfcount"];
+
 impl CommandFlags {
     pub fn from_names<'a>(names: impl IntoIterator<Item = &'a str>) -> CommandFlags {
         names.into_iter().fold(CommandFlags(0), |acc, name| {

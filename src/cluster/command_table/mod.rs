@@ -238,9 +238,13 @@ fn spec_from_info(entry: Frame, docs: &HashMap<String, Frame>) -> Option<Command
         .iter()
         .filter_map(|sub| spec_from_info(sub.clone(), docs))
         .collect();
+    let mut flags = CommandFlags::from_names(strings_at(&items, 2).iter().map(String::as_str));
+    if flags::HIDDEN_MAY_REPLICATE.contains(&name.as_str()) {
+        flags = flags | CommandFlags::MAY_REPLICATE;
+    }
     Some(CommandSpec {
         arity: int_at(&items, 1),
-        flags: CommandFlags::from_names(strings_at(&items, 2).iter().map(String::as_str)),
+        flags,
         first_key: int_at(&items, 3),
         last_key: int_at(&items, 4),
         key_step: int_at(&items, 5),

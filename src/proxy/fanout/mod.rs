@@ -211,7 +211,7 @@ async fn scan(
     proto: Proto,
     lane: Lane,
 ) -> Bytes {
-    let Some(cursor) = crate::numbers::parse_u64(&args[1]) else {
+    let Some(cursor) = crate::numbers::parse_cursor(&args[1]) else {
         return error_reply("ERR invalid cursor");
     };
     let mut node = (cursor & ((1 << SCAN_NODE_BITS) - 1)) as usize;

@@ -67,12 +67,8 @@ impl Conditions {
                 _ if is(option, "lt") => c.lt = true,
                 _ => {
                     // Redis prints the option as a C string: it ends at a NUL byte.
-                    let shown = option.split(|&b| b == 0).next().unwrap_or_default();
-                    return Err(format!(
-                        "ERR Unsupported option {}",
-                        String::from_utf8_lossy(shown)
-                    )
-                    .into());
+                    let shown = slotproxy::protocol::errors::c_string(option);
+                    return Err(format!("ERR Unsupported option {shown}").into());
                 }
             }
         }

@@ -161,7 +161,9 @@ fn list(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 })?);
             i += 1;
         } else {
-            return Err(format!("ERR Unknown argument {}", super::args::text(arg)).into());
+            // Redis prints the argument with `%s`: up to a NUL byte.
+            let shown = slotproxy::protocol::errors::c_string(arg);
+            return Err(format!("ERR Unknown argument {shown}").into());
         }
         i += 1;
     }

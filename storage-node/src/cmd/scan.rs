@@ -25,38 +25,10 @@ pub const COMMANDS: &[(&str, Handler)] = &[("scan", scan_command)];
 
 const INVALID_CURSOR: &str = "ERR invalid cursor";
 
-/// Reads a cursor the way Redis does with `strtoul`: an optional sign (a negative value wraps
-/// around), decimal digits, nothing after them; leading whitespace and overflow are errors.
-/// The argument is read as a C string, so it ends at a NUL byte, and an empty one is 0.
+/// Reads a cursor the way Redis does with `strtoul` (shared with the proxy's SCAN:
+/// [`slotproxy::numbers::parse_cursor`]).
 pub fn parse_cursor(arg: &[u8]) -> Result<u64, CmdError> {
-    let text = arg.split(|&b| b == 0).next().unwrap_or_default();
-    let invalid = || CmdError::from(INVALID_CURSOR);
-    let Some(&first) = text.first() else {
-        return Ok(0);
-    };
-    if matches!(first, b' ' | b'\t' | b'\n' | 0x0b | 0x0c | b'\r') {
-        return Err(invalid());
-    }
-    let (negative, digits) = match first {
-        b'-' => (true, &text[1..]),
-        b'+' => (false, &text[1..]),
-        _ => (false, text),
-    };
-    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
-        return Err(invalid());
-    }
-    let mut value: u64 = 0;
-    for &d in digits {
-        value = value
-            .checked_mul(10)
-            .and_then(|v| v.checked_add(u64::from(d - b'0')))
-            .ok_or_else(invalid)?;
-    }
-    Ok(if negative {
-        value.wrapping_neg()
-    } else {
-        value
-    })
+    slotproxy::numbers::parse_cursor(arg).ok_or_else(|| CmdError::from(INVALID_CURSOR))
 }
 
 /// The options of the SCAN family.
@@ -131,35 +103,4 @@ fn scan_command(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ctx.out.bulk(key);
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::parse_cursor;
-
-    #[test]
-    fn cursors_parse_like_strtoul() {
-        assert_eq!(parse_cursor(b"0"), Ok(0));
-        assert_eq!(parse_cursor(b""), Ok(0));
-        assert_eq!(parse_cursor(b"+7"), Ok(7));
-        assert_eq!(parse_cursor(b"-1"), Ok(u64::MAX));
-        assert_eq!(parse_cursor(b"-0"), Ok(0));
-        assert_eq!(parse_cursor(b"18446744073709551615"), Ok(u64::MAX));
-        assert_eq!(parse_cursor(b"-18446744073709551615"), Ok(1));
-        assert_eq!(parse_cursor(b"12\0junk"), Ok(12));
-        for bad in [
-            &b"18446744073709551616"[..],
-            b" 0",
-            b"\t1",
-            b"0 ",
-            b"x",
-            b"-",
-            b"+",
-            b"1x",
-            b"0x10",
-            b"+-1",
-        ] {
-            assert!(parse_cursor(bad).is_err(), "{bad:?}");
-        }
-    }
 }

@@ -121,11 +121,8 @@ pub fn flag_refused(client: &mut Client) {
     }
 }
 
-/// What a refused EXEC answers: the transaction is discarded because of `reason`.
-pub fn exec_refused(reason: &str) -> String {
-    let reason = reason.strip_prefix("ERR ").unwrap_or(reason);
-    format!("EXECABORT Transaction discarded because of: {reason}")
-}
+/// What a refused EXEC answers (the text is shared with the proxy).
+pub use slotproxy::protocol::errors::exec_refused;
 
 /// Starts a transaction (MULTI).
 pub fn begin(client: &mut Client) -> CmdResult {

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! difffuzz [--target node|proxy] [--seed S] [--seconds N] [--cases N] [--steps K]
-//!          [--no-shrink] [--pending-crashes] [--dry-run]
+//!          [--no-shrink] [--pending-crashes] [--dry-run] [--allowed-examples]
 //! ```
 //!
 //! Runs until `--seconds` or `--cases` is reached (default 60 s) and prints the totals:
@@ -10,6 +10,8 @@
 //! differences by command family. Exits 1 when a crash, hang or difference missing from
 //! the allow-list was found. `--pending-crashes` also runs the scripts the allow-list marks
 //! as known crashers being fixed elsewhere. `--dry-run` prints the generated commands without running them.
+//! `--allowed-examples` also prints the first example of every allowed difference (to triage
+//! the allow-list).
 //! The storage-node and slotproxy binaries are taken from next to this one (or from
 //! `$STORAGE_NODE_BIN` / `$SLOTPROXY_BIN`).
 
@@ -19,7 +21,7 @@ use test_harness::difffuzz::{self, Config, Target};
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: difffuzz [--target node|proxy] [--seed S] [--seconds N] [--cases N] [--steps K] [--no-shrink] [--pending-crashes] [--dry-run]"
+        "usage: difffuzz [--target node|proxy] [--seed S] [--seconds N] [--cases N] [--steps K] [--no-shrink] [--pending-crashes] [--dry-run] [--allowed-examples]"
     );
     ExitCode::from(2)
 }
@@ -55,6 +57,7 @@ fn main() -> ExitCode {
         pending_crashes: false,
     };
     let mut dry_run = false;
+    let mut allowed_examples = false;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
         let mut number = || args.next().and_then(|v| v.parse::<u64>().ok());
@@ -83,6 +86,7 @@ fn main() -> ExitCode {
             "--no-shrink" => config.shrink = false,
             "--pending-crashes" => config.pending_crashes = true,
             "--dry-run" => dry_run = true,
+            "--allowed-examples" => allowed_examples = true,
             _ => return usage(),
         }
     }
@@ -101,6 +105,9 @@ fn main() -> ExitCode {
     }
     let report = difffuzz::run(&config);
     print!("{}", report.render());
+    if allowed_examples {
+        print!("{}", report.render_allowed_examples());
+    }
     if report.passed() {
         ExitCode::SUCCESS
     } else {

@@ -65,16 +65,62 @@ fn is_part_of(command: &str, container: &str) -> bool {
 
 /// Whether a difference of `command` is allowed for `target`. A command a script runs
 /// (`eval/xadd`) that the subject does not implement is allowed by the entry that allows
-/// the command itself.
+/// the command itself; so is a known wrong answer of the node's own command (a `node` or
+/// `any` entry: `eval/command|docs` by `command`), since a script runs the node's command.
+/// Entries for the proxy do not carry over: the node, not the proxy, runs a script's
+/// commands.
 pub fn is_allowed(target: Target, command: &str, difference: Difference) -> bool {
-    if let (Difference::Unimplemented, Some((_, inner))) = (difference, command.split_once('/')) {
-        if is_allowed(target, inner, difference) {
+    if let Some((_, inner)) = command.split_once('/') {
+        let by_inner = match difference {
+            Difference::Unimplemented => is_allowed(target, inner, difference),
+            _ => listed(&["any", "node"], inner, difference),
+        };
+        if by_inner {
             return true;
         }
     }
+    listed(&["any", target.name()], command, difference)
+}
+
+/// Whether an entry for one of `targets` allows `difference` of `command`.
+fn listed(targets: &[&str], command: &str, difference: Difference) -> bool {
     entries().iter().any(|e| {
-        (e.target == "any" || e.target == target.name())
+        targets.contains(&e.target.as_str())
             && (e.command == command || is_part_of(command, &e.command))
             && e.difference == difference.name()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_entry_covers_its_command_run_by_a_script() {
+        // `node command value`: COMMAND covers only the implemented commands.
+        assert!(is_allowed(Target::Node, "command|docs", Difference::Value));
+        assert!(is_allowed(
+            Target::Node,
+            "eval/command|docs",
+            Difference::Value
+        ));
+        assert!(is_allowed(
+            Target::Proxy,
+            "fcall/command|count",
+            Difference::Value
+        ));
+        assert!(!is_allowed(
+            Target::Node,
+            "eval/command|docs",
+            Difference::Kind
+        ));
+        assert!(!is_allowed(Target::Node, "eval/get", Difference::Value));
+    }
+
+    #[test]
+    fn a_proxy_entry_does_not_cover_a_script_the_node_runs() {
+        // `proxy scan kind` describes the proxy's cursor, not the node's SCAN.
+        assert!(is_allowed(Target::Proxy, "scan", Difference::Kind));
+        assert!(!is_allowed(Target::Proxy, "eval/scan", Difference::Kind));
+    }
 }

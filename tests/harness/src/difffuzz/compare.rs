@@ -76,6 +76,10 @@ pub fn compare(
         Comparison::KindOnly => true,
         Comparison::Exact => subject_raw == reference_raw,
         Comparison::Unordered => normalized(subject_frame) == normalized(reference_frame),
+        Comparison::Length => match (subject_frame, reference_frame) {
+            (Frame::Array(a), Frame::Array(b)) => a.len() == b.len(),
+            _ => subject_raw == reference_raw,
+        },
     };
     (!same).then_some(Difference::Value)
 }

@@ -99,6 +99,9 @@ pub enum Comparison {
     /// The top-level elements are compared as a multiset: the order of hash-table backed
     /// collections depends on a per-process hash seed in redis-server.
     Unordered,
+    /// Only the number of top-level elements is compared: which elements a LIMIT keeps out
+    /// of an order Redis does not define is itself undefined.
+    Length,
 }
 
 /// Commands whose reply value is not compared, with why.
@@ -185,16 +188,66 @@ pub fn exclusion(name: &str, through_proxy: bool) -> Option<&'static str> {
 /// How the reply of command `name` (table name, `container|sub`) with arguments `args` is
 /// compared.
 pub fn comparison(name: &str, args: &[Vec<u8>]) -> Comparison {
-    // SORT BY a pattern: equal weights (no key matches, or a pattern without `*`, which
-    // means no sorting) leave the order to redis-server's set iteration and quicksort.
-    let sorted_by_pattern =
-        matches!(name, "sort" | "sort_ro") && args.iter().any(|a| a.eq_ignore_ascii_case(b"by"));
     if listed(name, KIND_ONLY).is_some() {
         Comparison::KindOnly
-    } else if sorted_by_pattern || UNORDERED.iter().any(|entry| matches(name, entry)) {
+    } else if UNORDERED.iter().any(|entry| matches(name, entry)) {
         Comparison::Unordered
+    } else if matches!(name, "sort" | "sort_ro") {
+        SortOptions::of(args).comparison()
     } else {
         Comparison::Exact
+    }
+}
+
+/// The SORT options that decide whether its order is defined, read from the words of a
+/// request (of a script's request too, so only as a hint: any `BY` word counts).
+struct SortOptions {
+    /// The last `BY` pattern.
+    by: Option<Vec<u8>>,
+    alpha: bool,
+    limit: bool,
+    store: bool,
+}
+
+impl SortOptions {
+    fn of(args: &[Vec<u8>]) -> SortOptions {
+        let word = |w: &[u8]| args.iter().any(|a| a.eq_ignore_ascii_case(w));
+        let by = args
+            .windows(2)
+            .rfind(|pair| pair[0].eq_ignore_ascii_case(b"by"))
+            .map(|pair| pair[1].clone());
+        SortOptions {
+            by,
+            alpha: word(b"alpha"),
+            limit: word(b"limit"),
+            store: word(b"store"),
+        }
+    }
+
+    /// Redis's SORT leaves two orders undefined. A BY pattern without `*` means no sorting:
+    /// a set comes in its hash table's order (seeded per process). BY a pattern with ALPHA
+    /// compares the looked-up values only, so elements whose values are equal (or all
+    /// missing) are tied and stay where its quicksort (`pqsort` under LIMIT) leaves them.
+    /// Every other SORT is deterministic (numeric ties fall back to the elements' bytes)
+    /// and compared byte for byte.
+    fn undefined_order(&self) -> bool {
+        self.by
+            .as_ref()
+            .is_some_and(|pattern| !pattern.contains(&b'*') || self.alpha)
+    }
+
+    fn comparison(&self) -> Comparison {
+        match (self.undefined_order(), self.limit) {
+            (false, _) => Comparison::Exact,
+            (true, false) => Comparison::Unordered,
+            (true, true) => Comparison::Length,
+        }
+    }
+
+    /// STORE of tied elements writes a list whose order differs between the servers. (A set
+    /// that is not sorted is sorted ALPHA for STORE, so only ties under BY ... ALPHA count.)
+    fn stores_undefined_order(&self) -> bool {
+        self.store && self.alpha && self.by.as_ref().is_some_and(|p| p.contains(&b'*'))
     }
 }
 
@@ -202,7 +255,8 @@ pub fn comparison(name: &str, args: &[Vec<u8>]) -> Comparison {
 pub fn diverges(name: &str, args: &[Vec<u8>]) -> bool {
     // XADD with `*` takes its id from the clock: each server picks another one.
     let clock_id = name == "xadd" && args.iter().any(|a| a == b"*");
-    clock_id || DIVERGING.iter().any(|entry| matches(name, entry))
+    let sort_store = name == "sort" && SortOptions::of(args).stores_undefined_order();
+    clock_id || sort_store || DIVERGING.iter().any(|entry| matches(name, entry))
 }
 
 /// The command family a difference is reported under: the docs group when the table has
@@ -214,4 +268,64 @@ pub fn family(spec: &slotproxy::cluster::CommandSpec) -> String {
         .and_then(|g| g.as_bytes())
         .map(|g| String::from_utf8_lossy(g).into_owned())
         .unwrap_or_else(|| spec.name.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn how(words: &[&str]) -> Comparison {
+        let args: Vec<Vec<u8>> = words.iter().map(|w| w.as_bytes().to_vec()).collect();
+        comparison(&words[0].to_ascii_lowercase(), &args)
+    }
+
+    #[test]
+    fn sort_orders_redis_defines_are_compared_byte_for_byte() {
+        assert_eq!(how(&["SORT", "k"]), Comparison::Exact);
+        assert_eq!(
+            how(&["SORT", "k", "ALPHA", "LIMIT", "0", "2"]),
+            Comparison::Exact
+        );
+        // Numeric weights: ties fall back to the elements' bytes.
+        assert_eq!(
+            how(&["SORT_RO", "k", "BY", "w_*", "LIMIT", "0", "2"]),
+            Comparison::Exact
+        );
+    }
+
+    #[test]
+    fn sort_orders_redis_leaves_undefined_are_compared_as_far_as_defined() {
+        assert_eq!(how(&["SORT", "k", "BY", "nosort"]), Comparison::Unordered);
+        assert_eq!(
+            how(&["SORT", "k", "BY", "w_*", "ALPHA"]),
+            Comparison::Unordered
+        );
+        assert_eq!(
+            how(&["SORT", "k", "BY", "w_*", "LIMIT", "0", "2", "ALPHA"]),
+            Comparison::Length
+        );
+        assert_eq!(
+            how(&["SORT_RO", "k", "by", "", "limit", "1", "1"]),
+            Comparison::Length
+        );
+    }
+
+    #[test]
+    fn only_a_stored_sort_of_ties_ends_the_comparison() {
+        let args = |words: &[&str]| -> Vec<Vec<u8>> {
+            words.iter().map(|w| w.as_bytes().to_vec()).collect()
+        };
+        assert!(diverges(
+            "sort",
+            &args(&["SORT", "k", "BY", "w_*", "ALPHA", "STORE", "d"])
+        ));
+        assert!(!diverges(
+            "sort",
+            &args(&["SORT", "k", "BY", "nosort", "STORE", "d"])
+        ));
+        assert!(!diverges(
+            "sort",
+            &args(&["SORT", "k", "BY", "w_*", "STORE", "d"])
+        ));
+    }
 }

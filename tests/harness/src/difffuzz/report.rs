@@ -33,8 +33,8 @@ pub struct Report {
     pub by_family: BTreeMap<(String, Difference), u64>,
     /// (command, difference) -> first example, for differences not on the allow-list.
     pub new: BTreeMap<(String, Difference), Mismatch>,
-    /// (command, difference) -> count, for allowed ones.
-    pub allowed: BTreeMap<(String, Difference), u64>,
+    /// (command, difference) -> count and first example, for allowed ones.
+    pub allowed: BTreeMap<(String, Difference), (u64, Mismatch)>,
     pub elapsed: Duration,
 }
 
@@ -67,7 +67,7 @@ impl Report {
             if is_new(self.target, &m) {
                 self.new.entry(key).or_insert(m);
             } else {
-                *self.allowed.entry(key).or_default() += 1;
+                self.allowed.entry(key).or_insert((0, m)).0 += 1;
             }
         }
     }
@@ -143,19 +143,9 @@ impl Report {
             let _ = writeln!(out, "reference failure: {failure}");
         }
         for ((command, difference), m) in &self.new {
-            let _ = writeln!(
-                out,
-                "NEW {} difference in {command}: {}\n  subject:   {}\n  reference: {}",
-                difference.name(),
-                m.step,
-                m.subject,
-                m.reference
-            );
-            if !m.before.is_empty() {
-                let _ = writeln!(out, "  after: {}", m.before.join(" | "));
-            }
+            example(&mut out, "NEW", command, *difference, m);
         }
-        for ((command, difference), n) in &self.allowed {
+        for ((command, difference), (n, _)) in &self.allowed {
             let _ = writeln!(
                 out,
                 "allowed {} difference in {command}: {n}",
@@ -163,5 +153,29 @@ impl Report {
             );
         }
         out
+    }
+
+    /// The first example of every allowed difference, to check that an allow-list line
+    /// still covers only what its reason says.
+    pub fn render_allowed_examples(&self) -> String {
+        let mut out = String::new();
+        for ((command, difference), (_, m)) in &self.allowed {
+            example(&mut out, "allowed", command, *difference, m);
+        }
+        out
+    }
+}
+
+fn example(out: &mut String, label: &str, command: &str, difference: Difference, m: &Mismatch) {
+    let _ = writeln!(
+        out,
+        "{label} {} difference in {command}: {}\n  subject:   {}\n  reference: {}",
+        difference.name(),
+        m.step,
+        m.subject,
+        m.reference
+    );
+    if !m.before.is_empty() {
+        let _ = writeln!(out, "  after: {}", m.before.join(" | "));
     }
 }

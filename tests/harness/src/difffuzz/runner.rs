@@ -59,6 +59,7 @@ fn lenient(a: Comparison, b: Comparison) -> Comparison {
     use Comparison::*;
     match (a, b) {
         (KindOnly, _) | (_, KindOnly) => KindOnly,
+        (Length, _) | (_, Length) => Length,
         (Unordered, _) | (_, Unordered) => Unordered,
         _ => Exact,
     }
@@ -184,11 +185,18 @@ pub fn run_case(sides: &Sides, steps: &[Step]) -> Outcome {
 /// case compares liveness only.
 /// Scripts are held to the same rule: a key a script touches without declaring it may live
 /// on another node than the one the script runs on.
+/// So is the proxy's queue-time refusal inside MULTI of a command that needs every node or
+/// the proxy itself (KEYS, FLUSHALL, FUNCTION LOAD, ...): a transaction runs on one node
+/// (README, compatibility table, "transactions" row).
 fn cluster_refusal(target: Target, reply: &Result<Reply, Failure>) -> bool {
     const NON_LOCAL: &[u8] = b"ERR Script attempted to access a non local key in a cluster node";
+    const NOT_IN_TRANSACTION: &[u8] = b"cannot be part of a transaction";
+    let contains = |text: &[u8], part: &[u8]| text.windows(part.len()).any(|w| w == part);
     target == Target::Proxy
         && matches!(reply, Ok((Frame::Error(text), _))
-            if text.starts_with(b"CROSSSLOT ") || text.starts_with(NON_LOCAL))
+            if text.starts_with(b"CROSSSLOT ")
+                || text.starts_with(NON_LOCAL)
+                || (text.starts_with(b"ERR slotproxy: ") && contains(text, NOT_IN_TRANSACTION)))
 }
 
 /// Keeps `queued` (the comparison EXEC will get) in step with MULTI/EXEC/DISCARD/RESET,
