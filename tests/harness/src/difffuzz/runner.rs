@@ -160,7 +160,15 @@ pub fn run_case(sides: &Sides, steps: &[Step]) -> Outcome {
         }
         // What the reference did and the subject could not (an unimplemented command that
         // wrote a key) leaves the two data sets apart for the rest of the case.
-        if difference == Some(Difference::Unimplemented) || refused_by_cluster {
+        // So does what the reference did and the subject refused (SCRIPT DEBUG YES, which
+        // the proxy refuses by design, switches the reference's connection to debugging).
+        let refused_what_reference_did = difference == Some(Difference::Kind)
+            && matches!(&subject_reply, Ok((frame, _)) if frame.is_error())
+            && matches!(&reference_reply, Ok((frame, _)) if !frame.is_error());
+        if difference == Some(Difference::Unimplemented)
+            || refused_by_cluster
+            || refused_what_reference_did
+        {
             diverged = true;
         }
         track_transaction(&mut queued, &outer, how, &reference_reply);
