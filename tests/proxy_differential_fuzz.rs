@@ -47,3 +47,30 @@ fn mset_without_a_value_gets_a_node_answer() {
         );
     }
 }
+
+/// What the proxy refuses by design and the reference does can change the reference's
+/// state: SCRIPT DEBUG YES turns the reference connection's EVALSHA into `Please use EVAL`.
+/// The refusal is the one difference reported; the case compares liveness only after it.
+#[test]
+fn a_refusal_ends_the_comparison() {
+    use test_harness::difffuzz::{Outcome, Sides, Step};
+    let step = |words: &[&str]| Step {
+        name: words[0].to_ascii_lowercase(),
+        inner: None,
+        args: words.iter().map(|w| w.as_bytes().to_vec()).collect(),
+    };
+    let sides = Sides::start(Target::Proxy);
+    let mut debug = step(&["SCRIPT", "DEBUG", "YES"]);
+    debug.name = "script|debug".into();
+    let steps = [
+        debug,
+        step(&["EVALSHA", "ffffffffffffffffffffffffffffffffffffffff", "0"]),
+    ];
+    match difffuzz::run_case(&sides, &steps) {
+        Outcome::Completed(mismatches) => {
+            let commands: Vec<&str> = mismatches.iter().map(|m| m.command.as_str()).collect();
+            assert_eq!(commands, ["script|debug"], "{mismatches:#?}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
