@@ -156,8 +156,15 @@ fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         params::apply(&mut updated, name, std::slice::from_ref(value))
             .map_err(|reason| failed(name, &reason))?;
     }
+    for name in &seen {
+        if crate::config::inert::find(name).is_some() {
+            let value = params::get(&updated, name).unwrap_or_default();
+            crate::config::inert::report(name, &value);
+        }
+    }
     ctx.keyspace.apply_settings(&updated);
     crate::server::busy_poll::set_budget_usecs(updated.busy_poll_usecs);
+    crate::log::set_level(updated.log_level());
     *ctx.shared.config_mut() = updated;
     ctx.out.ok();
     Ok(())

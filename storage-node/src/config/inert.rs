@@ -239,7 +239,6 @@ pub const INERT: &[Inert] = &[
     ),
     inert("crash-log-enabled", Kind::Bool, Access::Mutable, "yes"),
     inert("crash-memcheck-enabled", Kind::Bool, Access::Mutable, "yes"),
-    inert("daemonize", Kind::Bool, Access::Immutable, "no"),
     inert("disable-thp", Kind::Bool, Access::Immutable, "yes"),
     inert("dynamic-hz", Kind::Bool, Access::Mutable, "yes"),
     inert("enable-module-command", Kind::Bool, Access::Immutable, "no"),
@@ -357,7 +356,6 @@ pub const INERT: &[Inert] = &[
         Access::Mutable,
         "0 200 800",
     ),
-    inert("pidfile", Kind::Text, Access::Immutable, ""),
     inert(
         "proc-title-template",
         Kind::Text,
@@ -688,7 +686,17 @@ pub fn find(name: &str) -> Option<&'static Inert> {
         .find(|i| i.param.name.eq_ignore_ascii_case(name))
 }
 
-/// Says, where the node's log goes, that a setting was accepted but does nothing here.
+/// Logs that a setting was accepted but does nothing here (once per setting at start, and
+/// at every CONFIG SET of it).
 pub fn report(name: &str, value: &str) {
-    eprintln!("storage-node: setting '{name}' to '{value}' has no effect on this node (accepted for compatibility with Redis 7.0)");
+    crate::log::warning!(
+        "setting '{name}' '{value}' accepted, has no effect here (kept for compatibility with Redis 7.0)"
+    );
+}
+
+/// Reports every inert setting the configuration set, once each, at start.
+pub fn report_all(config: &super::Config) {
+    for (name, value) in &config.inert {
+        report(name, value);
+    }
 }

@@ -39,8 +39,14 @@ pub struct Config {
     /// Seconds of idleness after which a client is closed (0: never).
     pub timeout: u64,
     pub active_expire_enabled: bool,
+    /// `logfile`: empty for standard output (nowhere once daemonized), else a file appended to.
     pub logfile: String,
     pub loglevel: String,
+    /// `daemonize`: run in the background (`crate::process::daemon`).
+    pub daemonize: bool,
+    /// `pidfile`: where the pid is written at start and removed at exit (empty: none,
+    /// unless daemonized).
+    pub pidfile: String,
     pub io_threads: usize,
     /// Microseconds the worker watches the sockets before it sleeps (`server::busy_poll`).
     pub busy_poll_usecs: u64,
@@ -112,6 +118,11 @@ impl Config {
             })
     }
 
+    /// `loglevel` as the log's level.
+    pub fn log_level(&self) -> crate::log::Level {
+        crate::log::Level::from_name(&self.loglevel).unwrap_or(crate::log::Level::Notice)
+    }
+
     /// The hash encoding thresholds.
     pub fn hash_limits(&self) -> crate::types::HashLimits {
         crate::types::HashLimits {
@@ -142,6 +153,8 @@ impl Default for Config {
             active_expire_enabled: true,
             logfile: String::new(),
             loglevel: "notice".into(),
+            daemonize: false,
+            pidfile: String::new(),
             io_threads: 1,
             busy_poll_usecs: crate::server::busy_poll::DEFAULT_BUDGET_USECS,
             busy_reply_threshold_ms: 5000,

@@ -132,6 +132,8 @@ pub const PARAMS: &[Param] = &[
     ),
     param("logfile", Kind::Text, Access::Immutable),
     param("loglevel", Kind::Enum(LOGLEVELS), Access::Mutable),
+    param("daemonize", Kind::Bool, Access::Immutable),
+    param("pidfile", Kind::Text, Access::Immutable),
     param(
         "io-threads",
         Kind::Int { min: 1, max: 128 },
@@ -302,8 +304,9 @@ pub fn find(name: &str) -> Option<&'static Param> {
         .or_else(|| inert::find(name).map(|i| &i.param))
 }
 
-/// Checks a value for an inert setting as Redis would, stores it in the form CONFIG GET
-/// shows, and logs that it has no effect.
+/// Checks a value for an inert setting as Redis would and stores it in the form CONFIG GET
+/// shows. Saying that it has no effect is left to the caller ([`inert::report`]): at start
+/// the log is not open yet while the file is read.
 fn apply_inert(config: &mut Config, param: &Param, values: &[String]) -> Result<(), String> {
     let shown = match param.kind {
         Kind::Int { .. } | Kind::Memory { .. } => number(param.kind, values)?.to_string(),
@@ -312,7 +315,6 @@ fn apply_inert(config: &mut Config, param: &Param, values: &[String]) -> Result<
         Kind::Text => one(values)?.to_string(),
         Kind::Words => words(values).join(" "),
     };
-    inert::report(param.name, &shown);
     config.inert.insert(param.name, shown);
     Ok(())
 }
@@ -487,14 +489,7 @@ fn db_filename(value: &str) -> Result<String, String> {
 /// words, without the setting's name.
 pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), String> {
     let Some(param) = find(name) else {
-        return match name.to_ascii_lowercase().as_str() {
-            // Accepted so existing redis.conf files and test harnesses work; they have no
-            // effect on a node that runs in the foreground and has no persistence files.
-            "daemonize" | "supervised" | "pidfile" | "appendfilename" | "always-show-logo" => {
-                Ok(())
-            }
-            other => Err(format!("unknown setting '{other}'")),
-        };
+        return Err(format!("unknown setting '{}'", name.to_ascii_lowercase()));
     };
     if inert::find(param.name).is_some() {
         return apply_inert(config, param, values);
@@ -533,6 +528,8 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         "timeout" => config.timeout = number(kind, values)? as u64,
         "logfile" => config.logfile = one(values)?.to_string(),
         "loglevel" => config.loglevel = choice(LOGLEVELS, values)?,
+        "daemonize" => config.daemonize = boolean(values)?,
+        "pidfile" => config.pidfile = one(values)?.to_string(),
         "io-threads" => config.io_threads = number(kind, values)? as usize,
         "busy-poll-usecs" => config.busy_poll_usecs = number(kind, values)? as u64,
         "save" => config.save = save_points(values)?,
@@ -616,6 +613,8 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
         "timeout" => config.timeout.to_string(),
         "logfile" => config.logfile.clone(),
         "loglevel" => config.loglevel.clone(),
+        "daemonize" => yes_no(config.daemonize),
+        "pidfile" => config.pidfile.clone(),
         "io-threads" => config.io_threads.to_string(),
         "busy-poll-usecs" => config.busy_poll_usecs.to_string(),
         "busy-reply-threshold" | "lua-time-limit" => config.busy_reply_threshold_ms.to_string(),

@@ -288,7 +288,10 @@ pub async fn answer_while_busy(
         // wrote and cannot be killed.
         if let [cmd, mode] = args.as_slice() {
             if is(cmd, "shutdown") && is(mode, "nosave") {
-                eprintln!("User requested shutdown while a script was busy, exiting now.");
+                crate::log::warning!(
+                    "User requested shutdown while a script was busy, exiting now."
+                );
+                crate::process::pidfile::remove();
                 std::process::exit(0);
             }
         }

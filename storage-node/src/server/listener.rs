@@ -55,7 +55,8 @@ pub async fn run(config: Config) -> std::io::Result<()> {
         tokio::spawn(accept_loop(shared.clone(), listener));
     }
     // Test harnesses wait for this line instead of sleeping.
-    println!("Ready to accept connections on port {port}");
+    crate::log::notice!("Ready to accept connections on port {port}");
+    crate::process::daemon::notify_ready();
     std::future::pending::<()>().await;
     Ok(())
 }
@@ -66,12 +67,13 @@ async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
             Ok(accepted) => accepted,
             Err(e) => {
                 // Out of file descriptors and the like: back off instead of spinning.
-                eprintln!("accept failed: {e}");
+                crate::log::warning!("accept failed: {e}");
                 tokio::time::sleep(Duration::from_millis(10)).await;
                 continue;
             }
         };
         Stats::add(&shared.stats.total_connections_received, 1);
+        crate::log::verbose!("Accepted {addr}");
         if shared.clients.count() >= shared.config().maxclients {
             Stats::add(&shared.stats.rejected_connections, 1);
             tokio::spawn(async move {
