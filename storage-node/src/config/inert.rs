@@ -304,7 +304,12 @@ pub const INERT: &[Inert] = &[
         Access::Mutable,
         "0",
     ),
-    inert("maxmemory-clients", Kind::Text, Access::Mutable, "0"),
+    inert(
+        "maxmemory-clients",
+        Kind::MemoryOrPercent { max_percent: 100 },
+        Access::Mutable,
+        "0",
+    ),
     inert(
         "maxmemory-eviction-tenacity",
         Kind::Int { min: 0, max: 100 },

@@ -94,6 +94,10 @@ pub struct Config {
     /// Per-command latency histograms (INFO latencystats) and the percentiles shown.
     pub latency_tracking: bool,
     pub latency_tracking_info_percentiles: Vec<f64>,
+    /// `rename-command` lines in order, as (name renamed, original command, new name; empty
+    /// for a command removed). `cmd::Dispatch` applies them; CONFIG GET does not show them,
+    /// as in Redis.
+    pub renamed_commands: Vec<(String, String, String)>,
     /// Values given to the accepted no-op settings of [`inert`], as CONFIG GET shows them
     /// (a setting never set shows its Redis default).
     pub inert: std::collections::BTreeMap<&'static str, String>,
@@ -121,6 +125,35 @@ impl Config {
     /// `loglevel` as the log's level.
     pub fn log_level(&self) -> crate::log::Level {
         crate::log::Level::from_name(&self.loglevel).unwrap_or(crate::log::Level::Notice)
+    }
+
+    /// `rename-command FROM TO`, checked as Redis checks it: FROM must name a command as the
+    /// earlier lines left the names, TO (unless empty, which removes FROM) must not.
+    pub fn rename_command(&mut self, from: &str, to: &str) -> Result<(), String> {
+        let (from, to) = (from.to_ascii_lowercase(), to.to_ascii_lowercase());
+        let original = self
+            .command_named(&from)
+            .ok_or("No such command in rename-command")?;
+        if !to.is_empty() && to != from && self.command_named(&to).is_some() {
+            return Err("Target command name already exists".into());
+        }
+        self.renamed_commands.push((from, original, to));
+        Ok(())
+    }
+
+    /// The original command a (lower-case) name calls after the `rename-command` lines.
+    fn command_named(&self, name: &str) -> Option<String> {
+        let table = slotproxy::cluster::CommandTable::get();
+        let mut original = table.command(name.as_bytes()).map(|_| name.to_string());
+        for (from, renamed, to) in &self.renamed_commands {
+            if from == name {
+                original = None;
+            }
+            if to == name {
+                original = Some(renamed.clone());
+            }
+        }
+        original
     }
 
     /// The hash encoding thresholds.
@@ -179,6 +212,7 @@ impl Default for Config {
             lfu_decay_time: 1,
             latency_tracking: true,
             latency_tracking_info_percentiles: vec![50.0, 99.0, 99.9],
+            renamed_commands: Vec::new(),
             inert: std::collections::BTreeMap::new(),
         }
     }

@@ -33,6 +33,10 @@ pub enum Kind {
         min: i64,
         max: i64,
     },
+    /// A memory size, or a percentage (`5%`) up to `max_percent` (`maxmemory-clients`).
+    MemoryOrPercent {
+        max_percent: i64,
+    },
     Bool,
     Enum(&'static [&'static str]),
     Text,
@@ -310,6 +314,8 @@ pub fn find(name: &str) -> Option<&'static Param> {
 fn apply_inert(config: &mut Config, param: &Param, values: &[String]) -> Result<(), String> {
     let shown = match param.kind {
         Kind::Int { .. } | Kind::Memory { .. } => number(param.kind, values)?.to_string(),
+        Kind::MemoryOrPercent { max_percent } => memory_or_percent(max_percent, values)?,
+        Kind::Words if param.name == "oom-score-adj-values" => oom_score_adj_values(values)?,
         Kind::Bool => yes_no(boolean(values)?),
         Kind::Enum(options) => choice(options, values)?,
         Kind::Text => one(values)?.to_string(),
@@ -379,6 +385,44 @@ fn number(kind: Kind, values: &[String]) -> Result<i64, String> {
         }
         _ => Err("not a number".into()),
     }
+}
+
+/// A memory size, or a percentage written `N%`, as Redis reads its percent settings; shown
+/// as CONFIG GET shows it (bytes, or `N%`).
+fn memory_or_percent(max_percent: i64, values: &[String]) -> Result<String, String> {
+    const INVALID: &str = "argument must be a memory or percent value";
+    let text = one(values)?;
+    if let Some(digits) = text.strip_suffix('%').filter(|d| !d.is_empty()) {
+        let percent = parse_i64(digits.as_bytes())
+            .filter(|&p| p >= 0)
+            .ok_or(INVALID)?;
+        if percent > max_percent {
+            return Err(format!(
+                "percentage argument must be less or equal to {max_percent}"
+            ));
+        }
+        return Ok(format!("{percent}%"));
+    }
+    let bytes = parse_memory(text).ok_or(INVALID)?;
+    Ok(in_range(bytes as i64, 0, i64::MAX)?.to_string())
+}
+
+/// `oom-score-adj-values`: exactly three integers from -2000 to 2000.
+fn oom_score_adj_values(values: &[String]) -> Result<String, String> {
+    let words = words(values);
+    if words.len() != 3 {
+        return Err("wrong number of arguments".into());
+    }
+    let numbers = words
+        .iter()
+        .map(|w| strtoll_whole(w).filter(|n| (-2000..=2000).contains(n)))
+        .collect::<Option<Vec<i64>>>()
+        .ok_or("Invalid oom-score-adj-values, elements must be between -2000 and 2000.")?;
+    Ok(numbers
+        .iter()
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join(" "))
 }
 
 fn boolean(values: &[String]) -> Result<bool, String> {

@@ -54,6 +54,7 @@ impl Shared {
         let started_unix = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
+        let dispatch = Dispatch::with_renames(&config.renamed_commands);
         let mut keyspace = Keyspace::new(config.databases);
         keyspace.apply_settings(&config);
         Shared {
@@ -62,7 +63,7 @@ impl Shared {
             config_version: AtomicU64::new(0),
             clients: ClientRegistry::default(),
             stats: Stats::default(),
-            dispatch: Dispatch::new(),
+            dispatch,
             scripting: crate::scripting::Scripting::default(),
             started: Instant::now(),
             started_unix,
