@@ -152,9 +152,10 @@ fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Err(refusal.into());
     }
     let mut updated = ctx.shared.config().clone();
-    for ((_, value), name) in pairs.iter().zip(&seen) {
+    for ((given, value), name) in pairs.iter().zip(&seen) {
+        // The error names the setting as the client did (an alias stays an alias).
         params::apply(&mut updated, name, std::slice::from_ref(value))
-            .map_err(|reason| failed(name, &reason))?;
+            .map_err(|reason| failed(given, &reason))?;
     }
     for name in &seen {
         if crate::config::inert::find(name).is_some() {

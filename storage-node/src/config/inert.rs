@@ -200,10 +200,7 @@ pub const INERT: &[Inert] = &[
     ),
     inert(
         "cluster-link-sendbuf-limit",
-        Kind::Memory {
-            min: 0,
-            max: i64::MAX,
-        },
+        Kind::UnsignedMemory,
         Access::Mutable,
         "0",
     ),
@@ -295,15 +292,7 @@ pub const INERT: &[Inert] = &[
     ),
     inert("masterauth", Kind::Text, Access::Mutable, ""),
     inert("masteruser", Kind::Text, Access::Mutable, ""),
-    inert(
-        "maxmemory",
-        Kind::Memory {
-            min: 0,
-            max: i64::MAX,
-        },
-        Access::Mutable,
-        "0",
-    ),
+    inert("maxmemory", Kind::UnsignedMemory, Access::Mutable, "0"),
     inert(
         "maxmemory-clients",
         Kind::MemoryOrPercent { max_percent: 100 },

@@ -3,6 +3,7 @@
 //! Every setting has one entry in [`params`], which both the config file reader and
 //! `CONFIG GET/SET` use, so they cannot disagree about names or value syntax.
 
+mod checks;
 mod file;
 pub mod inert;
 pub mod params;

@@ -8,7 +8,7 @@
 
 use slotproxy::numbers::parse_i64;
 
-use super::{inert, Config};
+use super::{checks, inert, Config};
 use crate::server::protection::ProtectedAction;
 
 /// Whether CONFIG SET may change a setting.
@@ -33,6 +33,8 @@ pub enum Kind {
         min: i64,
         max: i64,
     },
+    /// A memory size Redis keeps unsigned (`maxmemory`): up to 2^64-1, huge values saturate.
+    UnsignedMemory,
     /// A memory size, or a percentage (`5%`) up to `max_percent` (`maxmemory-clients`).
     MemoryOrPercent {
         max_percent: i64,
@@ -313,9 +315,12 @@ pub fn find(name: &str) -> Option<&'static Param> {
 /// the log is not open yet while the file is read.
 fn apply_inert(config: &mut Config, param: &Param, values: &[String]) -> Result<(), String> {
     let shown = match param.kind {
+        _ if checks::applies(param.name) => checks::check(param, values)?,
         Kind::Int { .. } | Kind::Memory { .. } => number(param.kind, values)?.to_string(),
         Kind::MemoryOrPercent { max_percent } => memory_or_percent(max_percent, values)?,
-        Kind::Words if param.name == "oom-score-adj-values" => oom_score_adj_values(values)?,
+        Kind::UnsignedMemory => parse_memory(one(values)?)
+            .ok_or("argument must be a memory value")?
+            .to_string(),
         Kind::Bool => yes_no(boolean(values)?),
         Kind::Enum(options) => choice(options, values)?,
         Kind::Text => one(values)?.to_string(),
@@ -351,7 +356,7 @@ pub fn parse_memory(text: &str) -> Option<u64> {
     Some(number.saturating_mul(factor))
 }
 
-fn one(values: &[String]) -> Result<&str, String> {
+pub(super) fn one(values: &[String]) -> Result<&str, String> {
     match values {
         [v] => Ok(v),
         _ => Err("wrong number of arguments".into()),
@@ -368,7 +373,7 @@ fn in_range(n: i64, min: i64, max: i64) -> Result<i64, String> {
 }
 
 /// Reads a numeric setting's value and checks its range.
-fn number(kind: Kind, values: &[String]) -> Result<i64, String> {
+pub(super) fn number(kind: Kind, values: &[String]) -> Result<i64, String> {
     let text = one(values)?;
     match kind {
         Kind::Int { min, max } => {
@@ -404,28 +409,17 @@ fn memory_or_percent(max_percent: i64, values: &[String]) -> Result<String, Stri
         return Ok(format!("{percent}%"));
     }
     let bytes = parse_memory(text).ok_or(INVALID)?;
-    Ok(in_range(bytes as i64, 0, i64::MAX)?.to_string())
-}
-
-/// `oom-score-adj-values`: exactly three integers from -2000 to 2000.
-fn oom_score_adj_values(values: &[String]) -> Result<String, String> {
-    let words = words(values);
-    if words.len() != 3 {
-        return Err("wrong number of arguments".into());
+    // Redis keeps it signed, negative meaning a percentage: a size past 2^63 wraps into one.
+    match bytes as i64 {
+        n if n < 0 && -n > max_percent => Err(format!(
+            "percentage argument must be less or equal to {max_percent}"
+        )),
+        n if n < 0 => Ok(format!("{}%", -n)),
+        n => Ok(n.to_string()),
     }
-    let numbers = words
-        .iter()
-        .map(|w| strtoll_whole(w).filter(|n| (-2000..=2000).contains(n)))
-        .collect::<Option<Vec<i64>>>()
-        .ok_or("Invalid oom-score-adj-values, elements must be between -2000 and 2000.")?;
-    Ok(numbers
-        .iter()
-        .map(i64::to_string)
-        .collect::<Vec<_>>()
-        .join(" "))
 }
 
-fn boolean(values: &[String]) -> Result<bool, String> {
+pub(super) fn boolean(values: &[String]) -> Result<bool, String> {
     let text = one(values)?;
     if text.eq_ignore_ascii_case("yes") {
         Ok(true)
@@ -452,7 +446,7 @@ fn choice(options: &[&'static str], values: &[String]) -> Result<String, String>
 
 /// The words of a multi-word setting: CONFIG SET passes one string split at single spaces,
 /// a config file line or the command line pass the words themselves.
-fn words(values: &[String]) -> Vec<String> {
+pub(super) fn words(values: &[String]) -> Vec<String> {
     match values {
         [single] => single.split(' ').map(str::to_string).collect(),
         _ => values.to_vec(),
@@ -461,7 +455,7 @@ fn words(values: &[String]) -> Vec<String> {
 
 /// Reads an integer as C's `strtoll` with an end check does: optional blanks and sign, then
 /// digits, nothing after them. An empty text reads as 0.
-fn strtoll_whole(text: &str) -> Option<i64> {
+pub(super) fn strtoll_whole(text: &str) -> Option<i64> {
     let trimmed = text.trim_start();
     let (negative, digits) = match trimmed.as_bytes().first() {
         Some(b'-') => (true, &trimmed[1..]),
@@ -626,7 +620,7 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
     Ok(())
 }
 
-fn yes_no(on: bool) -> String {
+pub(super) fn yes_no(on: bool) -> String {
     if on { "yes" } else { "no" }.to_string()
 }
 

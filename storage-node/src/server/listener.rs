@@ -50,13 +50,14 @@ pub async fn run(config: Config) -> std::io::Result<()> {
     }
     tokio::spawn(active_expire_cycle(shared.clone()));
     tokio::spawn(super::stats::sample_forever(shared.clone()));
+    // Test harnesses wait for this line instead of sleeping. It is written before the
+    // accept loops start (the sockets already listen), so whoever is answered has seen it.
+    crate::log::notice!("Ready to accept connections on port {port}");
+    crate::process::daemon::notify_ready();
     for listener in listeners {
         super::busy_poll::watch(&listener);
         tokio::spawn(accept_loop(shared.clone(), listener));
     }
-    // Test harnesses wait for this line instead of sleeping.
-    crate::log::notice!("Ready to accept connections on port {port}");
-    crate::process::daemon::notify_ready();
     std::future::pending::<()>().await;
     Ok(())
 }
