@@ -451,6 +451,35 @@ fn modules_and_acl_users_stop_the_start_with_a_clear_error() {
     let (status, stderr) = run_to_exit(&["--port", &port, "--user", "bob", "on", ">pw", "+@all"]);
     assert!(!status.success());
     assert!(stderr.contains("ACL users are not supported"), "{stderr}");
+    let (status, stderr) = run_to_exit(&["--port", &port, "--aclfile", "/x/users.acl"]);
+    assert!(!status.success());
+    assert!(stderr.contains("ACL files are not supported"), "{stderr}");
+}
+
+#[test]
+fn a_configuration_on_stdin_is_read_as_redis_server_reads_it() {
+    let port = free_port();
+    let mut child = Command::new(node_binary())
+        .args(["-", "--hz", "42"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start storage-node");
+    let text = format!("port {port}\nloglevel warning\nhz 7\n");
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    std::io::Write::write_all(&mut stdin, text.as_bytes()).expect("write the configuration");
+    drop(stdin);
+    let listening = eventually(Duration::from_secs(30), || {
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+    });
+    let shown = listening.then(|| settings(port));
+    let _ = child.kill();
+    let _ = child.wait();
+    let shown = shown.expect("the node never listened on the port stdin named");
+    assert_eq!(shown["loglevel"], "warning");
+    // The command line comes after stdin, as in redis-server.
+    assert_eq!(shown["hz"], "42");
 }
 
 /// Kills a daemon by its pid when the test ends, however it ends.

@@ -29,6 +29,15 @@ impl std::fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// The configuration read from standard input (`-`), kept so that `daemonize` can hand
+/// it to the daemon, whose own standard input is /dev/null.
+static STDIN_CONFIG: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// What `-` read from standard input, if it was given.
+pub fn stdin_config() -> Option<&'static str> {
+    STDIN_CONFIG.get().map(String::as_str)
+}
+
 /// How deep `include` may nest: deeper is a file that includes itself.
 const MAX_INCLUDE_DEPTH: usize = 16;
 
@@ -47,6 +56,7 @@ pub fn parse_args(args: &[String]) -> Result<Config, ConfigError> {
         std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
             .map_err(|e| ConfigError(format!("cannot read the configuration from stdin: {e}")))?;
         apply_text(&mut config, &text, "stdin", 0)?;
+        let _ = STDIN_CONFIG.set(text);
     }
     for words in lines {
         let name = words.first().cloned().unwrap_or_default();

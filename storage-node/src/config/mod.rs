@@ -9,7 +9,7 @@ pub mod inert;
 pub mod params;
 mod rewrite;
 
-pub use file::{apply_file, parse_args, ConfigError};
+pub use file::{apply_file, parse_args, stdin_config, ConfigError};
 pub use rewrite::rewrite;
 
 use std::path::PathBuf;

@@ -59,10 +59,17 @@ fn launch() -> i32 {
             return 1;
         }
     };
+    // A configuration read from stdin (`-`) is passed on the same way; then the child's
+    // stdin is that text, else /dev/null.
+    let stdin_text = crate::config::stdin_config();
     let spawned = Command::new(exe)
         .args(std::env::args_os().skip(1))
         .env(CHILD_MARK, "1")
-        .stdin(Stdio::null())
+        .stdin(if stdin_text.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn();
@@ -73,6 +80,10 @@ fn launch() -> i32 {
             return 1;
         }
     };
+    if let (Some(text), Some(mut stdin)) = (stdin_text, child.stdin.take()) {
+        // Dropping `stdin` closes the pipe: the child reads to its end.
+        let _ = stdin.write_all(text.as_bytes());
+    }
     let Some(word) = child.stdout.take() else {
         return 1;
     };
