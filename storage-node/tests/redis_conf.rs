@@ -570,8 +570,8 @@ fn node_logging_to(logfile: &Path, loglevel: &str) -> (Child, u16) {
             &logfile.display().to_string(),
             "--loglevel",
             loglevel,
-            "--tcp-keepalive",
-            "60",
+            "--lazyfree-lazy-eviction",
+            "no",
         ])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -613,10 +613,11 @@ fn logfile_and_loglevel_are_honoured() {
     }
     let quiet_text = std::fs::read_to_string(&quiet_log).expect("warning log");
     let chatty_text = std::fs::read_to_string(&chatty_log).expect("notice log");
-    // Both report the inert tcp-keepalive, a warning; only the notice node says it is ready.
+    // Both report the inert lazyfree-lazy-eviction, a warning; only the notice node says it
+    // is ready.
     for text in [&quiet_text, &chatty_text] {
         assert!(
-            text.contains(" # setting 'tcp-keepalive' '60' accepted, has no effect here"),
+            text.contains(" # setting 'lazyfree-lazy-eviction' 'no' accepted, has no effect here"),
             "{text}"
         );
     }
@@ -629,4 +630,54 @@ fn logfile_and_loglevel_are_honoured() {
         notices.is_empty(),
         "a warning-level node wrote notices: {notices:?}"
     );
+}
+
+/// What `ss` says about the node's TCP sockets on `port` matching `filter`.
+fn socket_state(args: &[&str]) -> String {
+    let output = Command::new("ss").args(args).output().expect("run ss");
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn tcp_backlog_and_tcp_keepalive_reach_the_sockets() {
+    let node = ServerProcess::storage_node(&["--tcp-backlog", "77", "--tcp-keepalive", "100"]);
+    let port = node.port.to_string();
+    // A listening socket's Send-Q is its backlog.
+    let listening = socket_state(&["-ltnH", &format!("sport = :{port}")]);
+    let backlogs: Vec<&str> = listening
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .collect();
+    assert_eq!(backlogs, ["77"], "{listening}");
+    // A connection the node has answered (so accepted), and its client-side port.
+    let answered = || {
+        let stream = std::net::TcpStream::connect(("127.0.0.1", node.port)).expect("connect");
+        let client_port = stream.local_addr().expect("local address").port();
+        let mut client = RawClient::from_stream(stream);
+        assert_eq!(client.call(&["PING"]), Frame::Simple("PONG".into()));
+        (client, client_port)
+    };
+    let with_keepalive = answered();
+    let timers = |(_, client_port): &(RawClient, u16)| {
+        socket_state(&[
+            "-tnoH",
+            "state",
+            "established",
+            &format!("( sport = :{port} and dport = :{client_port} )"),
+        ])
+    };
+    assert!(
+        timers(&with_keepalive).contains("keepalive"),
+        "{}",
+        timers(&with_keepalive)
+    );
+    // CONFIG SET reaches connections accepted afterwards, as in Redis.
+    let mut admin = RawClient::connect(node.port);
+    assert_eq!(
+        admin.call(&["CONFIG", "SET", "tcp-keepalive", "0"]),
+        Frame::Simple("OK".into())
+    );
+    let without = answered();
+    let state = timers(&without);
+    assert!(!state.is_empty() && !state.contains("keepalive"), "{state}");
 }

@@ -571,24 +571,6 @@ pub const INERT: &[Inert] = &[
     ),
     inert("syslog-ident", Kind::Text, Access::Immutable, "redis"),
     inert(
-        "tcp-backlog",
-        Kind::Int {
-            min: i64::MIN,
-            max: i64::MAX,
-        },
-        Access::Immutable,
-        "511",
-    ),
-    inert(
-        "tcp-keepalive",
-        Kind::Int {
-            min: 0,
-            max: INT_MAX,
-        },
-        Access::Mutable,
-        "300",
-    ),
-    inert(
         "tls-auth-clients",
         Kind::Enum(&["no", "yes", "optional"]),
         Access::Mutable,

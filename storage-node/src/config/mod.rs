@@ -39,6 +39,10 @@ pub struct Config {
     pub hz: u32,
     /// Seconds of idleness after which a client is closed (0: never).
     pub timeout: u64,
+    /// `tcp-backlog`: the listening sockets' backlog.
+    pub tcp_backlog: i64,
+    /// `tcp-keepalive`: seconds of idleness before TCP keepalive probes (0: none).
+    pub tcp_keepalive: u64,
     pub active_expire_enabled: bool,
     /// `logfile`: empty for standard output (nowhere once daemonized), else a file appended to.
     pub logfile: String,
@@ -184,6 +188,8 @@ impl Default for Config {
             client_query_buffer_limit: 1024 * 1024 * 1024,
             hz: 10,
             timeout: 0,
+            tcp_backlog: 511,
+            tcp_keepalive: 300,
             active_expire_enabled: true,
             logfile: String::new(),
             loglevel: "notice".into(),

@@ -136,6 +136,22 @@ pub const PARAMS: &[Param] = &[
         },
         Access::Mutable,
     ),
+    param(
+        "tcp-backlog",
+        Kind::Int {
+            min: i64::MIN,
+            max: i64::MAX,
+        },
+        Access::Immutable,
+    ),
+    param(
+        "tcp-keepalive",
+        Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+    ),
     param("logfile", Kind::Text, Access::Immutable),
     param("loglevel", Kind::Enum(LOGLEVELS), Access::Mutable),
     param("daemonize", Kind::Bool, Access::Immutable),
@@ -564,6 +580,8 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         // Redis accepts any hz and then keeps it within 1..=500.
         "hz" => config.hz = number(kind, values)?.clamp(1, 500) as u32,
         "timeout" => config.timeout = number(kind, values)? as u64,
+        "tcp-backlog" => config.tcp_backlog = number(kind, values)?,
+        "tcp-keepalive" => config.tcp_keepalive = number(kind, values)? as u64,
         "logfile" => config.logfile = one(values)?.to_string(),
         "loglevel" => config.loglevel = choice(LOGLEVELS, values)?,
         "daemonize" => config.daemonize = boolean(values)?,
@@ -649,6 +667,8 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
         "client-query-buffer-limit" => config.client_query_buffer_limit.to_string(),
         "hz" => config.hz.to_string(),
         "timeout" => config.timeout.to_string(),
+        "tcp-backlog" => config.tcp_backlog.to_string(),
+        "tcp-keepalive" => config.tcp_keepalive.to_string(),
         "logfile" => config.logfile.clone(),
         "loglevel" => config.loglevel.clone(),
         "daemonize" => yes_no(config.daemonize),

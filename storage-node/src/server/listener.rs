@@ -24,9 +24,9 @@ pub struct Server {
 /// Binds every configured address, then serves until the process ends.
 pub async fn run(config: Config) -> std::io::Result<()> {
     let mut listeners = Vec::new();
-    for host in &config.bind {
-        let host = host.trim_start_matches('-');
-        listeners.push(TcpListener::bind((host, config.port)).await?);
+    super::sockets::warn_if_capped(config.tcp_backlog);
+    for address in &config.bind {
+        listeners.extend(super::sockets::listen(address, config.port, config.tcp_backlog).await?);
     }
     let port = listeners
         .first()
@@ -92,6 +92,7 @@ async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
             continue;
         }
         let _ = stream.set_nodelay(true);
+        super::sockets::keepalive(&stream, shared.config().tcp_keepalive);
         super::busy_poll::watch(&stream);
         let local = stream.local_addr().unwrap_or(addr);
         let handle = shared

@@ -6,6 +6,7 @@ pub mod clients;
 mod connection;
 mod listener;
 pub mod protection;
+mod sockets;
 pub mod stats;
 
 pub use listener::{run, Server};
