@@ -34,7 +34,9 @@ fn main() {
         std::process::exit(1);
     }
     // Before any thread exists: see process::daemon.
-    process::daemon::daemonize_if_asked(config.daemonize);
+    // Under a service manager the node stays in the foreground, as Redis does.
+    let daemonize = config.daemonize && !process::supervised::is_supervised(&config.supervised);
+    process::daemon::daemonize_if_asked(daemonize);
     storage_node::config::inert::report_all(&config);
     process::pidfile::create(&config.pidfile, process::daemon::is_daemon());
     storage_node::server::busy_poll::set_budget_usecs(config.busy_poll_usecs);

@@ -681,3 +681,46 @@ fn tcp_backlog_and_tcp_keepalive_reach_the_sockets() {
     let state = timers(&without);
     assert!(!state.is_empty() && !state.contains("keepalive"), "{state}");
 }
+
+#[test]
+fn supervised_systemd_reports_ready_on_notify_socket() {
+    let dir = scratch_dir("notify");
+    let socket_path = dir.join("notify.sock");
+    let socket =
+        std::os::unix::net::UnixDatagram::bind(&socket_path).expect("bind a notify socket");
+    socket
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .expect("read timeout");
+    for mode in ["systemd", "auto"] {
+        let port = free_port();
+        // `daemonize yes` is ignored under a supervisor: the node stays this child.
+        let mut child = Command::new(node_binary())
+            .args([
+                "--port",
+                &port.to_string(),
+                "--supervised",
+                mode,
+                "--daemonize",
+                "yes",
+            ])
+            .env("NOTIFY_SOCKET", &socket_path)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start storage-node");
+        let mut message = [0u8; 256];
+        let received = socket.recv(&mut message);
+        let still_running = child.try_wait().expect("wait").is_none();
+        let listening = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
+        let _ = child.kill();
+        let _ = child.wait();
+        let length = received.expect("the node notified systemd");
+        let text = String::from_utf8_lossy(&message[..length]).into_owned();
+        assert!(text.contains("READY=1\n"), "{mode}: {text:?}");
+        assert!(
+            still_running && listening,
+            "{mode}: ready before serving, in the foreground"
+        );
+    }
+}

@@ -554,12 +554,6 @@ pub const INERT: &[Inert] = &[
         Access::Mutable,
         "100",
     ),
-    inert(
-        "supervised",
-        Kind::Enum(&["upstart", "systemd", "auto", "no"]),
-        Access::Immutable,
-        "no",
-    ),
     inert("syslog-enabled", Kind::Bool, Access::Immutable, "no"),
     inert(
         "syslog-facility",

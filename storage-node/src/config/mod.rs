@@ -52,6 +52,8 @@ pub struct Config {
     /// `pidfile`: where the pid is written at start and removed at exit (empty: none,
     /// unless daemonized).
     pub pidfile: String,
+    /// `supervised`: no, upstart, systemd or auto (`crate::process::supervised`).
+    pub supervised: String,
     pub io_threads: usize,
     /// Microseconds the worker watches the sockets before it sleeps (`server::busy_poll`).
     pub busy_poll_usecs: u64,
@@ -195,6 +197,7 @@ impl Default for Config {
             loglevel: "notice".into(),
             daemonize: false,
             pidfile: String::new(),
+            supervised: "no".into(),
             io_threads: 1,
             busy_poll_usecs: crate::server::busy_poll::DEFAULT_BUDGET_USECS,
             busy_reply_threshold_ms: 5000,

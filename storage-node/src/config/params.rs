@@ -56,6 +56,7 @@ pub struct Param {
 
 const INT_MAX: i64 = i32::MAX as i64;
 const MB: i64 = 1024 * 1024;
+const SUPERVISORS: &[&str] = &["upstart", "systemd", "auto", "no"];
 const LOGLEVELS: &[&str] = &["debug", "verbose", "notice", "warning"];
 const MAXMEMORY_POLICIES: &[&str] = &[
     "volatile-lru",
@@ -156,6 +157,7 @@ pub const PARAMS: &[Param] = &[
     param("loglevel", Kind::Enum(LOGLEVELS), Access::Mutable),
     param("daemonize", Kind::Bool, Access::Immutable),
     param("pidfile", Kind::Text, Access::Immutable),
+    param("supervised", Kind::Enum(SUPERVISORS), Access::Immutable),
     param(
         "io-threads",
         Kind::Int { min: 1, max: 128 },
@@ -586,6 +588,7 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         "loglevel" => config.loglevel = choice(LOGLEVELS, values)?,
         "daemonize" => config.daemonize = boolean(values)?,
         "pidfile" => config.pidfile = one(values)?.to_string(),
+        "supervised" => config.supervised = choice(SUPERVISORS, values)?,
         "io-threads" => config.io_threads = number(kind, values)? as usize,
         "busy-poll-usecs" => config.busy_poll_usecs = number(kind, values)? as u64,
         "save" => config.save = save_points(values)?,
@@ -673,6 +676,7 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
         "loglevel" => config.loglevel.clone(),
         "daemonize" => yes_no(config.daemonize),
         "pidfile" => config.pidfile.clone(),
+        "supervised" => config.supervised.clone(),
         "io-threads" => config.io_threads.to_string(),
         "busy-poll-usecs" => config.busy_poll_usecs.to_string(),
         "busy-reply-threshold" | "lua-time-limit" => config.busy_reply_threshold_ms.to_string(),

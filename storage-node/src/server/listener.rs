@@ -54,6 +54,7 @@ pub async fn run(config: Config) -> std::io::Result<()> {
     // accept loops start (the sockets already listen), so whoever is answered has seen it.
     crate::log::notice!("Ready to accept connections on port {port}");
     crate::process::daemon::notify_ready();
+    crate::process::supervised::notify_ready(&shared.config().supervised);
     for listener in listeners {
         super::busy_poll::watch(&listener);
         tokio::spawn(accept_loop(shared.clone(), listener));
