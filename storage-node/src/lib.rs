@@ -9,6 +9,8 @@
 //! - [`cmd`]: dispatch and one module per command family.
 //! - [`scripting`]: Lua scripts and functions (mlua, Lua 5.1).
 //! - [`cluster`]: cluster mode: slots, the bus, redirects, MIGRATE.
+//! - [`log`]: the log (`loglevel`, `logfile`) in Redis's format.
+//! - [`process`]: the process around the server: `daemonize`, `pidfile`, the way out.
 //!
 //! The RESP codec, slot function and command table come from the `slotproxy` library,
 //! built without its proxy feature.
@@ -19,7 +21,9 @@ pub mod cluster;
 pub mod cmd;
 pub mod config;
 pub mod keyspace;
+pub mod log;
 pub mod persistence;
+pub mod process;
 pub mod pubsub;
 pub mod scripting;
 pub mod server;

@@ -152,12 +152,20 @@ fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Err(refusal.into());
     }
     let mut updated = ctx.shared.config().clone();
-    for ((_, value), name) in pairs.iter().zip(&seen) {
+    for ((given, value), name) in pairs.iter().zip(&seen) {
+        // The error names the setting as the client did (an alias stays an alias).
         params::apply(&mut updated, name, std::slice::from_ref(value))
-            .map_err(|reason| failed(name, &reason))?;
+            .map_err(|reason| failed(given, &reason))?;
+    }
+    for name in &seen {
+        if crate::config::inert::find(name).is_some() {
+            let value = params::get(&updated, name).unwrap_or_default();
+            crate::config::inert::report(name, &value);
+        }
     }
     ctx.keyspace.apply_settings(&updated);
     crate::server::busy_poll::set_budget_usecs(updated.busy_poll_usecs);
+    crate::log::set_level(updated.log_level());
     *ctx.shared.config_mut() = updated;
     ctx.out.ok();
     Ok(())

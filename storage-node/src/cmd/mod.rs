@@ -182,7 +182,26 @@ impl Default for Dispatch {
     }
 }
 
+/// Longest command name looked up without allocating.
+const SHORT_NAME: usize = 64;
+
 impl Dispatch {
+    /// The commands under the names `rename-command` gave them (`config::Config::
+    /// renamed_commands`): a renamed command answers only to its new name, a command
+    /// renamed to "" to none, as in Redis. Renaming a command the node lacks changes nothing:
+    /// it stays unknown under either name.
+    pub fn with_renames(renames: &[(String, String, String)]) -> Dispatch {
+        let mut dispatch = Dispatch::new();
+        for (from, _, to) in renames {
+            if let Some(command) = dispatch.commands.remove(from.as_bytes()) {
+                if !to.is_empty() {
+                    dispatch.commands.insert(to.as_bytes().to_vec(), command);
+                }
+            }
+        }
+        dispatch
+    }
+
     pub fn new() -> Dispatch {
         let table = CommandTable::get();
         let mut commands = hashbrown::HashMap::new();
@@ -199,8 +218,11 @@ impl Dispatch {
     }
 
     pub fn get(&self, name: &[u8]) -> Option<&Command> {
-        let mut lower = [0u8; 32];
-        let lower = lower.get_mut(..name.len())?;
+        let mut lower = [0u8; SHORT_NAME];
+        let Some(lower) = lower.get_mut(..name.len()) else {
+            // Only a renamed command can be this long.
+            return self.commands.get(&name.to_ascii_lowercase());
+        };
         for (dst, src) in lower.iter_mut().zip(name) {
             *dst = src.to_ascii_lowercase();
         }
@@ -391,6 +413,18 @@ pub fn find_command<'s>(
     if command.spec.subcommands.is_empty() {
         return Ok((command, command.spec));
     }
+    // Under a name `rename-command` gave it, the table knows the command by its own name.
+    let renamed;
+    let args = match args.first() {
+        Some(name) if !name.eq_ignore_ascii_case(command.spec.name.as_bytes()) => {
+            renamed = [
+                Bytes::from_static(command.spec.name.as_bytes()),
+                args.get(1).cloned().unwrap_or_default(),
+            ];
+            &renamed[..args.len().min(2)]
+        }
+        _ => args,
+    };
     match CommandTable::get().lookup(args) {
         Ok(spec) => Ok((command, spec)),
         Err(LookupError::UnknownSubcommand) => Err(LookupError::UnknownSubcommand),

@@ -151,12 +151,12 @@ pub fn debug_reload(ctx: &mut Ctx<'_>, options: &[Bytes]) -> CmdResult {
     let path = disk::rdb_path(ctx.shared);
     match disk::load(ctx.shared, ctx.keyspace, &path, merge) {
         Ok(_) => {
-            println!("DB reloaded by DEBUG RELOAD");
+            crate::log::notice!("DB reloaded by DEBUG RELOAD");
             ctx.out.ok();
             Ok(())
         }
         Err(e) => {
-            eprintln!("DEBUG RELOAD: {e}");
+            crate::log::warning!("DEBUG RELOAD: {e}");
             Err(RELOAD_FAILED.into())
         }
     }

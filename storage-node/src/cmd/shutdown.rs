@@ -65,13 +65,13 @@ fn shutdown(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if flags.abort {
         return Err(NO_SHUTDOWN.into());
     }
-    println!("User requested shutdown...");
+    crate::log::notice!("User requested shutdown...");
     let (save, nosave, force) = (flags.save, flags.nosave, flags.force);
     if !prepare(ctx.shared, ctx.keyspace, save, nosave, force) {
         return Err(SHUTDOWN_FAILED.into());
     }
-    println!("Redis is now ready to exit, bye bye...");
-    std::process::exit(0);
+    crate::log::notice!("Redis is now ready to exit, bye bye...");
+    crate::process::exit(0);
 }
 
 /// Redis's `finishShutdown`: stops a running BGSAVE and makes the final save (with save
@@ -85,18 +85,18 @@ pub fn prepare(
     force: bool,
 ) -> bool {
     if shared.persistence.background.in_progress() {
-        println!("There is a child saving an .rdb. Killing it!");
+        crate::log::notice!("There is a child saving an .rdb. Killing it!");
         shared.persistence.background.abort(shared, keyspace);
     }
     let save_points = !shared.config().save.is_empty();
     if (save_points && !nosave) || save {
-        println!("Saving the final RDB snapshot before exiting.");
+        crate::log::notice!("Saving the final RDB snapshot before exiting.");
         if disk::save(shared, keyspace).is_err() {
             if force {
-                eprintln!("Error trying to save the DB. Exit anyway.");
+                crate::log::warning!("Error trying to save the DB. Exit anyway.");
             } else {
-                eprintln!("Error trying to save the DB, can't exit.");
-                eprintln!(
+                crate::log::warning!("Error trying to save the DB, can't exit.");
+                crate::log::warning!(
                     "Errors trying to shut down the server. Check the logs for more information."
                 );
                 return false;

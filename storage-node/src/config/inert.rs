@@ -200,10 +200,7 @@ pub const INERT: &[Inert] = &[
     ),
     inert(
         "cluster-link-sendbuf-limit",
-        Kind::Memory {
-            min: 0,
-            max: i64::MAX,
-        },
+        Kind::UnsignedMemory,
         Access::Mutable,
         "0",
     ),
@@ -239,7 +236,6 @@ pub const INERT: &[Inert] = &[
     ),
     inert("crash-log-enabled", Kind::Bool, Access::Mutable, "yes"),
     inert("crash-memcheck-enabled", Kind::Bool, Access::Mutable, "yes"),
-    inert("daemonize", Kind::Bool, Access::Immutable, "no"),
     inert("disable-thp", Kind::Bool, Access::Immutable, "yes"),
     inert("dynamic-hz", Kind::Bool, Access::Mutable, "yes"),
     inert("enable-module-command", Kind::Bool, Access::Immutable, "no"),
@@ -296,16 +292,13 @@ pub const INERT: &[Inert] = &[
     ),
     inert("masterauth", Kind::Text, Access::Mutable, ""),
     inert("masteruser", Kind::Text, Access::Mutable, ""),
+    inert("maxmemory", Kind::UnsignedMemory, Access::Mutable, "0"),
     inert(
-        "maxmemory",
-        Kind::Memory {
-            min: 0,
-            max: i64::MAX,
-        },
+        "maxmemory-clients",
+        Kind::MemoryOrPercent { max_percent: 100 },
         Access::Mutable,
         "0",
     ),
-    inert("maxmemory-clients", Kind::Text, Access::Mutable, "0"),
     inert(
         "maxmemory-eviction-tenacity",
         Kind::Int { min: 0, max: 100 },
@@ -357,7 +350,6 @@ pub const INERT: &[Inert] = &[
         Access::Mutable,
         "0 200 800",
     ),
-    inert("pidfile", Kind::Text, Access::Immutable, ""),
     inert(
         "proc-title-template",
         Kind::Text,
@@ -556,12 +548,6 @@ pub const INERT: &[Inert] = &[
         Access::Mutable,
         "100",
     ),
-    inert(
-        "supervised",
-        Kind::Enum(&["upstart", "systemd", "auto", "no"]),
-        Access::Immutable,
-        "no",
-    ),
     inert("syslog-enabled", Kind::Bool, Access::Immutable, "no"),
     inert(
         "syslog-facility",
@@ -572,24 +558,6 @@ pub const INERT: &[Inert] = &[
         "local0",
     ),
     inert("syslog-ident", Kind::Text, Access::Immutable, "redis"),
-    inert(
-        "tcp-backlog",
-        Kind::Int {
-            min: i64::MIN,
-            max: i64::MAX,
-        },
-        Access::Immutable,
-        "511",
-    ),
-    inert(
-        "tcp-keepalive",
-        Kind::Int {
-            min: 0,
-            max: INT_MAX,
-        },
-        Access::Mutable,
-        "300",
-    ),
     inert(
         "tls-auth-clients",
         Kind::Enum(&["no", "yes", "optional"]),
@@ -682,7 +650,17 @@ pub fn find(name: &str) -> Option<&'static Inert> {
         .find(|i| i.param.name.eq_ignore_ascii_case(name))
 }
 
-/// Says, where the node's log goes, that a setting was accepted but does nothing here.
+/// Logs that a setting was accepted but does nothing here (once per setting at start, and
+/// at every CONFIG SET of it).
 pub fn report(name: &str, value: &str) {
-    eprintln!("storage-node: setting '{name}' to '{value}' has no effect on this node (accepted for compatibility with Redis 7.0)");
+    crate::log::warning!(
+        "setting '{name}' '{value}' accepted, has no effect here (kept for compatibility with Redis 7.0)"
+    );
+}
+
+/// Reports every inert setting the configuration set, once each, at start.
+pub fn report_all(config: &super::Config) {
+    for (name, value) in &config.inert {
+        report(name, value);
+    }
 }

@@ -3,12 +3,13 @@
 //! Every setting has one entry in [`params`], which both the config file reader and
 //! `CONFIG GET/SET` use, so they cannot disagree about names or value syntax.
 
+mod checks;
 mod file;
 pub mod inert;
 pub mod params;
 mod rewrite;
 
-pub use file::{apply_file, parse_args, ConfigError};
+pub use file::{apply_file, parse_args, stdin_config, ConfigError};
 pub use rewrite::rewrite;
 
 use std::path::PathBuf;
@@ -44,9 +45,21 @@ pub struct Config {
     pub hz: u32,
     /// Seconds of idleness after which a client is closed (0: never).
     pub timeout: u64,
+    /// `tcp-backlog`: the listening sockets' backlog.
+    pub tcp_backlog: i64,
+    /// `tcp-keepalive`: seconds of idleness before TCP keepalive probes (0: none).
+    pub tcp_keepalive: u64,
     pub active_expire_enabled: bool,
+    /// `logfile`: empty for standard output (nowhere once daemonized), else a file appended to.
     pub logfile: String,
     pub loglevel: String,
+    /// `daemonize`: run in the background (`crate::process::daemon`).
+    pub daemonize: bool,
+    /// `pidfile`: where the pid is written at start and removed at exit (empty: none,
+    /// unless daemonized).
+    pub pidfile: String,
+    /// `supervised`: no, upstart, systemd or auto (`crate::process::supervised`).
+    pub supervised: String,
     pub io_threads: usize,
     /// Microseconds the worker watches the sockets before it sleeps (`server::busy_poll`).
     pub busy_poll_usecs: u64,
@@ -94,6 +107,10 @@ pub struct Config {
     /// Per-command latency histograms (INFO latencystats) and the percentiles shown.
     pub latency_tracking: bool,
     pub latency_tracking_info_percentiles: Vec<f64>,
+    /// `rename-command` lines in order, as (name renamed, original command, new name; empty
+    /// for a command removed). `cmd::Dispatch` applies them; CONFIG GET does not show them,
+    /// as in Redis.
+    pub renamed_commands: Vec<(String, String, String)>,
     /// Values given to the accepted no-op settings of [`inert`], as CONFIG GET shows them
     /// (a setting never set shows its Redis default).
     pub inert: std::collections::BTreeMap<&'static str, String>,
@@ -116,6 +133,40 @@ impl Config {
                 log_factor: self.lfu_log_factor,
                 decay_time: self.lfu_decay_time,
             })
+    }
+
+    /// `loglevel` as the log's level.
+    pub fn log_level(&self) -> crate::log::Level {
+        crate::log::Level::from_name(&self.loglevel).unwrap_or(crate::log::Level::Notice)
+    }
+
+    /// `rename-command FROM TO`, checked as Redis checks it: FROM must name a command as the
+    /// earlier lines left the names, TO (unless empty, which removes FROM) must not.
+    pub fn rename_command(&mut self, from: &str, to: &str) -> Result<(), String> {
+        let (from, to) = (from.to_ascii_lowercase(), to.to_ascii_lowercase());
+        let original = self
+            .command_named(&from)
+            .ok_or("No such command in rename-command")?;
+        if !to.is_empty() && to != from && self.command_named(&to).is_some() {
+            return Err("Target command name already exists".into());
+        }
+        self.renamed_commands.push((from, original, to));
+        Ok(())
+    }
+
+    /// The original command a (lower-case) name calls after the `rename-command` lines.
+    fn command_named(&self, name: &str) -> Option<String> {
+        let table = slotproxy::cluster::CommandTable::get();
+        let mut original = table.command(name.as_bytes()).map(|_| name.to_string());
+        for (from, renamed, to) in &self.renamed_commands {
+            if from == name {
+                original = None;
+            }
+            if to == name {
+                original = Some(renamed.clone());
+            }
+        }
+        original
     }
 
     /// The hash encoding thresholds.
@@ -146,9 +197,14 @@ impl Default for Config {
             client_query_buffer_limit: 1024 * 1024 * 1024,
             hz: 10,
             timeout: 0,
+            tcp_backlog: 511,
+            tcp_keepalive: 300,
             active_expire_enabled: true,
             logfile: String::new(),
             loglevel: "notice".into(),
+            daemonize: false,
+            pidfile: String::new(),
+            supervised: "no".into(),
             io_threads: 1,
             busy_poll_usecs: crate::server::busy_poll::DEFAULT_BUDGET_USECS,
             busy_reply_threshold_ms: 5000,
@@ -173,6 +229,7 @@ impl Default for Config {
             lfu_decay_time: 1,
             latency_tracking: true,
             latency_tracking_info_percentiles: vec![50.0, 99.0, 99.9],
+            renamed_commands: Vec::new(),
             inert: std::collections::BTreeMap::new(),
         }
     }

@@ -8,7 +8,7 @@
 
 use slotproxy::numbers::parse_i64;
 
-use super::{inert, Config};
+use super::{checks, inert, Config};
 use crate::server::protection::ProtectedAction;
 
 /// Whether CONFIG SET may change a setting.
@@ -33,6 +33,12 @@ pub enum Kind {
         min: i64,
         max: i64,
     },
+    /// A memory size Redis keeps unsigned (`maxmemory`): up to 2^64-1, huge values saturate.
+    UnsignedMemory,
+    /// A memory size, or a percentage (`5%`) up to `max_percent` (`maxmemory-clients`).
+    MemoryOrPercent {
+        max_percent: i64,
+    },
     Bool,
     Enum(&'static [&'static str]),
     Text,
@@ -50,6 +56,7 @@ pub struct Param {
 
 const INT_MAX: i64 = i32::MAX as i64;
 const MB: i64 = 1024 * 1024;
+const SUPERVISORS: &[&str] = &["upstart", "systemd", "auto", "no"];
 const LOGLEVELS: &[&str] = &["debug", "verbose", "notice", "warning"];
 const MAXMEMORY_POLICIES: &[&str] = &[
     "volatile-lru",
@@ -131,8 +138,27 @@ pub const PARAMS: &[Param] = &[
         },
         Access::Mutable,
     ),
+    param(
+        "tcp-backlog",
+        Kind::Int {
+            min: i64::MIN,
+            max: i64::MAX,
+        },
+        Access::Immutable,
+    ),
+    param(
+        "tcp-keepalive",
+        Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
+        Access::Mutable,
+    ),
     param("logfile", Kind::Text, Access::Immutable),
     param("loglevel", Kind::Enum(LOGLEVELS), Access::Mutable),
+    param("daemonize", Kind::Bool, Access::Immutable),
+    param("pidfile", Kind::Text, Access::Immutable),
+    param("supervised", Kind::Enum(SUPERVISORS), Access::Immutable),
     param(
         "io-threads",
         Kind::Int { min: 1, max: 128 },
@@ -303,17 +329,22 @@ pub fn find(name: &str) -> Option<&'static Param> {
         .or_else(|| inert::find(name).map(|i| &i.param))
 }
 
-/// Checks a value for an inert setting as Redis would, stores it in the form CONFIG GET
-/// shows, and logs that it has no effect.
+/// Checks a value for an inert setting as Redis would and stores it in the form CONFIG GET
+/// shows. Saying that it has no effect is left to the caller ([`inert::report`]): at start
+/// the log is not open yet while the file is read.
 fn apply_inert(config: &mut Config, param: &Param, values: &[String]) -> Result<(), String> {
     let shown = match param.kind {
+        _ if checks::applies(param.name) => checks::check(param, values)?,
         Kind::Int { .. } | Kind::Memory { .. } => number(param.kind, values)?.to_string(),
+        Kind::MemoryOrPercent { max_percent } => memory_or_percent(max_percent, values)?,
+        Kind::UnsignedMemory => parse_memory(one(values)?)
+            .ok_or("argument must be a memory value")?
+            .to_string(),
         Kind::Bool => yes_no(boolean(values)?),
         Kind::Enum(options) => choice(options, values)?,
         Kind::Text => one(values)?.to_string(),
         Kind::Words => words(values).join(" "),
     };
-    inert::report(param.name, &shown);
     config.inert.insert(param.name, shown);
     Ok(())
 }
@@ -344,7 +375,7 @@ pub fn parse_memory(text: &str) -> Option<u64> {
     Some(number.saturating_mul(factor))
 }
 
-fn one(values: &[String]) -> Result<&str, String> {
+pub(super) fn one(values: &[String]) -> Result<&str, String> {
     match values {
         [v] => Ok(v),
         _ => Err("wrong number of arguments".into()),
@@ -361,7 +392,7 @@ fn in_range(n: i64, min: i64, max: i64) -> Result<i64, String> {
 }
 
 /// Reads a numeric setting's value and checks its range.
-fn number(kind: Kind, values: &[String]) -> Result<i64, String> {
+pub(super) fn number(kind: Kind, values: &[String]) -> Result<i64, String> {
     let text = one(values)?;
     match kind {
         Kind::Int { min, max } => {
@@ -380,7 +411,34 @@ fn number(kind: Kind, values: &[String]) -> Result<i64, String> {
     }
 }
 
-fn boolean(values: &[String]) -> Result<bool, String> {
+/// A memory size, or a percentage written `N%`, as Redis reads its percent settings; shown
+/// as CONFIG GET shows it (bytes, or `N%`).
+fn memory_or_percent(max_percent: i64, values: &[String]) -> Result<String, String> {
+    const INVALID: &str = "argument must be a memory or percent value";
+    let text = one(values)?;
+    if let Some(digits) = text.strip_suffix('%').filter(|d| !d.is_empty()) {
+        let percent = parse_i64(digits.as_bytes())
+            .filter(|&p| p >= 0)
+            .ok_or(INVALID)?;
+        if percent > max_percent {
+            return Err(format!(
+                "percentage argument must be less or equal to {max_percent}"
+            ));
+        }
+        return Ok(format!("{percent}%"));
+    }
+    let bytes = parse_memory(text).ok_or(INVALID)?;
+    // Redis keeps it signed, negative meaning a percentage: a size past 2^63 wraps into one.
+    match bytes as i64 {
+        n if n < 0 && -n > max_percent => Err(format!(
+            "percentage argument must be less or equal to {max_percent}"
+        )),
+        n if n < 0 => Ok(format!("{}%", -n)),
+        n => Ok(n.to_string()),
+    }
+}
+
+pub(super) fn boolean(values: &[String]) -> Result<bool, String> {
     let text = one(values)?;
     if text.eq_ignore_ascii_case("yes") {
         Ok(true)
@@ -407,7 +465,7 @@ fn choice(options: &[&'static str], values: &[String]) -> Result<String, String>
 
 /// The words of a multi-word setting: CONFIG SET passes one string split at single spaces,
 /// a config file line or the command line pass the words themselves.
-fn words(values: &[String]) -> Vec<String> {
+pub(super) fn words(values: &[String]) -> Vec<String> {
     match values {
         [single] => single.split(' ').map(str::to_string).collect(),
         _ => values.to_vec(),
@@ -416,7 +474,7 @@ fn words(values: &[String]) -> Vec<String> {
 
 /// Reads an integer as C's `strtoll` with an end check does: optional blanks and sign, then
 /// digits, nothing after them. An empty text reads as 0.
-fn strtoll_whole(text: &str) -> Option<i64> {
+pub(super) fn strtoll_whole(text: &str) -> Option<i64> {
     let trimmed = text.trim_start();
     let (negative, digits) = match trimmed.as_bytes().first() {
         Some(b'-') => (true, &trimmed[1..]),
@@ -488,14 +546,7 @@ fn db_filename(value: &str) -> Result<String, String> {
 /// words, without the setting's name.
 pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), String> {
     let Some(param) = find(name) else {
-        return match name.to_ascii_lowercase().as_str() {
-            // Accepted so existing redis.conf files and test harnesses work; they have no
-            // effect on a node that runs in the foreground and has no persistence files.
-            "daemonize" | "supervised" | "pidfile" | "appendfilename" | "always-show-logo" => {
-                Ok(())
-            }
-            other => Err(format!("unknown setting '{other}'")),
-        };
+        return Err(format!("unknown setting '{}'", name.to_ascii_lowercase()));
     };
     if inert::find(param.name).is_some() {
         return apply_inert(config, param, values);
@@ -533,8 +584,13 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         // Redis accepts any hz and then keeps it within 1..=500.
         "hz" => config.hz = number(kind, values)?.clamp(1, 500) as u32,
         "timeout" => config.timeout = number(kind, values)? as u64,
+        "tcp-backlog" => config.tcp_backlog = number(kind, values)?,
+        "tcp-keepalive" => config.tcp_keepalive = number(kind, values)? as u64,
         "logfile" => config.logfile = one(values)?.to_string(),
         "loglevel" => config.loglevel = choice(LOGLEVELS, values)?,
+        "daemonize" => config.daemonize = boolean(values)?,
+        "pidfile" => config.pidfile = one(values)?.to_string(),
+        "supervised" => config.supervised = choice(SUPERVISORS, values)?,
         "io-threads" => config.io_threads = number(kind, values)? as usize,
         "busy-poll-usecs" => config.busy_poll_usecs = number(kind, values)? as u64,
         "save" => config.save = save_points(values)?,
@@ -587,7 +643,7 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
     Ok(())
 }
 
-fn yes_no(on: bool) -> String {
+pub(super) fn yes_no(on: bool) -> String {
     if on { "yes" } else { "no" }.to_string()
 }
 
@@ -617,8 +673,13 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
         "client-query-buffer-limit" => config.client_query_buffer_limit.to_string(),
         "hz" => config.hz.to_string(),
         "timeout" => config.timeout.to_string(),
+        "tcp-backlog" => config.tcp_backlog.to_string(),
+        "tcp-keepalive" => config.tcp_keepalive.to_string(),
         "logfile" => config.logfile.clone(),
         "loglevel" => config.loglevel.clone(),
+        "daemonize" => yes_no(config.daemonize),
+        "pidfile" => config.pidfile.clone(),
+        "supervised" => config.supervised.clone(),
         "io-threads" => config.io_threads.to_string(),
         "busy-poll-usecs" => config.busy_poll_usecs.to_string(),
         "busy-reply-threshold" | "lua-time-limit" => config.busy_reply_threshold_ms.to_string(),

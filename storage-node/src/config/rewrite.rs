@@ -6,6 +6,7 @@
 use std::collections::HashSet;
 
 use super::file::split_words;
+use super::inert::INERT;
 use super::params::{self, Kind, Param, PARAMS};
 use super::Config;
 
@@ -32,7 +33,7 @@ pub fn rewrite(config: &Config) -> Result<(), String> {
         match known {
             Some(param) => {
                 if written.insert(param.name) {
-                    lines.push(setting_line(param, config));
+                    lines.extend(setting_line(param, config));
                 }
             }
             None if trimmed == SIGNATURE => {}
@@ -40,7 +41,7 @@ pub fn rewrite(config: &Config) -> Result<(), String> {
         }
     }
     let mut signed = false;
-    for param in PARAMS {
+    for param in PARAMS.iter().chain(INERT.iter().map(|i| &i.param)) {
         let changed = params::get(config, param.name) != params::get(&defaults, param.name);
         if written.contains(param.name) || !changed {
             continue;
@@ -49,7 +50,7 @@ pub fn rewrite(config: &Config) -> Result<(), String> {
             lines.push(SIGNATURE.to_string());
             signed = true;
         }
-        lines.push(setting_line(param, config));
+        lines.extend(setting_line(param, config));
     }
     let mut text = lines.join("\n");
     text.push('\n');
@@ -62,13 +63,15 @@ pub fn rewrite(config: &Config) -> Result<(), String> {
         })
 }
 
-/// `name value` as the config file reader reads it back.
-fn setting_line(param: &Param, config: &Config) -> String {
+/// `name value` as the config file reader reads it back; none for a replica of no master
+/// (Redis drops the line: `replicaof ""` would not read back).
+fn setting_line(param: &Param, config: &Config) -> Option<String> {
     let value = params::get(config, param.name).unwrap_or_default();
-    match param.kind {
+    Some(match param.kind {
+        Kind::Words if param.name == "replicaof" && value.is_empty() => return None,
         Kind::Words if !value.is_empty() => format!("{} {value}", param.name),
         _ => format!("{} {}", param.name, quote(&value)),
-    }
+    })
 }
 
 /// Quotes a value when it would not read back as one word.

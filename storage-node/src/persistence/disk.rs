@@ -167,7 +167,7 @@ pub fn save(shared: &Shared, keyspace: &mut Keyspace) -> io::Result<Written> {
     match &result {
         Ok(written) => {
             shared.persistence.saved(keyspace.dirty());
-            println!(
+            crate::log::notice!(
                 "DB saved on disk: {} keys, {} bytes to {} in {:.3} seconds",
                 written.keys,
                 written.bytes,
@@ -175,7 +175,7 @@ pub fn save(shared: &Shared, keyspace: &mut Keyspace) -> io::Result<Written> {
                 started.elapsed().as_secs_f64()
             );
         }
-        Err(e) => eprintln!("Error saving DB on disk ({}): {e}", setup.target.display()),
+        Err(e) => crate::log::warning!("Error saving DB on disk ({}): {e}", setup.target.display()),
     }
     result
 }
@@ -253,7 +253,7 @@ pub fn load(
     let parsed = rdb_load::parse(&data, &params).map_err(|e| named(e.to_string()))?;
     drop(data);
     if parsed.checksum_skipped {
-        println!("RDB file {}: checksum not verified", path.display());
+        crate::log::notice!("RDB file {}: checksum not verified", path.display());
     }
     if !parsed.libraries.is_empty() {
         lock(&shared.scripting.functions)
@@ -302,7 +302,9 @@ pub fn load(
 /// off. An unreadable or corrupt file is an error: the node must not start half-loaded.
 pub fn load_at_start(shared: &Shared) -> io::Result<()> {
     if shared.config().appendonly {
-        println!("appendonly yes: the RDB file is not loaded (Redis loads the AOF then)");
+        crate::log::notice!(
+            "appendonly yes: the RDB file is not loaded (Redis loads the AOF then)"
+        );
         return Ok(());
     }
     let path = rdb_path(shared);
@@ -313,7 +315,7 @@ pub fn load_at_start(shared: &Shared) -> io::Result<()> {
     let mut keyspace = shared.lock_keyspace();
     keyspace.set_now(unix_time_ms());
     let loaded = load(shared, &mut keyspace, &path, false)?;
-    println!(
+    crate::log::notice!(
         "DB loaded from disk: {} keys ({} expired keys skipped), {} function libraries from \
          {} in {:.3} seconds",
         loaded.keys,

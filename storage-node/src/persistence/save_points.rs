@@ -61,7 +61,7 @@ fn check(shared: &Shared, keyspace: &mut Keyspace, points: &[(i64, i64)], schedu
         .iter()
         .find(|&&(seconds, wanted)| changes >= wanted as u64 && since_save > seconds as u64);
     if let Some((seconds, wanted)) = due {
-        println!("{wanted} changes in {seconds} seconds. Saving...");
+        crate::log::notice!("{wanted} changes in {seconds} seconds. Saving...");
     } else if !scheduled {
         return;
     }

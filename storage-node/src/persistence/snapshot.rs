@@ -215,14 +215,14 @@ pub fn start(shared: &Shared, keyspace: &mut Keyspace) -> Result<(), StartError>
         .spawn(move || run(job));
     match spawned {
         Ok(_) => {
-            println!("Background saving started");
+            crate::log::notice!("Background saving started");
             Ok(())
         }
         Err(e) => {
             keyspace.end_snapshot();
             background.running.store(false, Relaxed);
             background.last_ok.store(false, Relaxed);
-            eprintln!("Can't save in background: {e}");
+            crate::log::warning!("Can't save in background: {e}");
             Err(StartError::Spawn(e))
         }
     }
@@ -266,22 +266,22 @@ fn run(job: Job) {
     match &result {
         Ok(written) => {
             shared.persistence.saved(job.dirty_at_start);
-            println!(
+            crate::log::notice!(
                 "DB saved on disk: {} keys, {} bytes to {}",
                 written.keys,
                 written.bytes,
                 job.setup.target.display()
             );
-            println!("Background saving terminated with success");
+            crate::log::notice!("Background saving terminated with success");
         }
-        Err(_) if aborted => println!("Background saving stopped (shutdown)"),
+        Err(_) if aborted => crate::log::notice!("Background saving stopped (shutdown)"),
         Err(e) => {
             background.last_ok.store(false, Relaxed);
-            eprintln!(
+            crate::log::warning!(
                 "Error saving DB on disk ({}): {e}",
                 job.setup.target.display()
             );
-            eprintln!("Background saving error");
+            crate::log::warning!("Background saving error");
         }
     }
     if !aborted {

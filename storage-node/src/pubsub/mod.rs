@@ -313,7 +313,7 @@ impl Registry {
         }
         let waiting = handle.deliver(bytes);
         if self.over_limit(handle, waiting) {
-            eprintln!(
+            crate::log::warning!(
                 "closing client {} for overcoming of output buffer limits (pubsub, {waiting} bytes pending)",
                 handle.addr
             );

@@ -288,8 +288,10 @@ pub async fn answer_while_busy(
         // (the keyspace is the script's until it ends), as Redis does.
         if let [cmd, mode] = args.as_slice() {
             if is(cmd, "shutdown") && is(mode, "nosave") {
-                eprintln!("User requested shutdown while a script was busy, exiting now.");
-                std::process::exit(0);
+                crate::log::warning!(
+                    "User requested shutdown while a script was busy, exiting now."
+                );
+                crate::process::exit(0);
             }
         }
         let in_multi = client.multi.is_some();

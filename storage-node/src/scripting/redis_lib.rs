@@ -95,8 +95,9 @@ fn log(_lua: &Lua, args: Args) -> mlua::Result<()> {
         .filter_map(to_bytes)
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .collect();
-    let marks = ['.', '-', '*', '#'];
-    eprintln!("{} {}", marks[level as usize], parts.join(" "));
+    if let Some(level) = crate::log::Level::from_number(level as u8) {
+        crate::log::write(level, format_args!("{}", parts.join(" ")));
+    }
     Ok(())
 }
 

@@ -127,7 +127,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
         let buffered = input.len() + decoder.partial_bytes();
         handle.query_buffer.store(buffered, Relaxed);
         if buffered > query_limit {
-            eprintln!(
+            crate::log::warning!(
                 "closing client {} that reached max query buffer length ({buffered} bytes)",
                 handle.addr
             );

@@ -24,9 +24,9 @@ pub struct Server {
 /// Binds every configured address, then serves until the process ends.
 pub async fn run(config: Config) -> std::io::Result<()> {
     let mut listeners = Vec::new();
-    for host in &config.bind {
-        let host = host.trim_start_matches('-');
-        listeners.push(TcpListener::bind((host, config.port)).await?);
+    super::sockets::warn_if_capped(config.tcp_backlog);
+    for address in &config.bind {
+        listeners.extend(super::sockets::listen(address, config.port, config.tcp_backlog).await?);
     }
     let port = listeners
         .first()
@@ -55,12 +55,15 @@ pub async fn run(config: Config) -> std::io::Result<()> {
     ));
     tokio::spawn(super::stats::sample_forever(shared.clone()));
     tokio::spawn(super::client_peaks::sample_forever(shared.clone()));
+    // Test harnesses wait for this line instead of sleeping. It is written before the
+    // accept loops start (the sockets already listen), so whoever is answered has seen it.
+    crate::log::notice!("Ready to accept connections on port {port}");
+    crate::process::daemon::notify_ready();
+    crate::process::supervised::notify_ready(&shared.config().supervised);
     for listener in listeners {
         super::busy_poll::watch(&listener);
         tokio::spawn(accept_loop(shared.clone(), listener));
     }
-    // Test harnesses wait for this line instead of sleeping.
-    println!("Ready to accept connections on port {port}");
     std::future::pending::<()>().await;
     Ok(())
 }
@@ -71,12 +74,13 @@ async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
             Ok(accepted) => accepted,
             Err(e) => {
                 // Out of file descriptors and the like: back off instead of spinning.
-                eprintln!("accept failed: {e}");
+                crate::log::warning!("accept failed: {e}");
                 tokio::time::sleep(Duration::from_millis(10)).await;
                 continue;
             }
         };
         Stats::add(&shared.stats.total_connections_received, 1);
+        crate::log::verbose!("Accepted {addr}");
         if shared.clients.count() >= shared.config().maxclients {
             Stats::add(&shared.stats.rejected_connections, 1);
             tokio::spawn(async move {
@@ -94,6 +98,7 @@ async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
             continue;
         }
         let _ = stream.set_nodelay(true);
+        super::sockets::keepalive(&stream, shared.config().tcp_keepalive);
         super::busy_poll::watch(&stream);
         let local = stream.local_addr().unwrap_or(addr);
         let handle = shared

@@ -8,6 +8,7 @@ mod connection;
 mod listener;
 pub mod protection;
 mod signals;
+mod sockets;
 pub mod stats;
 
 pub use listener::{run, Server};
@@ -58,6 +59,7 @@ impl Shared {
         let started_unix = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
+        let dispatch = Dispatch::with_renames(&config.renamed_commands);
         let mut keyspace = Keyspace::new(config.databases);
         keyspace.apply_settings(&config);
         Shared {
@@ -67,7 +69,7 @@ impl Shared {
             clients: ClientRegistry::default(),
             stats: Stats::default(),
             client_peaks: Default::default(),
-            dispatch: Dispatch::new(),
+            dispatch,
             scripting: crate::scripting::Scripting::default(),
             started: Instant::now(),
             started_unix,

@@ -15,7 +15,7 @@ pub async fn shut_down_on_signals(shared: Arc<Shared>) {
         signal(SignalKind::terminate()),
         signal(SignalKind::interrupt()),
     ) else {
-        eprintln!("cannot watch SIGTERM/SIGINT: they will stop the node without a save");
+        crate::log::warning!("cannot watch SIGTERM/SIGINT: they will stop the node without a save");
         return;
     };
     loop {
@@ -23,13 +23,13 @@ pub async fn shut_down_on_signals(shared: Arc<Shared>) {
             _ = term.recv() => "SIGTERM",
             _ = int.recv() => "SIGINT",
         };
-        println!("Received {name} scheduling shutdown...");
+        crate::log::notice!("Received {name} scheduling shutdown...");
         let mut keyspace = crate::scripting::busy::lock_keyspace_patiently(&shared).await;
         if crate::cmd::shutdown::prepare(&shared, &mut keyspace, false, false, false) {
-            println!("Redis is now ready to exit, bye bye...");
-            std::process::exit(0);
+            crate::log::notice!("Redis is now ready to exit, bye bye...");
+            crate::process::exit(0);
         }
-        eprintln!(
+        crate::log::warning!(
             "{name} received but errors trying to shut down the server, check the logs for \
              more information"
         );

@@ -25,7 +25,7 @@ pub async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
                 tokio::spawn(serve(shared.clone(), stream));
             }
             Err(e) => {
-                eprintln!("cluster bus accept failed: {e}");
+                crate::log::warning!("cluster bus accept failed: {e}");
                 tokio::time::sleep(Duration::from_millis(10)).await;
             }
         }

@@ -86,7 +86,7 @@ fn count_sent(cluster: &Cluster, message: &Message) {
 fn commit(shared: &Shared, state: &mut super::state::ClusterState) {
     let config = shared.config().clone();
     if let Err(e) = cluster(shared).commit(state, &config) {
-        eprintln!("cannot save the cluster config file: {e}");
+        crate::log::warning!("cannot save the cluster config file: {e}");
     }
 }
 

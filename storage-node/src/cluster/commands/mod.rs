@@ -54,7 +54,7 @@ pub fn slot_arg(arg: &[u8]) -> Result<u16, CmdError> {
 /// Writes the nodes file and updates the cluster state after a command changed it.
 pub fn commit(ctx: &Ctx<'_>, cluster: &Cluster, state: &mut super::state::ClusterState) {
     if let Err(e) = cluster.commit(state, &ctx.shared.config()) {
-        eprintln!("cannot save the cluster config file: {e}");
+        crate::log::warning!("cannot save the cluster config file: {e}");
     }
 }
 
