@@ -158,8 +158,29 @@ fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     ctx.keyspace.apply_settings(&updated);
     crate::server::busy_poll::set_budget_usecs(updated.busy_poll_usecs);
+    ctx.shared.aof.apply_settings(&updated);
+    let appendonly = updated.appendonly;
     *ctx.shared.config_mut() = updated;
+    switch_aof(ctx, appendonly)?;
     ctx.out.ok();
+    Ok(())
+}
+
+/// `appendonly` changed: logging starts from a fresh rewrite of the current data, or
+/// stops, as in Redis.
+fn switch_aof(ctx: &mut Ctx<'_>, appendonly: bool) -> CmdResult {
+    use crate::persistence::aof::files;
+    if appendonly == ctx.shared.aof.is_on() {
+        return Ok(());
+    }
+    if !appendonly {
+        files::stop(ctx.shared, ctx.keyspace);
+        return Ok(());
+    }
+    if files::start(ctx.shared, ctx.keyspace, false).is_err() {
+        ctx.shared.config_mut().appendonly = false;
+        return Err(failed("appendonly", "Unable to turn on AOF. Check server logs.").into());
+    }
     Ok(())
 }
 

@@ -3,6 +3,7 @@
 //! Every setting has one entry in [`params`], which both the config file reader and
 //! `CONFIG GET/SET` use, so they cannot disagree about names or value syntax.
 
+pub mod aof;
 mod file;
 pub mod inert;
 pub mod params;
@@ -50,9 +51,11 @@ pub struct Config {
     /// Snapshot points (`save`), as pairs of seconds and changes. Kept and shown for tools
     /// that read them; nothing acts on them yet (only SAVE writes the RDB file).
     pub save: Vec<(i64, i64)>,
-    /// Kept and shown like `save`; INFO reports `aof_enabled:0` because no AOF is written.
-    /// With `yes` the RDB file is not loaded at start (Redis would load the AOF instead).
+    /// `appendonly`: log every write to the AOF (`crate::persistence::aof`); at start the
+    /// AOF is loaded instead of the RDB file.
     pub appendonly: bool,
+    /// The AOF's other settings.
+    pub aof: aof::AofSettings,
     /// The config file the node was started with, if any (INFO `config_file`).
     pub config_file: Option<PathBuf>,
     /// `notify-keyspace-events` as flags (`crate::pubsub::notify`).
@@ -147,6 +150,7 @@ impl Default for Config {
             busy_reply_threshold_ms: 5000,
             save: Vec::new(),
             appendonly: false,
+            aof: aof::AofSettings::default(),
             config_file: None,
             notify_keyspace_events: 0,
             client_output_buffer_limit: crate::pubsub::OutputBufferLimits::default(),

@@ -8,7 +8,7 @@
 
 use slotproxy::numbers::parse_i64;
 
-use super::{inert, Config};
+use super::{aof, inert, Config};
 use crate::server::protection::ProtectedAction;
 
 /// Whether CONFIG SET may change a setting.
@@ -289,6 +289,7 @@ pub fn names() -> impl Iterator<Item = &'static str> {
         .iter()
         .map(|p| p.name)
         .chain(ALIASES.iter().map(|&(alias, _)| alias))
+        .chain(aof::PARAMS.iter().map(|p| p.name))
         .chain(inert::INERT.iter().map(|i| i.param.name))
         .chain(inert::INERT_ALIASES.iter().map(|&(alias, _)| alias))
 }
@@ -298,6 +299,7 @@ pub fn find(name: &str) -> Option<&'static Param> {
     let name = canonical(name);
     PARAMS
         .iter()
+        .chain(aof::PARAMS)
         .find(|p| p.name.eq_ignore_ascii_case(name))
         .or_else(|| inert::find(name).map(|i| &i.param))
 }
@@ -305,16 +307,21 @@ pub fn find(name: &str) -> Option<&'static Param> {
 /// Checks a value for an inert setting as Redis would, stores it in the form CONFIG GET
 /// shows, and logs that it has no effect.
 fn apply_inert(config: &mut Config, param: &Param, values: &[String]) -> Result<(), String> {
-    let shown = match param.kind {
+    let shown = checked_value(param, values)?;
+    inert::report(param.name, &shown);
+    config.inert.insert(param.name, shown);
+    Ok(())
+}
+
+/// A value checked against its setting's kind, in the form CONFIG GET shows.
+fn checked_value(param: &Param, values: &[String]) -> Result<String, String> {
+    Ok(match param.kind {
         Kind::Int { .. } | Kind::Memory { .. } => number(param.kind, values)?.to_string(),
         Kind::Bool => yes_no(boolean(values)?),
         Kind::Enum(options) => choice(options, values)?,
         Kind::Text => one(values)?.to_string(),
         Kind::Words => words(values).join(" "),
-    };
-    inert::report(param.name, &shown);
-    config.inert.insert(param.name, shown);
-    Ok(())
+    })
 }
 
 /// Memory sizes as redis.conf writes them (`1gb`, `512mb`, `100k`, plain bytes), read the
@@ -490,14 +497,16 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         return match name.to_ascii_lowercase().as_str() {
             // Accepted so existing redis.conf files and test harnesses work; they have no
             // effect on a node that runs in the foreground and has no persistence files.
-            "daemonize" | "supervised" | "pidfile" | "appendfilename" | "always-show-logo" => {
-                Ok(())
-            }
+            "daemonize" | "supervised" | "pidfile" | "always-show-logo" => Ok(()),
             other => Err(format!("unknown setting '{other}'")),
         };
     };
     if inert::find(param.name).is_some() {
         return apply_inert(config, param, values);
+    }
+    if aof::PARAMS.iter().any(|p| p.name == param.name) {
+        let checked = checked_value(param, values)?;
+        return aof::apply(&mut config.aof, param.name, &checked);
     }
     let kind = param.kind;
     match canonical(param.name) {
@@ -651,6 +660,7 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
             .collect::<Vec<_>>()
             .join(" "),
         "lfu-decay-time" => config.lfu_decay_time.to_string(),
+        other if aof::PARAMS.iter().any(|p| p.name == other) => aof::get(&config.aof, other)?,
         other => {
             let inert = inert::find(other)?;
             config

@@ -81,27 +81,14 @@ pub fn rdb_path(shared: &Shared) -> PathBuf {
 /// Writes the whole keyspace to the RDB file (SAVE). Logs the outcome as Redis does.
 pub fn save(shared: &Shared, keyspace: &mut Keyspace) -> io::Result<Written> {
     let started = Instant::now();
-    let (dir, target, params_checksum, encodings) = {
+    let (dir, target) = {
         let config = shared.config();
-        (
-            config.dir.clone(),
-            config.dir.join(&config.dbfilename),
-            config.rdbchecksum,
-            Encodings::from_config(&config),
-        )
-    };
-    let functions = lock(&shared.scripting.functions);
-    let params = SaveParams {
-        encodings,
-        checksum: params_checksum,
-        now_unix: unix_time_ms() / 1000,
-        used_mem: crate::server::stats::process_memory().rss,
-        redis_version: crate::cmd::COMPATIBLE_VERSION,
-        libraries: functions.libraries().iter().map(|l| &l.code[..]).collect(),
+        (config.dir.clone(), config.dir.join(&config.dbfilename))
     };
     let temp = dir.join(format!("temp-{}.rdb", std::process::id()));
-    let result = write_then_rename(&temp, &target, &dir, keyspace, &params);
-    drop(functions);
+    let result = write_then_rename(&temp, &target, &dir, |file| {
+        write_rdb_to(shared, keyspace, file)
+    });
     match &result {
         Ok(written) => {
             shared
@@ -126,15 +113,36 @@ pub fn save(shared: &Shared, keyspace: &mut Keyspace) -> io::Result<Written> {
     result
 }
 
-fn write_then_rename(
+/// Writes the keyspace and the function libraries to `file` as one RDB file, with the
+/// settings' encodings and checksum: SAVE's file and the AOF's RDB preamble. Runs under
+/// the keyspace lock.
+pub fn write_rdb_to(shared: &Shared, keyspace: &mut Keyspace, file: &File) -> io::Result<Written> {
+    let (checksum, encodings) = {
+        let config = shared.config();
+        (config.rdbchecksum, Encodings::from_config(&config))
+    };
+    let functions = lock(&shared.scripting.functions);
+    let params = SaveParams {
+        encodings,
+        checksum,
+        now_unix: unix_time_ms() / 1000,
+        used_mem: crate::server::stats::process_memory().rss,
+        redis_version: crate::cmd::COMPATIBLE_VERSION,
+        libraries: functions.libraries().iter().map(|l| &l.code[..]).collect(),
+    };
+    rdb_file::write(file, keyspace, &params)
+}
+
+/// Writes a file in full under a temporary name, fsyncs it, renames it over `target` and
+/// fsyncs the directory: a crash leaves the old file or the new one, never a torn one.
+pub fn write_then_rename<T>(
     temp: &Path,
     target: &Path,
     dir: &Path,
-    keyspace: &mut Keyspace,
-    params: &SaveParams<'_>,
-) -> io::Result<Written> {
+    write: impl FnOnce(&File) -> io::Result<T>,
+) -> io::Result<T> {
     let file = File::create(temp)?;
-    let written = rdb_file::write(&file, keyspace, params)?;
+    let written = write(&file)?;
     file.sync_all()?;
     drop(file);
     fs::rename(temp, target)?;
@@ -220,11 +228,10 @@ pub fn load(
 }
 
 /// Loads the RDB file before the node serves anyone, when there is one and the AOF is
-/// off. An unreadable or corrupt file is an error: the node must not start half-loaded.
+/// off (with `appendonly yes` the AOF is loaded instead, as Redis does). An unreadable or corrupt file is an error: the node must not start half-loaded.
 pub fn load_at_start(shared: &Shared) -> io::Result<()> {
     if shared.config().appendonly {
-        println!("appendonly yes: the RDB file is not loaded (Redis loads the AOF then)");
-        return Ok(());
+        return super::aof::load::load_at_start(shared);
     }
     let path = rdb_path(shared);
     if !path.exists() {

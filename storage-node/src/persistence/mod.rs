@@ -6,8 +6,10 @@
 //! - [`rdb`]: RDB lengths, strings and objects.
 //! - [`payload`]: DUMP payloads (`type + object + RDB version + CRC-64`), for DUMP/RESTORE.
 //! - [`rdb_file`] / [`rdb_load`]: whole RDB files (`dump.rdb`), written and read.
+//! - [`aof`]: the append-only file: writing the propagated stream, rewriting, loading.
 //! - [`disk`]: the file on disk: SAVE's temp-file-and-rename, loading at start, LASTSAVE.
 
+pub mod aof;
 pub mod crc64;
 pub mod disk;
 pub mod listpack;

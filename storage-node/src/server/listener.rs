@@ -45,6 +45,7 @@ pub async fn run(config: Config) -> std::io::Result<()> {
     let shared = Arc::new(shared);
     crate::scripting::Scripting::attach(&shared);
     crate::persistence::disk::load_at_start(&shared)?;
+    shared.aof.spawn_background()?;
     if shared.cluster.is_some() {
         crate::cluster::bus::start(shared.clone()).await?;
     }
@@ -115,5 +116,10 @@ async fn active_expire_cycle(shared: Arc<Shared>) {
         let mut keyspace = crate::scripting::busy::lock_keyspace_patiently(&shared).await;
         keyspace.set_now(unix_time_ms());
         keyspace.active_expire_step(budget);
+        crate::propagation::publish(&shared, &mut keyspace);
+        if crate::persistence::aof::files::wants_auto_rewrite(&shared) {
+            println!("Starting automatic rewriting of AOF on growth");
+            let _ = crate::persistence::aof::files::rewrite(&shared, &mut keyspace);
+        }
     }
 }

@@ -47,6 +47,8 @@ pub struct Shared {
     pub migrate_sockets: crate::cluster::migrate::SocketCache,
     /// The RDB file's save figures (LASTSAVE, INFO persistence).
     pub persistence: crate::persistence::disk::SaveState,
+    /// The append-only file.
+    pub aof: std::sync::Arc<crate::persistence::aof::Aof>,
 }
 
 impl Shared {
@@ -56,6 +58,8 @@ impl Shared {
             .map_or(0, |d| d.as_secs());
         let mut keyspace = Keyspace::new(config.databases);
         keyspace.apply_settings(&config);
+        let aof = crate::persistence::aof::Aof::new();
+        aof.apply_settings(&config);
         Shared {
             keyspace: Mutex::new(keyspace),
             config: RwLock::new(config),
@@ -71,6 +75,7 @@ impl Shared {
             cluster: None,
             migrate_sockets: Default::default(),
             persistence: crate::persistence::disk::SaveState::new(started_unix),
+            aof: std::sync::Arc::new(aof),
         }
     }
 

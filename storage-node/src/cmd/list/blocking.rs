@@ -84,6 +84,27 @@ fn blocking_move(
             ctx.signal_key_ready(destination);
             ctx.out.bulk(&element);
             announce_move(ctx, source, destination, (from, to), source_deleted);
+            // Propagated as the non-blocking move (Redis's LMOVE / RPOPLPUSH).
+            let end = |e: End| match e {
+                End::Left => Bytes::from_static(b"LEFT"),
+                End::Right => Bytes::from_static(b"RIGHT"),
+            };
+            let rewritten = if args.len() == 4 {
+                vec![
+                    Bytes::from_static(b"RPOPLPUSH"),
+                    source.clone(),
+                    destination.clone(),
+                ]
+            } else {
+                vec![
+                    Bytes::from_static(b"LMOVE"),
+                    source.clone(),
+                    destination.clone(),
+                    end(from),
+                    end(to),
+                ]
+            };
+            ctx.propagate_as(rewritten);
         }
         None => wait_or_answer(ctx, vec![source.clone()], timeout, TimeoutReply::NullBulk),
     }

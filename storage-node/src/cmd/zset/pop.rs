@@ -164,7 +164,20 @@ fn pop_or_block(
 ) -> CmdResult {
     let timeout = timeout.map(|arg| parse_timeout(arg)).transpose()?;
     if let Some(key) = first_present(ctx.db(), keys)? {
-        return pop_and_reply(ctx, &key, max, count, shape);
+        pop_and_reply(ctx, &key, max, count, shape)?;
+        // Propagated in the non-blocking, one-key form (Redis 7.0's ZPOPMIN/ZPOPMAX
+        // [count]), whichever key the command found.
+        let pop = if max {
+            &b"ZPOPMAX"[..]
+        } else {
+            &b"ZPOPMIN"[..]
+        };
+        let mut rewritten = vec![Bytes::from_static(pop), key];
+        if shape.nested {
+            rewritten.push(Bytes::from(count.to_string()));
+        }
+        ctx.propagate_as(rewritten);
+        return Ok(());
     }
     match timeout {
         Some(timeout) if ctx.may_block() => {
