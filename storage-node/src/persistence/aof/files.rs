@@ -149,11 +149,17 @@ fn rewrite_files(shared: &Shared, keyspace: &mut Keyspace, log: bool) -> io::Res
     // Everything logged so far reaches the old files first.
     aof.write_out();
     aof.fsync_written();
-    let old = match lock(&aof.writer).file.is_some() {
-        true => Some(lock(&aof.writer).manifest.clone()),
-        false => read_manifest(&dir, &filename).ok().flatten(),
-    }
-    .unwrap_or_default();
+    let current = {
+        let writer = lock(&aof.writer);
+        writer.file.is_some().then(|| writer.manifest.clone())
+    };
+    let old = match current {
+        Some(manifest) => manifest,
+        None => read_manifest(&dir, &filename)
+            .ok()
+            .flatten()
+            .unwrap_or_default(),
+    };
 
     let preamble = shared.config().aof.use_rdb_preamble;
     let base_seq = old.next_base_seq();
