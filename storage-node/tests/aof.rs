@@ -297,6 +297,10 @@ fn run_write_mix(c: &mut RawClient, port: u16, db: &str) {
     assert_eq!(c.read_reply().0, Frame::Simple("OK".into()));
     ok(c, &["SORT", &k("set3"), "ALPHA", "STORE", &k("sorted")]);
     ok(c, &["GETDEL", &k("m2c")]);
+    // SWAPDB there and back, with a write in between: the key ends up in database 5.
+    ok(c, &["SWAPDB", db, "5"]);
+    ok(c, &["SET", "in-swapped", db]);
+    ok(c, &["SWAPDB", db, "5"]);
     ok(c, &["UNLINK", &k("a")]);
     // Scripts: effects only, random choices included.
     ok(
@@ -434,11 +438,14 @@ fn crash_run(fsync: &str) -> CrashOutcome {
     let port = node.port;
     let acked: Arc<Mutex<Vec<String>>> = Arc::default();
     let stop = Arc::new(AtomicBool::new(false));
-    let writers: Vec<_> = (0..WRITERS)
-        .map(|w| {
+    // Connected before any writes, so the kill never finds a writer not yet connected.
+    let clients: Vec<RawClient> = (0..WRITERS).map(|_| RawClient::connect(port)).collect();
+    let writers: Vec<_> = clients
+        .into_iter()
+        .enumerate()
+        .map(|(w, mut c)| {
             let (acked, stop) = (acked.clone(), stop.clone());
             std::thread::spawn(move || {
-                let mut c = RawClient::connect(port);
                 let mut i = 0;
                 while i < MAX_PER_WRITER && !stop.load(Ordering::Relaxed) {
                     let batch: Vec<String> =
@@ -538,4 +545,29 @@ fn config_set_appendonly_starts_and_stops_the_log() {
     assert_eq!(c.call(&["GET", "before"]), Frame::Bulk("1".into()));
     assert_eq!(c.call(&["GET", "after"]), Frame::Bulk("2".into()));
     assert_eq!(c.call(&["EXISTS", "unlogged"]), Frame::Integer(0));
+}
+
+/// `aof-timestamp-enabled yes` writes `#TS:` annotations, which the node and
+/// redis-server both skip when they load.
+#[test]
+fn timestamp_annotations_load_in_the_node_and_in_redis() {
+    let dir = scratch_dir("timestamps");
+    let mut node = aof_node(&dir, &["--aof-timestamp-enabled", "yes"]);
+    let mut c = RawClient::connect(node.port);
+    ok(&mut c, &["SET", "stamped", "1"]);
+    let incr = incr_file(&dir);
+    wait_until(Duration::from_secs(10), "the AOF write", || {
+        std::fs::metadata(&incr).unwrap().len() > 0
+    });
+    let text = std::fs::read_to_string(&incr).unwrap();
+    assert!(text.starts_with("#TS:"), "{text:?}");
+    node.kill();
+    let node = aof_node(&dir, &[]);
+    let mut c = RawClient::connect(node.port);
+    assert_eq!(c.call(&["GET", "stamped"]), Frame::Bulk("1".into()));
+    let redis_dir = scratch_dir("timestamps-r");
+    copy_aof_dir(&dir, &redis_dir);
+    let redis = aof_redis(&redis_dir, &[]);
+    let mut rc = RawClient::connect(redis.port);
+    assert_eq!(rc.call(&["GET", "stamped"]), Frame::Bulk("1".into()));
 }

@@ -54,6 +54,8 @@ struct Writer {
 #[derive(Default)]
 pub struct Aof {
     writer: Mutex<Writer>,
+    /// Serialises writes to the file (see [`write_out`](Self::write_out)).
+    write_lock: Mutex<()>,
     /// Serialises fsyncs, so concurrent batches wait for one fsync instead of each doing one.
     fsync_lock: Mutex<()>,
     on: AtomicBool,
@@ -143,29 +145,38 @@ impl Aof {
         }
     }
 
-    /// Writes everything buffered to the incremental file.
+    /// Writes everything buffered to the incremental file. The buffer is taken under its
+    /// lock and written outside it, so the batches feeding it meanwhile (under the
+    /// keyspace lock) never wait for the disk; `write_lock` keeps the writes in order.
     fn write_out(&self) {
-        let mut writer = lock(&self.writer);
-        let writer = &mut *writer;
-        if writer.buffer.is_empty() {
-            return;
-        }
-        let Some(file) = writer.file.clone() else {
-            return;
+        let _in_order = lock(&self.write_lock);
+        let (data, upto, file) = {
+            let mut writer = lock(&self.writer);
+            if writer.buffer.is_empty() {
+                return;
+            }
+            let Some(file) = writer.file.clone() else {
+                return;
+            };
+            (writer.buffer.split(), writer.buffered_upto, file)
         };
-        match (&*file).write_all(&writer.buffer) {
+        match (&*file).write_all(&data) {
             Ok(()) => {
                 self.stats
                     .current_size
-                    .fetch_add(writer.buffer.len() as u64, Relaxed);
-                writer.buffer.clear();
-                self.written_upto.store(writer.buffered_upto, Relaxed);
+                    .fetch_add(data.len() as u64, Relaxed);
+                self.written_upto.store(upto, Relaxed);
                 if self.stats.last_write_failed.swap(false, Relaxed) {
                     println!("AOF write error looks solved. The node can write again.");
                 }
             }
             Err(e) => {
-                // The buffer is kept and written again next time, as Redis retries.
+                // Kept in front of what came since and written again next time, as Redis
+                // retries.
+                let mut writer = lock(&self.writer);
+                let newer = writer.buffer.split();
+                writer.buffer = data;
+                writer.buffer.unsplit(newer);
                 if !self.stats.last_write_failed.swap(true, Relaxed) {
                     eprintln!("Error writing to the AOF file: {e}");
                 }
