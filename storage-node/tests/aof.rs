@@ -571,3 +571,80 @@ fn timestamp_annotations_load_in_the_node_and_in_redis() {
     let mut rc = RawClient::connect(redis.port);
     assert_eq!(rc.call(&["GET", "stamped"]), Frame::Bulk("1".into()));
 }
+
+/// The same commands on the node and on redis-server give byte-identical incremental
+/// files: every rewrite (absolute expiry, float results, non-blocking pops, SPOP that
+/// empties the set), MULTI/EXEC and script effects, SELECT and the flushes are written as
+/// Redis 7.0 writes them. (Commands whose log depends on the clock or on chance are
+/// covered by the replay test instead.)
+#[test]
+fn the_logged_stream_is_byte_for_byte_redis_s() {
+    let script: &[&[&str]] = &[
+        &["SET", "k", "v", "EXAT", "4102444800"],
+        &["SET", "j", "v"],
+        &["EXPIREAT", "j", "4102444800", "GT"],
+        &["EXPIREAT", "j", "4102444801"],
+        &["GETEX", "j", "EXAT", "4102444802"],
+        &["GETEX", "j", "PERSIST"],
+        &["SET", "j2", "v"],
+        &["EXPIRE", "j2", "-5"],
+        &["MULTI"],
+        &["SET", "m", "1"],
+        &["EXEC"],
+        &["MULTI"],
+        &["SET", "m", "1"],
+        &["GET", "m"],
+        &["INCR", "m"],
+        &["EXEC"],
+        &["EVAL", "redis.call('set','e','1')", "0"],
+        &[
+            "EVAL",
+            "redis.call('set','e','1'); redis.call('incrbyfloat','e','1.5')",
+            "0",
+        ],
+        &["INCRBYFLOAT", "f", "3.0e3"],
+        &["HINCRBYFLOAT", "h", "f", "1.10"],
+        &["RPUSH", "l", "a", "b", "c"],
+        &["BLPOP", "l", "0"],
+        &["BRPOP", "l", "0"],
+        &["LMPOP", "1", "l", "LEFT", "COUNT", "5"],
+        &["RPUSH", "l", "a", "b", "c"],
+        &["BLMOVE", "l", "l2", "left", "right", "0"],
+        &["BRPOPLPUSH", "l", "l2", "0"],
+        &["ZADD", "z", "1", "a", "2", "b", "3", "c"],
+        &["BZPOPMIN", "z", "0"],
+        &["ZMPOP", "1", "z", "MAX", "COUNT", "1"],
+        &["BZMPOP", "0", "1", "z", "MIN", "COUNT", "3"],
+        &["SADD", "s", "a"],
+        &["SPOP", "s"],
+        &["SADD", "s", "a", "b"],
+        &["SPOP", "s", "5"],
+        &["SELECT", "2"],
+        &["SET", "d2", "1"],
+        &["SELECT", "0"],
+        &["SWAPDB", "0", "2"],
+        &["FUNCTION", "LOAD", LIBRARY],
+        &["FUNCTION", "DELETE", "rdblib"],
+        &["FLUSHDB"],
+        &["FLUSHALL"],
+        &["FLUSHALL"],
+    ];
+    let node_dir = scratch_dir("stream-n");
+    let redis_dir = scratch_dir("stream-r");
+    let node = aof_node(&node_dir, &["--appendfsync", "always"]);
+    let redis = aof_redis(&redis_dir, &["--appendfsync", "always"]);
+    for port in [node.port, redis.port] {
+        let mut c = RawClient::connect(port);
+        for command in script {
+            c.call(command);
+        }
+    }
+    let node_log = std::fs::read(incr_file(&node_dir)).unwrap();
+    let redis_log = std::fs::read(incr_file(&redis_dir)).unwrap();
+    assert!(
+        node_log == redis_log,
+        "the node logged\n{}\nredis-server logged\n{}",
+        String::from_utf8_lossy(&node_log).replace("\r\n", " "),
+        String::from_utf8_lossy(&redis_log).replace("\r\n", " ")
+    );
+}

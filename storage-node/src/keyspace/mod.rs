@@ -167,7 +167,7 @@ impl Keyspace {
     }
 
     /// Moves the keys the databases removed as expired into the propagated stream, as DEL
-    /// commands of the running unit. Returns how many (each added one to `dirty`).
+    /// commands. Returns how many (each added one to `dirty`).
     pub fn propagate_expired(&mut self) -> u64 {
         let mut count = 0;
         for index in 0..self.dbs.len() {
@@ -257,10 +257,8 @@ impl Keyspace {
         for index in 0..self.dbs.len() {
             let from = self.expire_cursor[index];
             self.expire_cursor[index] = self.db(index).expire_slots(from, budget);
-            // Each key the cycle removes is a unit of its own, as in Redis.
             for key in std::mem::take(&mut self.dbs[index].expired_log) {
                 self.propagation.expired(index, &key);
-                self.propagation.end_unit();
             }
         }
         // No client runs this: nobody's reply buffer receives messages.

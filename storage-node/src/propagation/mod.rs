@@ -13,7 +13,8 @@
 //!   DEL, INCRBYFLOAT becomes SET ... KEEPTTL, a blocking pop its non-blocking form.
 //!   [`Propagation::prevent`] writes nothing for it.
 //! - Keys removed because they expired (lazily by a command, or by the active cycle) are
-//!   written as `DEL key`, before the command that found them.
+//!   written as `DEL key` at once, before the command that found them and outside its
+//!   unit.
 //! - Commands that others run (EXEC's queue, a script's `redis.call`) add their own effects
 //!   to the running unit; the outer command (EXEC, EVAL, FCALL) is not written itself.
 //!   A unit of more than one command is wrapped in MULTI ... EXEC (Redis 7.0's
@@ -105,12 +106,11 @@ impl Propagation {
         }
     }
 
-    /// A key of database `db` was removed because it expired.
+    /// A key of database `db` was removed because it expired: `DEL key` goes into the
+    /// stream at once, outside the running unit (Redis 7.0's `propagateExpire`), so it
+    /// precedes the command that found the key and is never inside its MULTI/EXEC.
     pub fn expired(&mut self, db: usize, key: &[u8]) {
-        self.unit.push(Op {
-            db,
-            args: vec![Bytes::from_static(b"DEL"), Bytes::copy_from_slice(key)],
-        });
+        self.emit(db, &[&b"DEL"[..], key]);
     }
 
     /// A command ran in database `db`; `changed` says whether it changed data itself.
@@ -218,11 +218,13 @@ mod tests {
         p.set_enabled(true);
         p.expired(0, b"k");
         p.rewrite(args(&["SREM", "s", "m"]));
-        p.command_ran(0, &args(&["spop", "s"]), true, false);
+        p.rewrite(args(&["SREM", "s", "n"]));
+        p.command_ran(0, &args(&["spop", "s", "2"]), true, false);
         p.end_unit();
         assert_eq!(
             text(&mut p),
-            "*2 $6 SELECT $1 0 *1 $5 MULTI *2 $3 DEL $1 k *3 $4 SREM $1 s $1 m *1 $4 EXEC "
+            "*2 $6 SELECT $1 0 *2 $3 DEL $1 k *1 $5 MULTI *3 $4 SREM $1 s $1 m \
+             *3 $4 SREM $1 s $1 n *1 $4 EXEC "
         );
     }
 }

@@ -84,11 +84,8 @@ fn blocking_move(
             ctx.signal_key_ready(destination);
             ctx.out.bulk(&element);
             announce_move(ctx, source, destination, (from, to), source_deleted);
-            // Propagated as the non-blocking move (Redis's LMOVE / RPOPLPUSH).
-            let end = |e: End| match e {
-                End::Left => Bytes::from_static(b"LEFT"),
-                End::Right => Bytes::from_static(b"RIGHT"),
-            };
+            // Propagated as the non-blocking move (Redis's LMOVE / RPOPLPUSH), with the
+            // directions as the client wrote them.
             let rewritten = if args.len() == 4 {
                 vec![
                     Bytes::from_static(b"RPOPLPUSH"),
@@ -100,8 +97,8 @@ fn blocking_move(
                     Bytes::from_static(b"LMOVE"),
                     source.clone(),
                     destination.clone(),
-                    end(from),
-                    end(to),
+                    args[3].clone(),
+                    args[4].clone(),
                 ]
             };
             ctx.propagate_as(rewritten);

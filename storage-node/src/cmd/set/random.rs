@@ -85,11 +85,13 @@ pub fn spop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 out.bulk(member);
             }
             db.dirty += picked.len() as u64;
-            // In SREMs of at most 1024 members, as Redis propagates them.
-            for chunk in picked.chunks(1024) {
-                let mut srem = vec![Bytes::from_static(b"SREM"), key.clone()];
-                srem.extend(chunk.iter().map(|m| Bytes::copy_from_slice(m)));
-                srems.push(srem);
+            // One SREM per member, as Redis 7.0 propagates them (in MULTI/EXEC).
+            for member in &picked {
+                srems.push(vec![
+                    Bytes::from_static(b"SREM"),
+                    key.clone(),
+                    Bytes::copy_from_slice(member),
+                ]);
             }
             !picked.is_empty()
         }
