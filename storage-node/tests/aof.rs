@@ -648,3 +648,37 @@ fn the_logged_stream_is_byte_for_byte_redis_s() {
         String::from_utf8_lossy(&redis_log).replace("\r\n", " ")
     );
 }
+
+/// When the log cannot be written (its incremental file is `/dev/full` here): with
+/// `everysec` writes are refused with MISCONF and INFO says `aof_last_write_status:err`;
+/// with `always` the node exits rather than acknowledge writes it did not log.
+#[test]
+fn a_log_that_cannot_be_written_refuses_writes_or_stops_the_node() {
+    for fsync in ["everysec", "always"] {
+        let dir = scratch_dir(&format!("disk-full-{fsync}"));
+        std::fs::create_dir_all(dir.join(AOF_DIR)).unwrap();
+        std::os::unix::fs::symlink(
+            "/dev/full",
+            dir.join(AOF_DIR).join("appendonly.aof.1.incr.aof"),
+        )
+        .unwrap();
+        let mut node = node_in(&dir, &["--appendfsync", fsync]);
+        let mut c = RawClient::connect(node.port);
+        ok(&mut c, &["CONFIG", "SET", "appendonly", "yes"]);
+        if fsync == "always" {
+            c.send(&[b"SET", b"k", b"v"]);
+            assert!(c.try_read_reply().is_none(), "the write was acknowledged");
+            assert!(node.wait_exit(Duration::from_secs(30)), "the node lives on");
+            assert!(node.log().contains("Exiting"), "{}", node.log());
+            continue;
+        }
+        c.call(&["SET", "k", "v"]);
+        let refused = c.call(&["SET", "k2", "v"]);
+        assert_eq!(
+            refused,
+            Frame::Error("MISCONF Errors writing to the AOF file: No space left on device".into())
+        );
+        assert_eq!(info_field(&mut c, "aof_last_write_status"), "err");
+        assert_eq!(c.call(&["GET", "k"]), Frame::Bulk("v".into()));
+    }
+}

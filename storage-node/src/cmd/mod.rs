@@ -318,7 +318,8 @@ fn dispatch(
     };
     // Redis's gates after the argument checks, in its order.
     let gates = transaction::check_allowed(ctx.client, spec)
-        .and_then(|()| pubsub::check_subscriber_mode(&ctx, spec));
+        .and_then(|()| pubsub::check_subscriber_mode(&ctx, spec))
+        .and_then(|()| check_disk_errors(&ctx, spec));
     if let Err(e) = gates {
         ctx.keyspace.command_stats.rejected(spec.name.as_str());
         return Err(transaction::rejected(ctx.keyspace, ctx.client, args, e));
@@ -383,6 +384,18 @@ fn dispatch(
     let me = ctx.client.id();
     ctx.keyspace.after_command(me, ctx.out.buf);
     result
+}
+
+/// Writes are refused while the AOF cannot be written (Redis's `-MISCONF`), so no client
+/// is told a write succeeded that the log lost.
+fn check_disk_errors(ctx: &Ctx<'_>, spec: &CommandSpec) -> CmdResult {
+    if ctx.client.nested || !spec.flags.contains(slotproxy::cluster::CommandFlags::WRITE) {
+        return Ok(());
+    }
+    match ctx.shared.aof.refuses_writes() {
+        Some(refusal) => Err(refusal.into()),
+        None => Ok(()),
+    }
 }
 
 /// Commands written to the stream whenever they succeed, even if no key changed (Redis's

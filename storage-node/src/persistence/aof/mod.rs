@@ -77,6 +77,8 @@ pub struct Stats {
     pub last_rewrite_ok: AtomicBool,
     pub consecutive_failures: AtomicU64,
     pub last_write_failed: AtomicBool,
+    /// Why the last write or fsync failed, as MISCONF reports it.
+    pub last_write_error: Mutex<String>,
     pub current_size: AtomicU64,
     pub base_size: AtomicU64,
     /// The size after the last rewrite (or at start), for `auto-aof-rewrite-percentage`.
@@ -177,9 +179,8 @@ impl Aof {
                 let newer = writer.buffer.split();
                 writer.buffer = data;
                 writer.buffer.unsplit(newer);
-                if !self.stats.last_write_failed.swap(true, Relaxed) {
-                    eprintln!("Error writing to the AOF file: {e}");
-                }
+                drop(writer);
+                self.failed("Error writing to the AOF file", &e);
             }
         }
     }
@@ -200,11 +201,37 @@ impl Aof {
         };
         match file.sync_data() {
             Ok(()) => self.synced_upto.store(target, Relaxed),
-            Err(e) => {
-                self.stats.last_write_failed.store(true, Relaxed);
-                eprintln!("Can't fsync the AOF file: {e}");
-            }
+            Err(e) => self.failed("Can't fsync the AOF file", &e),
         }
+    }
+
+    /// A write or fsync failed. With `appendfsync always` the node cannot keep its promise
+    /// (replies only after the disk has the write) and exits, as Redis does; otherwise
+    /// writes are refused with MISCONF until a write succeeds again.
+    fn failed(&self, what: &str, error: &io::Error) {
+        let text = error.to_string();
+        // `No space left on device`, without Rust's ` (os error 28)`, as strerror says it.
+        let text = text.split(" (os error").next().unwrap_or(&text).to_string();
+        if self.fsync.load(Relaxed) == FSYNC_ALWAYS {
+            eprintln!(
+                "{what}: {text}. Can't recover from AOF write error when the AOF fsync policy \
+                 is 'always'. Exiting..."
+            );
+            std::process::exit(1);
+        }
+        if !self.stats.last_write_failed.swap(true, Relaxed) {
+            eprintln!("{what}: {text}");
+        }
+        *lock(&self.stats.last_write_error) = text;
+    }
+
+    /// Redis's refusal of writes while the AOF cannot be written.
+    pub fn refuses_writes(&self) -> Option<String> {
+        if !self.is_on() || !self.stats.last_write_failed.load(Relaxed) {
+            return None;
+        }
+        let reason = lock(&self.stats.last_write_error).clone();
+        Some(format!("MISCONF Errors writing to the AOF file: {reason}"))
     }
 
     /// [`make_durable`](Self::make_durable) for everything fed so far (a blocked client
