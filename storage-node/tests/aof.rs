@@ -682,3 +682,37 @@ fn a_log_that_cannot_be_written_refuses_writes_or_stops_the_node() {
         assert_eq!(c.call(&["GET", "k"]), Frame::Bulk("v".into()));
     }
 }
+
+/// `auto-aof-rewrite-percentage` / `-min-size`: once the log has grown past both, the node
+/// rewrites it by itself (the base made at the first start does not count as a rewrite,
+/// as in Redis).
+#[test]
+fn the_log_rewrites_itself_once_it_has_grown() {
+    let dir = scratch_dir("auto-rewrite");
+    let node = aof_node(
+        &dir,
+        &[
+            "--auto-aof-rewrite-percentage",
+            "100",
+            "--auto-aof-rewrite-min-size",
+            "64kb",
+        ],
+    );
+    let mut c = RawClient::connect(node.port);
+    assert_eq!(info_field(&mut c, "aof_rewrites"), "0");
+    let value = "x".repeat(1000);
+    for i in 0..100 {
+        ok(&mut c, &["SET", &format!("key:{i}"), &value]);
+    }
+    wait_until(Duration::from_secs(30), "the automatic rewrite", || {
+        info_field(&mut c, "aof_rewrites") == "1"
+    });
+    assert!(
+        manifest_files(&dir).contains(&("appendonly.aof.2.base.rdb".into(), "b".into())),
+        "{}",
+        manifest_text(&dir)
+    );
+    assert!(node
+        .log()
+        .contains("Starting automatic rewriting of AOF on growth"));
+}

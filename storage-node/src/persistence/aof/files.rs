@@ -96,6 +96,12 @@ pub fn start(shared: &Shared, keyspace: &mut Keyspace, after_load: bool) -> io::
     }
 }
 
+/// The first start with `appendonly yes` and no AOF: base (of the empty data), incremental
+/// file and manifest are created, not counted as a rewrite in INFO (as in Redis).
+pub fn create_at_start(shared: &Shared, keyspace: &mut Keyspace) -> io::Result<()> {
+    rewrite_files(shared, keyspace, true)
+}
+
 /// Stops logging (`CONFIG SET appendonly no`): what was logged is written and fsynced, the
 /// files stay as they are.
 pub fn stop(shared: &Shared, keyspace: &mut Keyspace) {

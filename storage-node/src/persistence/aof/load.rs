@@ -35,7 +35,7 @@ pub fn load_at_start(shared: &Shared) -> io::Result<()> {
              file is not loaded, as in Redis)",
             dir.display()
         );
-        return files::start(shared, &mut keyspace, false);
+        return files::create_at_start(shared, &mut keyspace);
     };
     let started = Instant::now();
     let load_truncated = shared.config().aof.load_truncated;
