@@ -188,6 +188,8 @@ fn rewritten_commands_scripts_transactions_and_expiry_replay_to_the_same_data() 
         run_write_mix(&mut c, node.port, db);
     }
     ok(&mut c, &["SELECT", "0"]);
+    // Longer than the loader's read chunk (1 MB): a command read in several pieces.
+    ok(&mut c, &["SET", "huge", &"h".repeat(2_500_000)]);
     // Keys that expire by themselves: one read after it expired (lazy), one left to the
     // active cycle.
     ok(&mut c, &["SET", "lazy", "v", "PX", "50"]);

@@ -8,8 +8,8 @@
 //! its MULTI. With `aof-load-truncated no`, or anything malformed, the start stops with a
 //! message naming the file and the offset: the node never serves half a log.
 
-use std::fs::{self, OpenOptions};
-use std::io;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
@@ -78,14 +78,17 @@ fn load_file(
     is_last: bool,
     load_truncated: bool,
 ) -> io::Result<u64> {
-    let data = fs::read(path).map_err(|e| {
+    let cannot_open = |e: io::Error| {
         io::Error::other(format!(
             "can't open the append only file {}: {e}",
             path.display()
         ))
-    })?;
-    if data.starts_with(rdb_file::MAGIC) {
-        drop(data);
+    };
+    let mut file = File::open(path).map_err(cannot_open)?;
+    let mut magic = [0u8; 5];
+    let is_rdb = file.read_exact(&mut magic).is_ok() && magic == rdb_file::MAGIC;
+    if is_rdb {
+        drop(file);
         let loaded = disk::load(shared, keyspace, path, false)?;
         println!(
             "Loaded the RDB preamble {}: {} keys",
@@ -94,23 +97,36 @@ fn load_file(
         );
         return Ok(0);
     }
-    replay(shared, keyspace, path, data, is_last, load_truncated)
+    file.seek(SeekFrom::Start(0)).map_err(cannot_open)?;
+    replay(shared, keyspace, path, file, is_last, load_truncated)
 }
+
+/// Bytes read from an AOF file at a time: the file is streamed, never held whole.
+const READ_CHUNK: usize = 1024 * 1024;
 
 /// Runs the commands of an AOF file.
 fn replay(
     shared: &Shared,
     keyspace: &mut Keyspace,
     path: &Path,
-    data: Vec<u8>,
+    mut file: File,
     is_last: bool,
     load_truncated: bool,
 ) -> io::Result<u64> {
     let named =
         |what: String| io::Error::other(format!("append only file {}: {what}", path.display()));
-    let total = data.len();
-    let mut input = BytesMut::from(&data[..]);
-    drop(data);
+    let mut input = BytesMut::new();
+    let mut chunk = vec![0u8; READ_CHUNK];
+    // Bytes read so far; `read - input.len()` is the offset of `input[0]` in the file.
+    let mut read: u64 = 0;
+    let mut eof = false;
+    let mut refill = |input: &mut BytesMut, read: &mut u64, eof: &mut bool| -> io::Result<()> {
+        let n = file.read(&mut chunk)?;
+        input.extend_from_slice(&chunk[..n]);
+        *read += n as u64;
+        *eof = n == 0;
+        Ok(())
+    };
     let limits = Limits {
         max_bulk_len: usize::MAX,
         ..Limits::default()
@@ -121,29 +137,39 @@ fn replay(
     client.may_block = false;
     let mut output = BytesMut::new();
     let mut commands = 0;
-    // Where the open transaction's MULTI starts.
+    // Where the open transaction's MULTI starts, and where the command being read starts.
     let mut multi_at = None;
+    let mut offset = 0;
     let cut_at = loop {
-        let offset = total - input.len();
-        let Some(&first) = input.first() else {
-            break multi_at;
-        };
-        if first == b'#' {
-            // An annotation (`#TS:...`): skipped.
-            match input.iter().position(|&b| b == b'\n') {
-                Some(end) => {
-                    input.advance(end + 1);
-                    continue;
+        if !decoder.in_progress() {
+            offset = read - input.len() as u64;
+            let Some(&first) = input.first() else {
+                if eof {
+                    break multi_at;
                 }
-                None => break Some(offset),
+                refill(&mut input, &mut read, &mut eof)?;
+                continue;
+            };
+            if first == b'#' {
+                // An annotation (`#TS:...`): skipped.
+                match input.iter().position(|&b| b == b'\n') {
+                    Some(end) => input.advance(end + 1),
+                    None if eof => break Some(multi_at.unwrap_or(offset)),
+                    None => refill(&mut input, &mut read, &mut eof)?,
+                }
+                continue;
             }
-        }
-        if first != b'*' {
-            return Err(named(format!("bad file format at offset {offset}")));
+            if first != b'*' {
+                return Err(named(format!("bad file format at offset {offset}")));
+            }
         }
         let args = match decoder.decode(&mut input) {
             Ok(Some(args)) => args,
-            Ok(None) => break Some(multi_at.unwrap_or(offset)),
+            Ok(None) if eof => break Some(multi_at.unwrap_or(offset)),
+            Ok(None) => {
+                refill(&mut input, &mut read, &mut eof)?;
+                continue;
+            }
             Err(e) => return Err(named(format!("bad file format at offset {offset}: {e}"))),
         };
         if crate::cmd::find_command(shared, &args).is_err() {
@@ -162,6 +188,7 @@ fn replay(
             multi_at = None;
         }
     };
+    let total = read;
     let Some(cut_at) = cut_at else {
         return Ok(commands);
     };
@@ -189,7 +216,7 @@ fn replay(
         .write(true)
         .open(path)
         .and_then(|file| {
-            file.set_len(cut_at as u64)?;
+            file.set_len(cut_at)?;
             file.sync_all()
         })
         .map_err(|e| named(format!("can't truncate it at offset {cut_at}: {e}")))?;
