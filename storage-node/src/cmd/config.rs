@@ -20,7 +20,6 @@ use super::command::write_help;
 use super::errors::SYNTAX;
 use super::{CmdResult, Ctx, Handler};
 use crate::config::params::{self, Access};
-use crate::server::stats::KeyspaceCounters;
 
 pub const COMMANDS: &[(&str, Handler)] = &[("config", config)];
 
@@ -42,14 +41,7 @@ fn config(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     } else if is(sub, "set") {
         set(ctx, args)?;
     } else if is(sub, "resetstat") {
-        let (hits, misses) = ctx.keyspace.hits_and_misses();
-        ctx.shared.stats.reset(KeyspaceCounters {
-            hits,
-            misses,
-            expired_keys: ctx.keyspace.expired_keys(),
-        });
-        ctx.keyspace.error_stats.reset();
-        ctx.keyspace.command_stats.reset();
+        crate::server::stats::reset_all(ctx.shared, ctx.keyspace);
         ctx.out.ok();
     } else if is(sub, "rewrite") {
         let config = ctx.shared.config().clone();

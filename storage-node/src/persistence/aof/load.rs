@@ -60,6 +60,8 @@ pub fn load_at_start(shared: &Shared) -> io::Result<()> {
             load_truncated,
         )?;
     }
+    // The replayed commands are not the clients': INFO starts from zero.
+    crate::server::stats::reset_all(shared, &mut keyspace);
     let keys: usize = keyspace.dbs().iter().map(|db| db.len()).sum();
     println!(
         "DB loaded from append only file: {keys} keys ({commands} commands replayed) from {} \
