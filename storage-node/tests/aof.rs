@@ -721,3 +721,28 @@ fn the_log_rewrites_itself_once_it_has_grown() {
         .log()
         .contains("Starting automatic rewriting of AOF on growth"));
 }
+
+/// MIGRATE is logged as the DEL of the keys it moved away (as Redis rewrites it): a
+/// replay must not try to reach the target again, nor keep the keys when it cannot.
+#[test]
+fn migrate_is_logged_as_the_del_of_the_moved_keys() {
+    let dir = scratch_dir("migrate");
+    let mut node = aof_node(&dir, &[]);
+    let mut target = ServerProcess::storage_node(&[]);
+    let mut c = RawClient::connect(node.port);
+    ok(&mut c, &["SET", "moved", "1"]);
+    ok(&mut c, &["SET", "stays", "2"]);
+    let port = target.port.to_string();
+    ok(
+        &mut c,
+        &["MIGRATE", "127.0.0.1", &port, "moved", "0", "5000"],
+    );
+    let text = std::fs::read_to_string(incr_file(&dir)).unwrap();
+    assert!(!text.contains("MIGRATE"), "{text:?}");
+    node.kill();
+    target.kill();
+    let node = aof_node(&dir, &[]);
+    let mut c = RawClient::connect(node.port);
+    assert_eq!(c.call(&["EXISTS", "moved"]), Frame::Integer(0));
+    assert_eq!(c.call(&["GET", "stays"]), Frame::Bulk("2".into()));
+}
