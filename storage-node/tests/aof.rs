@@ -746,3 +746,33 @@ fn migrate_is_logged_as_the_del_of_the_moved_keys() {
     assert_eq!(c.call(&["EXISTS", "moved"]), Frame::Integer(0));
     assert_eq!(c.call(&["GET", "stays"]), Frame::Bulk("2".into()));
 }
+
+/// Cluster mode: the log is replayed whole whatever the cluster state says at start (here
+/// the node owns no slot when it restarts), as Redis's loading client is never
+/// redirected; the keys are there once the slots are back.
+#[test]
+fn a_cluster_node_replays_its_log_whatever_slots_it_serves_at_start() {
+    let dir = scratch_dir("cluster");
+    let args = ["--cluster-enabled", "yes"];
+    let mut node = aof_node(&dir, &args);
+    let mut c = RawClient::connect(node.port);
+    ok(&mut c, &["CLUSTER", "ADDSLOTSRANGE", "0", "16383"]);
+    wait_until(Duration::from_secs(30), "cluster_state:ok", || {
+        let info = bytes_of(&c.call(&["CLUSTER", "INFO"]));
+        String::from_utf8_lossy(&info).contains("cluster_state:ok")
+    });
+    for i in 0..50 {
+        ok(&mut c, &["SET", &format!("key:{i}"), &i.to_string()]);
+    }
+    ok(&mut c, &["CLUSTER", "DELSLOTSRANGE", "0", "16383"]);
+    node.kill();
+    let node = aof_node(&dir, &args);
+    let mut c = RawClient::connect(node.port);
+    assert_eq!(c.call(&["DBSIZE"]), Frame::Integer(50));
+    ok(&mut c, &["CLUSTER", "ADDSLOTSRANGE", "0", "16383"]);
+    wait_until(Duration::from_secs(30), "cluster_state:ok", || {
+        let info = bytes_of(&c.call(&["CLUSTER", "INFO"]));
+        String::from_utf8_lossy(&info).contains("cluster_state:ok")
+    });
+    assert_eq!(c.call(&["GET", "key:7"]), Frame::Bulk("7".into()));
+}

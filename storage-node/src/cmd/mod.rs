@@ -327,7 +327,7 @@ fn dispatch(
     // Cluster mode: MOVED/ASK/TRYAGAIN/CROSSSLOT/CLUSTERDOWN before anything runs or is
     // queued (a redirected command inside MULTI flags the transaction, as in Redis).
     // Commands a script runs are checked by the script's own cluster rule instead.
-    if let Some(cluster) = shared.cluster.as_deref() {
+    if let Some(cluster) = shared.cluster.as_deref().filter(|_| !ctx.client.loading) {
         if !ctx.client.nested && spec.name != "exec" && crate::cluster::redirect::applies(spec) {
             let asking = ctx.client.asking;
             if let Err(e) =

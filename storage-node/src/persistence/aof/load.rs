@@ -137,6 +137,7 @@ fn replay(
     let nowhere: SocketAddr = ([0, 0, 0, 0], 0).into();
     let mut client = Client::new(Arc::new(ClientHandle::new(0, nowhere, nowhere)), false);
     client.may_block = false;
+    client.loading = true;
     let mut output = BytesMut::new();
     let mut commands = 0;
     // Where the open transaction's MULTI starts, and where the command being read starts.
