@@ -776,3 +776,20 @@ fn a_cluster_node_replays_its_log_whatever_slots_it_serves_at_start() {
     });
     assert_eq!(c.call(&["GET", "key:7"]), Frame::Bulk("7".into()));
 }
+
+/// A pre-7.0 single-file AOF (`dir/appendonly.aof`) without a manifest stops the start
+/// with a message naming it, rather than starting empty beside it.
+#[test]
+fn a_pre_7_single_file_aof_is_not_silently_ignored() {
+    let dir = scratch_dir("pre7");
+    std::fs::write(
+        dir.join("appendonly.aof"),
+        "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n",
+    )
+    .unwrap();
+    let refusal = refused_start(&dir, &[]);
+    assert!(
+        refusal.contains(&dir.join("appendonly.aof").display().to_string()),
+        "{refusal}"
+    );
+}

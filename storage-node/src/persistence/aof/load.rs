@@ -30,6 +30,18 @@ pub fn load_at_start(shared: &Shared) -> io::Result<()> {
     let mut keyspace = shared.lock_keyspace();
     keyspace.set_now(unix_time_ms());
     let Some(manifest) = read_manifest(&dir, &filename)? else {
+        // Redis 7.0 moves a pre-7.0 single-file AOF into the directory as its base; the
+        // node does not do that yet, and starting empty beside it would lose its data.
+        let old = shared.config().dir.join(&filename);
+        if old.is_file() {
+            return Err(io::Error::other(format!(
+                "found the pre-7.0 append only file {} and no AOF manifest in {}: this node \
+                 does not upgrade it to the multi-part layout yet (start redis-server 7.0 \
+                 on it once to upgrade it, then this node)",
+                old.display(),
+                dir.display()
+            )));
+        }
         println!(
             "appendonly yes: no AOF manifest in {}, starting empty with a new AOF (the RDB \
              file is not loaded, as in Redis)",
