@@ -793,3 +793,27 @@ fn a_pre_7_single_file_aof_is_not_silently_ignored() {
         "{refusal}"
     );
 }
+
+/// INFO persistence's AOF block has Redis 7.0's fields in Redis 7.0's order, with the
+/// AOF on and off.
+#[test]
+fn info_persistence_has_redis_s_aof_fields_in_order() {
+    let names = |client: &mut RawClient| -> Vec<String> {
+        let info = String::from_utf8(bytes_of(&client.call(&["INFO", "persistence"]))).unwrap();
+        info.lines()
+            .filter(|l| l.starts_with("aof_") || l.starts_with("module_fork_"))
+            .map(|l| l.split(':').next().unwrap().to_string())
+            .collect()
+    };
+    for appendonly in ["yes", "no"] {
+        let node_dir = scratch_dir(&format!("info-n-{appendonly}"));
+        let redis_dir = scratch_dir(&format!("info-r-{appendonly}"));
+        let node = node_in(&node_dir, &["--appendonly", appendonly]);
+        let redis = redis_in(&redis_dir, &["--appendonly", appendonly]);
+        let mut nc = RawClient::connect(node.port);
+        let mut rc = RawClient::connect(redis.port);
+        assert_eq!(names(&mut nc), names(&mut rc), "appendonly {appendonly}");
+        let enabled = if appendonly == "yes" { "1" } else { "0" };
+        assert_eq!(info_field(&mut nc, "aof_enabled"), enabled);
+    }
+}
