@@ -6,6 +6,7 @@
 //! - [`keyspace`]: databases sharded by hash slot, expiry.
 //! - [`types`]: the values held in the keyspace, one module per data type.
 //! - [`persistence`]: Redis's serialisation formats (RDB encoding, DUMP payloads, LZF, CRC-64).
+//! - [`propagation`]: the stream of writes the AOF logs (and replicas will receive).
 //! - [`cmd`]: dispatch and one module per command family.
 //! - [`scripting`]: Lua scripts and functions (mlua, Lua 5.1).
 //! - [`cluster`]: cluster mode: slots, the bus, redirects, MIGRATE.
@@ -24,6 +25,7 @@ pub mod keyspace;
 pub mod log;
 pub mod persistence;
 pub mod process;
+pub mod propagation;
 pub mod pubsub;
 pub mod scripting;
 pub mod server;

@@ -301,6 +301,9 @@ fn finish(
             String::from_utf8_lossy(&line[1..])
         )
     });
+    // The keys removed here are propagated as one DEL (Redis's rewrite of MIGRATE): a
+    // replay of the AOF must not migrate anything.
+    let mut deleted = vec![Bytes::from_static(b"DEL")];
     if error.is_none() {
         for ((key, _, _), reply) in keys.iter().zip(&replies.keys) {
             if reply.first() == Some(&b'-') {
@@ -310,10 +313,13 @@ fn finish(
                         String::from_utf8_lossy(&reply[1..])
                     )
                 });
-            } else if !options.copy {
-                ctx.db().remove(key);
+            } else if !options.copy && ctx.db().remove(key).is_some() {
+                deleted.push(key.clone());
             }
         }
+    }
+    if deleted.len() > 1 {
+        ctx.propagate_as(deleted);
     }
     let mut cache = lock(&ctx.shared.migrate_sockets.0);
     if let Some(cached) = cache.get_mut(target) {

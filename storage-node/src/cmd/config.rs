@@ -20,7 +20,6 @@ use super::command::write_help;
 use super::errors::SYNTAX;
 use super::{CmdResult, Ctx, Handler};
 use crate::config::params::{self, Access};
-use crate::server::stats::KeyspaceCounters;
 
 pub const COMMANDS: &[(&str, Handler)] = &[("config", config)];
 
@@ -42,14 +41,7 @@ fn config(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     } else if is(sub, "set") {
         set(ctx, args)?;
     } else if is(sub, "resetstat") {
-        let (hits, misses) = ctx.keyspace.hits_and_misses();
-        ctx.shared.stats.reset(KeyspaceCounters {
-            hits,
-            misses,
-            expired_keys: ctx.keyspace.expired_keys(),
-        });
-        ctx.keyspace.error_stats.reset();
-        ctx.keyspace.command_stats.reset();
+        crate::server::stats::reset_all(ctx.shared, ctx.keyspace);
         ctx.out.ok();
     } else if is(sub, "rewrite") {
         let config = ctx.shared.config().clone();
@@ -166,8 +158,29 @@ fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     ctx.keyspace.apply_settings(&updated);
     crate::server::busy_poll::set_budget_usecs(updated.busy_poll_usecs);
     crate::log::set_level(updated.log_level());
+    ctx.shared.aof.apply_settings(&updated);
+    let appendonly = updated.appendonly;
     *ctx.shared.config_mut() = updated;
+    switch_aof(ctx, appendonly)?;
     ctx.out.ok();
+    Ok(())
+}
+
+/// `appendonly` changed: logging starts from a fresh rewrite of the current data, or
+/// stops, as in Redis.
+fn switch_aof(ctx: &mut Ctx<'_>, appendonly: bool) -> CmdResult {
+    use crate::persistence::aof::files;
+    if appendonly == ctx.shared.aof.is_on() {
+        return Ok(());
+    }
+    if !appendonly {
+        files::stop(ctx.shared, ctx.keyspace);
+        return Ok(());
+    }
+    if files::start(ctx.shared, ctx.keyspace, false).is_err() {
+        ctx.shared.config_mut().appendonly = false;
+        return Err(failed("appendonly", "Unable to turn on AOF. Check server logs.").into());
+    }
     Ok(())
 }
 

@@ -129,12 +129,15 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if ttl != 0 && expire_at <= now as i64 {
         if replaced {
             ctx.notify(crate::pubsub::notify::GENERIC, "del", key);
+            ctx.propagate_as(vec![Bytes::from_static(b"DEL"), key.clone()]);
         }
         ctx.out.ok();
         return Ok(());
     }
     let expire_at = if ttl == 0 { 0 } else { expire_at as u64 };
     db.insert(key, value, expire_at);
+    // A relative TTL is propagated as the absolute time it gave (Redis's ABSTTL rewrite).
+    let relative_ttl = ttl != 0 && !options.absolute_ttl;
     // Redis's `objectSetLRUOrLFU`: FREQ counts under an LFU policy, IDLETIME otherwise.
     let lfu = db.lfu;
     if let Some(entry) = db.peek_mut(key) {
@@ -147,6 +150,12 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
     }
     ctx.notify(crate::pubsub::notify::GENERIC, "restore", key);
+    if relative_ttl {
+        let mut rewritten = args.to_vec();
+        rewritten[2] = Bytes::from(expire_at.to_string());
+        rewritten.push(Bytes::from_static(b"ABSTTL"));
+        ctx.propagate_as(rewritten);
+    }
     // The restored value may be what a blocked client waits for (Redis's `dbAdd` signals
     // every new key; the waiter checks the type).
     ctx.signal_key_ready(key);

@@ -155,12 +155,24 @@ fn expire_generic(
         ctx.out.integer(0);
         return Ok(());
     }
+    // Propagated as DEL, or as PEXPIREAT with the conditions given (Redis's
+    // `expireGenericCommand`), so a replay later sets the same instant.
     if when <= now {
         db.remove(key);
         ctx.notify(crate::pubsub::notify::GENERIC, "del", key);
+        ctx.propagate_as(vec![Bytes::from_static(b"DEL"), key.clone()]);
     } else {
         db.set_expiry(key, when as u64);
         ctx.notify(crate::pubsub::notify::GENERIC, "expire", key);
+        if command != "pexpireat" {
+            let mut rewritten = vec![
+                Bytes::from_static(b"PEXPIREAT"),
+                key.clone(),
+                Bytes::from(when.to_string()),
+            ];
+            rewritten.extend(args[3..].iter().cloned());
+            ctx.propagate_as(rewritten);
+        }
     }
     ctx.out.integer(1);
     Ok(())

@@ -328,15 +328,53 @@ fn persistence(ctx: &mut Ctx<'_>, out: &mut String) {
     let (loaded, expired) = saves.last_load();
     field!(out, "rdb_last_load_keys_expired", expired);
     field!(out, "rdb_last_load_keys_loaded", loaded);
-    // The aof_* fields (and module_fork_* after them) belong to the AOF's part.
-    field!(out, "aof_enabled", 0);
+    aof_fields(ctx, out);
+}
+
+/// INFO persistence's AOF block, in Redis 7.0's order. Rewrites run under the keyspace
+/// lock (see `persistence::aof::files`), so none is ever seen in progress or scheduled,
+/// and none forks (no copy-on-write, no module fork).
+fn aof_fields(ctx: &mut Ctx<'_>, out: &mut String) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let aof = &ctx.shared.aof;
+    let stats = &aof.stats;
+    let status = |ok: bool| if ok { "ok" } else { "err" };
+    field!(out, "aof_enabled", u8::from(aof.is_on()));
     field!(out, "aof_rewrite_in_progress", 0);
     field!(out, "aof_rewrite_scheduled", 0);
-    field!(out, "aof_last_rewrite_time_sec", -1);
+    field!(
+        out,
+        "aof_last_rewrite_time_sec",
+        stats.last_rewrite_time_sec.load(Relaxed)
+    );
     field!(out, "aof_current_rewrite_time_sec", -1);
-    field!(out, "aof_last_bgrewrite_status", "ok");
-    field!(out, "aof_rewrites", 0);
-    field!(out, "aof_last_write_status", "ok");
+    field!(
+        out,
+        "aof_last_bgrewrite_status",
+        status(stats.last_rewrite_ok.load(Relaxed))
+    );
+    field!(out, "aof_rewrites", stats.rewrites.load(Relaxed));
+    field!(
+        out,
+        "aof_rewrites_consecutive_failures",
+        stats.consecutive_failures.load(Relaxed)
+    );
+    field!(
+        out,
+        "aof_last_write_status",
+        status(!stats.last_write_failed.load(Relaxed))
+    );
+    field!(out, "aof_last_cow_size", 0);
+    field!(out, "module_fork_in_progress", 0);
+    field!(out, "module_fork_last_cow_size", 0);
+    if aof.is_on() {
+        field!(out, "aof_current_size", stats.current_size.load(Relaxed));
+        field!(out, "aof_base_size", stats.base_size.load(Relaxed));
+        field!(out, "aof_pending_rewrite", 0);
+        field!(out, "aof_buffer_length", aof.buffer_length());
+        field!(out, "aof_pending_bio_fsync", 0);
+        field!(out, "aof_delayed_fsync", 0);
+    }
 }
 
 fn stats(ctx: &mut Ctx<'_>, out: &mut String) {

@@ -225,6 +225,8 @@ fn swapdb(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Err(DB_OUT_OF_RANGE.into());
     }
     ctx.keyspace.swap_dbs(first as usize, second as usize);
+    // A write, as Redis counts it (`server.dirty++`): the AOF must log it.
+    ctx.keyspace.db(first as usize).dirty += 1;
     crate::cmd::wakeup::signal_swapped_dbs(ctx.keyspace, first as usize, second as usize);
     ctx.out.ok();
     Ok(())

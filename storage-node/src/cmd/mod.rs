@@ -9,6 +9,7 @@
 pub mod args;
 pub mod errors;
 
+mod aof;
 mod bitfield;
 mod bitmap;
 mod client;
@@ -75,6 +76,13 @@ impl Ctx<'_> {
         self.keyspace.now_ms()
     }
 
+    /// The running command is propagated (AOF, replicas) as `args` instead of as it was
+    /// sent; called again, adds another command (see `crate::propagation`). Call only when
+    /// the command changed data.
+    pub fn propagate_as(&mut self, args: Vec<Bytes>) {
+        self.keyspace.propagation.rewrite(args);
+    }
+
     /// Whether a blocking command may wait (not inside MULTI/EXEC or a script).
     pub fn may_block(&self) -> bool {
         self.client.may_block
@@ -136,6 +144,7 @@ pub fn release_client_state(keyspace: &mut Keyspace, client: &mut Client) {
 
 /// Every command family's list. A new family adds one line here.
 const FAMILIES: &[&[(&str, Handler)]] = &[
+    aof::COMMANDS,
     bitfield::COMMANDS,
     bitmap::COMMANDS,
     client::COMMANDS,
@@ -333,7 +342,8 @@ fn dispatch(
     };
     // Redis's gates after the argument checks, in its order.
     let gates = transaction::check_allowed(ctx.client, spec)
-        .and_then(|()| pubsub::check_subscriber_mode(&ctx, spec));
+        .and_then(|()| pubsub::check_subscriber_mode(&ctx, spec))
+        .and_then(|()| check_disk_errors(&ctx, spec));
     if let Err(e) = gates {
         ctx.keyspace.command_stats.rejected(spec.name.as_str());
         return Err(transaction::rejected(ctx.keyspace, ctx.client, args, e));
@@ -341,7 +351,7 @@ fn dispatch(
     // Cluster mode: MOVED/ASK/TRYAGAIN/CROSSSLOT/CLUSTERDOWN before anything runs or is
     // queued (a redirected command inside MULTI flags the transaction, as in Redis).
     // Commands a script runs are checked by the script's own cluster rule instead.
-    if let Some(cluster) = shared.cluster.as_deref() {
+    if let Some(cluster) = shared.cluster.as_deref().filter(|_| !ctx.client.loading) {
         if !ctx.client.nested && spec.name != "exec" && crate::cluster::redirect::applies(spec) {
             let asking = ctx.client.asking;
             if let Err(e) =
@@ -381,12 +391,17 @@ fn dispatch(
         return Ok(());
     }
     let handler = command.handler;
+    let propagating = ctx.keyspace.propagation.enabled();
+    let dirty_before = if propagating { ctx.keyspace.dirty() } else { 0 };
     let started = std::time::Instant::now();
     // A bug in one command must not take the node down: answer an error and carry on.
     let result = match std::panic::catch_unwind(AssertUnwindSafe(|| handler(&mut ctx, args))) {
         Ok(result) => result,
         Err(_) => Err("ERR internal error while running the command".into()),
     };
+    if propagating {
+        propagate(&mut ctx, spec, args, dirty_before, result.is_ok());
+    }
     // A command that blocked has not run yet: it counts when it is served.
     if ctx.client.block.is_none() {
         let took = started.elapsed();
@@ -397,6 +412,51 @@ fn dispatch(
     let me = ctx.client.id();
     ctx.keyspace.after_command(me, ctx.out.buf);
     result
+}
+
+/// Writes are refused while the AOF cannot be written (Redis's `-MISCONF`), so no client
+/// is told a write succeeded that the log lost.
+fn check_disk_errors(ctx: &Ctx<'_>, spec: &CommandSpec) -> CmdResult {
+    if ctx.client.nested || !spec.flags.contains(slotproxy::cluster::CommandFlags::WRITE) {
+        return Ok(());
+    }
+    match ctx.shared.aof.refuses_writes() {
+        Some(refusal) => Err(refusal.into()),
+        None => Ok(()),
+    }
+}
+
+/// Commands written to the stream whenever they succeed, even if no key changed (Redis's
+/// `forceCommandPropagation`): the functions live outside the databases, and an empty
+/// FLUSHALL still means "empty" to whoever replays it.
+const ALWAYS_PROPAGATED: &[&str] = &[
+    "flushall",
+    "flushdb",
+    "function|load",
+    "function|delete",
+    "function|flush",
+    "function|restore",
+];
+
+/// Adds the command that just ran to the propagated stream if it changed data (see
+/// `crate::propagation`). Keys it found expired go first, as DELs.
+fn propagate(ctx: &mut Ctx<'_>, spec: &CommandSpec, args: &[Bytes], dirty_before: u64, ok: bool) {
+    let expired = ctx.keyspace.propagate_expired();
+    let own_changes = ctx
+        .keyspace
+        .dirty()
+        .saturating_sub(dirty_before)
+        .saturating_sub(expired);
+    let propagation = &mut ctx.keyspace.propagation;
+    let changed = ctx.client.block.is_none()
+        && spec.flags.contains(slotproxy::cluster::CommandFlags::WRITE)
+        && (own_changes > 0
+            || propagation.rewritten()
+            || (ok && ALWAYS_PROPAGATED.contains(&spec.name.as_str())));
+    propagation.command_ran(ctx.client.db, args, changed, ctx.client.nested);
+    if !ctx.client.nested {
+        propagation.end_unit();
+    }
 }
 
 /// The implementation and the table entry (the subcommand's, for a container command

@@ -3,6 +3,7 @@
 //! Every setting has one entry in [`params`], which both the config file reader and
 //! `CONFIG GET/SET` use, so they cannot disagree about names or value syntax.
 
+pub mod aof;
 mod checks;
 mod file;
 pub mod inert;
@@ -69,9 +70,11 @@ pub struct Config {
     /// Snapshot points (`save`), as pairs of seconds and changes: a BGSAVE starts when
     /// that many changes are older than that many seconds (`persistence::save_points`).
     pub save: Vec<(i64, i64)>,
-    /// Kept and shown like `save`; INFO reports `aof_enabled:0` because no AOF is written.
-    /// With `yes` the RDB file is not loaded at start (Redis would load the AOF instead).
+    /// `appendonly`: log every write to the AOF (`crate::persistence::aof`); at start the
+    /// AOF is loaded instead of the RDB file.
     pub appendonly: bool,
+    /// The AOF's other settings.
+    pub aof: aof::AofSettings,
     /// The config file the node was started with, if any (INFO `config_file`).
     pub config_file: Option<PathBuf>,
     /// `notify-keyspace-events` as flags (`crate::pubsub::notify`).
@@ -210,6 +213,7 @@ impl Default for Config {
             busy_reply_threshold_ms: 5000,
             save: DEFAULT_SAVE_POINTS.to_vec(),
             appendonly: false,
+            aof: aof::AofSettings::default(),
             config_file: None,
             notify_keyspace_events: 0,
             client_output_buffer_limit: crate::pubsub::OutputBufferLimits::default(),

@@ -8,7 +8,7 @@
 
 use slotproxy::numbers::parse_i64;
 
-use super::{checks, inert, Config};
+use super::{aof, checks, inert, Config};
 use crate::server::protection::ProtectedAction;
 
 /// Whether CONFIG SET may change a setting.
@@ -316,6 +316,7 @@ pub fn names() -> impl Iterator<Item = &'static str> {
         .iter()
         .map(|p| p.name)
         .chain(ALIASES.iter().map(|&(alias, _)| alias))
+        .chain(aof::PARAMS.iter().map(|p| p.name))
         .chain(inert::INERT.iter().map(|i| i.param.name))
         .chain(inert::INERT_ALIASES.iter().map(|&(alias, _)| alias))
 }
@@ -325,6 +326,7 @@ pub fn find(name: &str) -> Option<&'static Param> {
     let name = canonical(name);
     PARAMS
         .iter()
+        .chain(aof::PARAMS)
         .find(|p| p.name.eq_ignore_ascii_case(name))
         .or_else(|| inert::find(name).map(|i| &i.param))
 }
@@ -333,7 +335,14 @@ pub fn find(name: &str) -> Option<&'static Param> {
 /// shows. Saying that it has no effect is left to the caller ([`inert::report`]): at start
 /// the log is not open yet while the file is read.
 fn apply_inert(config: &mut Config, param: &Param, values: &[String]) -> Result<(), String> {
-    let shown = match param.kind {
+    let shown = checked_value(param, values)?;
+    config.inert.insert(param.name, shown);
+    Ok(())
+}
+
+/// A value checked against its setting's kind, in the form CONFIG GET shows.
+fn checked_value(param: &Param, values: &[String]) -> Result<String, String> {
+    Ok(match param.kind {
         _ if checks::applies(param.name) => checks::check(param, values)?,
         Kind::Int { .. } | Kind::Memory { .. } => number(param.kind, values)?.to_string(),
         Kind::MemoryOrPercent { max_percent } => memory_or_percent(max_percent, values)?,
@@ -344,9 +353,7 @@ fn apply_inert(config: &mut Config, param: &Param, values: &[String]) -> Result<
         Kind::Enum(options) => choice(options, values)?,
         Kind::Text => one(values)?.to_string(),
         Kind::Words => words(values).join(" "),
-    };
-    config.inert.insert(param.name, shown);
-    Ok(())
+    })
 }
 
 /// Memory sizes as redis.conf writes them (`1gb`, `512mb`, `100k`, plain bytes), read the
@@ -551,6 +558,10 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
     if inert::find(param.name).is_some() {
         return apply_inert(config, param, values);
     }
+    if aof::PARAMS.iter().any(|p| p.name == param.name) {
+        let checked = checked_value(param, values)?;
+        return aof::apply(&mut config.aof, param.name, &checked);
+    }
     let kind = param.kind;
     match canonical(param.name) {
         "port" => config.port = number(kind, values)? as u16,
@@ -715,6 +726,7 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
             .collect::<Vec<_>>()
             .join(" "),
         "lfu-decay-time" => config.lfu_decay_time.to_string(),
+        other if aof::PARAMS.iter().any(|p| p.name == other) => aof::get(&config.aof, other)?,
         other => {
             let inert = inert::find(other)?;
             config

@@ -53,6 +53,10 @@ pub struct Db {
     pub(super) log_events: u32,
     /// Expiries and key creations not yet published as keyspace notifications.
     pub(super) events: Vec<(DbEvent, CompactBytes)>,
+    /// Set while the writes are propagated (`crate::propagation`): keys removed because
+    /// they expired are kept in `expired_log` until the keyspace writes them as DEL.
+    pub(super) log_expired: bool,
+    pub(super) expired_log: Vec<CompactBytes>,
     /// Set while an LFU `maxmemory-policy` is selected: entries' `lru` fields then hold
     /// access frequencies (see `keyspace::lfu`).
     pub lfu: Option<Lfu>,
@@ -137,6 +141,9 @@ impl Db {
         }
         if self.log_events & notify::EXPIRED != 0 {
             self.events.push((DbEvent::Expired, CompactBytes::new(key)));
+        }
+        if self.log_expired {
+            self.expired_log.push(CompactBytes::new(key));
         }
     }
 
@@ -436,7 +443,8 @@ impl Db {
         let now = self.now_ms;
         let mut slot = from % SLOT_COUNT;
         // Removed keys are kept only when watchers or notifications need them.
-        let observe = !self.watched.is_empty() || self.log_events & notify::EXPIRED != 0;
+        let observe =
+            !self.watched.is_empty() || self.log_events & notify::EXPIRED != 0 || self.log_expired;
         let mut removed_keys = Vec::new();
         for _ in 0..budget {
             if self.cow.is_some() {
@@ -461,6 +469,9 @@ impl Db {
             slot = (slot + 1) % SLOT_COUNT;
         }
         for key in removed_keys {
+            if self.log_expired {
+                self.expired_log.push(key.clone());
+            }
             self.log_event(DbEvent::Expired, &key);
             self.touch_watched(&key);
         }

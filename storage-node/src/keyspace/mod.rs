@@ -46,6 +46,8 @@ pub struct Keyspace {
     pub error_stats: error_stats::ErrorStats,
     /// Calls, time and failures by command (INFO `commandstats`).
     pub command_stats: command_stats::CommandStats,
+    /// The stream of writes for the AOF (and replicas).
+    pub propagation: crate::propagation::Propagation,
 }
 
 impl Keyspace {
@@ -60,6 +62,7 @@ impl Keyspace {
             watch_count: 0,
             error_stats: error_stats::ErrorStats::default(),
             command_stats: command_stats::CommandStats::default(),
+            propagation: crate::propagation::Propagation::default(),
         }
     }
 
@@ -156,10 +159,28 @@ impl Keyspace {
     pub fn db(&mut self, index: usize) -> &mut Db {
         let now = self.now_ms;
         let log_events = self.logged_events();
+        let log_expired = self.propagation.enabled();
         let db = &mut self.dbs[index];
         db.now_ms = now;
         db.log_events = log_events;
+        db.log_expired = log_expired;
         db
+    }
+
+    /// Moves the keys the databases removed as expired into the propagated stream, as DEL
+    /// commands. Returns how many (each added one to `dirty`).
+    pub fn propagate_expired(&mut self) -> u64 {
+        let mut count = 0;
+        for index in 0..self.dbs.len() {
+            if self.dbs[index].expired_log.is_empty() {
+                continue;
+            }
+            for key in std::mem::take(&mut self.dbs[index].expired_log) {
+                self.propagation.expired(index, &key);
+                count += 1;
+            }
+        }
+        count
     }
 
     /// The notification classes databases record events for: none unless notifications
@@ -185,6 +206,9 @@ impl Keyspace {
         second.now_ms = now;
         first.log_events = log_events;
         second.log_events = log_events;
+        let log_expired = self.propagation.enabled();
+        first.log_expired = log_expired;
+        second.log_expired = log_expired;
         if a < b {
             (first, second)
         } else {
@@ -234,6 +258,9 @@ impl Keyspace {
         for index in 0..self.dbs.len() {
             let from = self.expire_cursor[index];
             self.expire_cursor[index] = self.db(index).expire_slots(from, budget);
+            for key in std::mem::take(&mut self.dbs[index].expired_log) {
+                self.propagation.expired(index, &key);
+            }
         }
         // No client runs this: nobody's reply buffer receives messages.
         self.after_command(0, &mut bytes::BytesMut::new());

@@ -180,23 +180,42 @@ pub fn save(shared: &Shared, keyspace: &mut Keyspace) -> io::Result<Written> {
     result
 }
 
-/// Writes `temp` with `write`, fsyncs it, renames it over the target and fsyncs the
-/// directory. The temp file is removed if anything fails.
+/// Writes the keyspace and the function libraries to `file` as one RDB file, with the
+/// settings' encodings and checksum: the AOF's RDB preamble. Runs under the keyspace lock.
+pub fn write_rdb_to(shared: &Shared, keyspace: &mut Keyspace, file: &File) -> io::Result<Written> {
+    let setup = SaveSetup::new(shared);
+    let libraries = library_codes(shared);
+    rdb_file::write(file, keyspace, &setup.params(&libraries))
+}
+
+/// Writes a file in full under a temporary name, fsyncs it, renames it over `target` and
+/// fsyncs the directory: a crash leaves the old file or the new one, never a torn one. The
+/// temp file is removed if anything fails.
+pub fn write_then_rename<T>(
+    temp: &Path,
+    target: &Path,
+    dir: &Path,
+    write: impl FnOnce(&File) -> io::Result<T>,
+) -> io::Result<T> {
+    let written = write_temp(temp, write)?;
+    rename_durably(temp, target, dir)?;
+    Ok(written)
+}
+
+/// [`write_then_rename`] to the RDB file `setup` names.
 pub(super) fn replace_file(
     temp: &Path,
     setup: &SaveSetup,
     write: impl FnOnce(&File) -> io::Result<Written>,
 ) -> io::Result<Written> {
-    let written = write_temp(temp, write)?;
-    install(temp, setup)?;
-    Ok(written)
+    write_then_rename(temp, &setup.target, &setup.dir, write)
 }
 
 /// The first half of [`replace_file`]: `temp` written and fsynced (removed on failure).
-pub(super) fn write_temp(
+pub(super) fn write_temp<T>(
     temp: &Path,
-    write: impl FnOnce(&File) -> io::Result<Written>,
-) -> io::Result<Written> {
+    write: impl FnOnce(&File) -> io::Result<T>,
+) -> io::Result<T> {
     let result = (|| {
         let file = File::create(temp)?;
         let written = write(&file)?;
@@ -209,12 +228,17 @@ pub(super) fn write_temp(
     result
 }
 
-/// The second half: `temp` renamed over the target, durably.
+/// The second half: `temp` renamed over the RDB file, durably.
 pub(super) fn install(temp: &Path, setup: &SaveSetup) -> io::Result<()> {
+    rename_durably(temp, &setup.target, &setup.dir)
+}
+
+/// `temp` renamed over `target`, then `dir` fsynced so the rename itself is durable. The
+/// temp file is removed if that fails.
+fn rename_durably(temp: &Path, target: &Path, dir: &Path) -> io::Result<()> {
     let result = (|| {
-        fs::rename(temp, &setup.target)?;
-        // Makes the rename itself durable.
-        File::open(&setup.dir)?.sync_all()
+        fs::rename(temp, target)?;
+        File::open(dir)?.sync_all()
     })();
     if result.is_err() {
         let _ = fs::remove_file(temp);
@@ -299,13 +323,10 @@ pub fn load(
 }
 
 /// Loads the RDB file before the node serves anyone, when there is one and the AOF is
-/// off. An unreadable or corrupt file is an error: the node must not start half-loaded.
+/// off (with `appendonly yes` the AOF is loaded instead, as Redis does). An unreadable or corrupt file is an error: the node must not start half-loaded.
 pub fn load_at_start(shared: &Shared) -> io::Result<()> {
     if shared.config().appendonly {
-        crate::log::notice!(
-            "appendonly yes: the RDB file is not loaded (Redis loads the AOF then)"
-        );
-        return Ok(());
+        return super::aof::load::load_at_start(shared);
     }
     let path = rdb_path(shared);
     if !path.exists() {

@@ -6,10 +6,12 @@
 //! - [`rdb`]: RDB lengths, strings and objects.
 //! - [`payload`]: DUMP payloads (`type + object + RDB version + CRC-64`), for DUMP/RESTORE.
 //! - [`rdb_file`] / [`rdb_load`]: whole RDB files (`dump.rdb`), written and read.
+//! - [`aof`]: the append-only file: writing the propagated stream, rewriting, loading.
 //! - [`disk`]: the file on disk: SAVE's temp-file-and-rename, loading at start, LASTSAVE.
 //! - [`snapshot`]: BGSAVE, a point-in-time snapshot written without fork.
 //! - [`save_points`]: the `save` points and BGSAVE SCHEDULE.
 
+pub mod aof;
 pub mod crc64;
 pub mod disk;
 pub mod listpack;

@@ -171,6 +171,10 @@ pub struct Client {
     pub asking: bool,
     /// Cluster mode: READONLY was sent (reads on replicas).
     pub readonly: bool,
+    /// The AOF loader's client: the log is replayed whole, whatever slots the cluster
+    /// state says this node serves at start (no MOVED, ASK or CLUSTERDOWN), as Redis's
+    /// loading client is never redirected.
+    pub loading: bool,
 }
 
 impl Client {
@@ -190,6 +194,7 @@ impl Client {
             nested: false,
             asking: false,
             readonly: false,
+            loading: false,
         }
     }
 

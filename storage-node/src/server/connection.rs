@@ -49,6 +49,8 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
     // Input left undecoded until the request before it has run (see `decode`).
     let mut undecoded = false;
     let mut wait: Option<Wait> = None;
+    // The propagated stream's offset the batch's replies wait for (see `persistence::aof`).
+    let mut durable_upto: Option<u64> = None;
     let mut settings = Settings::default();
     // One registration for the whole connection: a `Notified` made afresh in every select
     // would lock the notifier's waiter list twice per loop (register, then deregister).
@@ -64,6 +66,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
                 busy::answer_while_busy(&shared, &mut client, &mut queued, &mut output).await;
                 continue;
             };
+            let stream_before = keyspace.propagation.offset();
             while let Some(args) = queued.pop_front() {
                 execute(&shared, &mut keyspace, &mut client, &mut output, &args);
                 if let Some(request) = client.block.take() {
@@ -84,6 +87,11 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
                     break;
                 }
             }
+            let stream_after = keyspace.propagation.offset();
+            if stream_after != stream_before {
+                crate::propagation::publish(&shared, &mut keyspace);
+                durable_upto = Some(stream_after);
+            }
             drop(keyspace);
             handle.touch();
         }
@@ -100,6 +108,11 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
             // client asleep and pays a cross-CPU wakeup: at -P 16 that was 17% of the
             // node's CPU, and the node ran 10-20% below redis-server.
             tokio::task::yield_now().await;
+            // The batch's writes reach the AOF (and the disk, with `appendfsync always`)
+            // before its replies leave; batches that yielded together share the write.
+            if let Some(upto) = durable_upto.take() {
+                shared.aof.make_durable(upto);
+            }
             Stats::add(&shared.stats.total_net_output_bytes, output.len() as u64);
             // A client that never reads must still be closable (output buffer limits, KILL).
             let written = tokio::select! {
@@ -169,6 +182,8 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
             reply = async { wait.as_mut().map(|w| &mut w.reply).expect("guarded").await }, if blocked => {
                 wait = None;
                 if let Ok(reply) = reply {
+                    // Served by another client's write: its pop is in the stream already.
+                    shared.aof.make_all_durable();
                     output.extend_from_slice(&reply);
                 }
             }

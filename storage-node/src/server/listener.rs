@@ -45,6 +45,7 @@ pub async fn run(config: Config) -> std::io::Result<()> {
     let shared = Arc::new(shared);
     crate::scripting::Scripting::attach(&shared);
     crate::persistence::disk::load_at_start(&shared)?;
+    shared.aof.spawn_background()?;
     if shared.cluster.is_some() {
         crate::cluster::bus::start(shared.clone()).await?;
     }
@@ -110,7 +111,8 @@ async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
 }
 
 /// Redis's active expiry: `hz` times a second, sweep a share of the slot tables so expired
-/// keys nobody reads are still reclaimed (a full sweep about once a second).
+/// keys nobody reads are still reclaimed (a full sweep about once a second). The same
+/// cron starts the automatic AOF rewrite when the log has grown enough.
 async fn active_expire_cycle(shared: Arc<Shared>) {
     loop {
         let (hz, enabled) = {
@@ -118,6 +120,11 @@ async fn active_expire_cycle(shared: Arc<Shared>) {
             (config.hz.max(1), config.active_expire_enabled)
         };
         tokio::time::sleep(Duration::from_millis(1000 / u64::from(hz))).await;
+        if crate::persistence::aof::files::wants_auto_rewrite(&shared) {
+            let mut keyspace = crate::scripting::busy::lock_keyspace_patiently(&shared).await;
+            println!("Starting automatic rewriting of AOF on growth");
+            let _ = crate::persistence::aof::files::rewrite(&shared, &mut keyspace);
+        }
         if !enabled {
             continue;
         }
@@ -125,5 +132,6 @@ async fn active_expire_cycle(shared: Arc<Shared>) {
         let mut keyspace = crate::scripting::busy::lock_keyspace_patiently(&shared).await;
         keyspace.set_now(unix_time_ms());
         keyspace.active_expire_step(budget);
+        crate::propagation::publish(&shared, &mut keyspace);
     }
 }

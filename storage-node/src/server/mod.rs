@@ -52,6 +52,8 @@ pub struct Shared {
     pub migrate_sockets: crate::cluster::migrate::SocketCache,
     /// The RDB file's save figures (LASTSAVE, INFO persistence).
     pub persistence: crate::persistence::disk::SaveState,
+    /// The append-only file.
+    pub aof: std::sync::Arc<crate::persistence::aof::Aof>,
 }
 
 impl Shared {
@@ -62,6 +64,8 @@ impl Shared {
         let dispatch = Dispatch::with_renames(&config.renamed_commands);
         let mut keyspace = Keyspace::new(config.databases);
         keyspace.apply_settings(&config);
+        let aof = crate::persistence::aof::Aof::new();
+        aof.apply_settings(&config);
         Shared {
             keyspace: Mutex::new(keyspace),
             config: RwLock::new(config),
@@ -78,6 +82,7 @@ impl Shared {
             cluster: None,
             migrate_sockets: Default::default(),
             persistence: crate::persistence::disk::SaveState::new(started_unix),
+            aof: std::sync::Arc::new(aof),
         }
     }
 

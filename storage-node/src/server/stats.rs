@@ -180,6 +180,19 @@ pub struct ProcessMemory {
     pub peak_rss: u64,
 }
 
+/// Zeroes every counter INFO reports (CONFIG RESETSTAT, and after the AOF is replayed at
+/// start: Redis's loading client counts nothing).
+pub fn reset_all(shared: &Shared, keyspace: &mut crate::keyspace::Keyspace) {
+    let (hits, misses) = keyspace.hits_and_misses();
+    shared.stats.reset(KeyspaceCounters {
+        hits,
+        misses,
+        expired_keys: keyspace.expired_keys(),
+    });
+    keyspace.error_stats.reset();
+    keyspace.command_stats.reset();
+}
+
 /// Reads `/proc/self/status`. Zeroes where the file is unavailable (not Linux).
 pub fn process_memory() -> ProcessMemory {
     let text = std::fs::read_to_string("/proc/self/status").unwrap_or_default();

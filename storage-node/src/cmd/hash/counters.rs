@@ -80,5 +80,11 @@ pub fn hincrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     })?;
     ctx.out.bulk(&text);
     ctx.notify(crate::pubsub::notify::HASH, "hincrbyfloat", &args[1]);
+    ctx.propagate_as(vec![
+        Bytes::from_static(b"HSET"),
+        args[1].clone(),
+        args[2].clone(),
+        Bytes::from(text),
+    ]);
     Ok(())
 }

@@ -84,6 +84,24 @@ fn blocking_move(
             ctx.signal_key_ready(destination);
             ctx.out.bulk(&element);
             announce_move(ctx, source, destination, (from, to), source_deleted);
+            // Propagated as the non-blocking move (Redis's LMOVE / RPOPLPUSH), with the
+            // directions as the client wrote them.
+            let rewritten = if args.len() == 4 {
+                vec![
+                    Bytes::from_static(b"RPOPLPUSH"),
+                    source.clone(),
+                    destination.clone(),
+                ]
+            } else {
+                vec![
+                    Bytes::from_static(b"LMOVE"),
+                    source.clone(),
+                    destination.clone(),
+                    args[3].clone(),
+                    args[4].clone(),
+                ]
+            };
+            ctx.propagate_as(rewritten);
         }
         None => wait_or_answer(ctx, vec![source.clone()], timeout, TimeoutReply::NullBulk),
     }

@@ -166,6 +166,17 @@ pub(super) fn pop_first_non_empty(
             }
         }
         notify_change(ctx, pop_event(request.end), key, deleted);
+        // Propagated in the non-blocking, one-key form (Redis 7.0's LPOP/RPOP
+        // [count]), whichever key and however many the command found.
+        let pop = match request.end {
+            End::Left => &b"LPOP"[..],
+            End::Right => &b"RPOP"[..],
+        };
+        let mut rewritten = vec![Bytes::from_static(pop), key.clone()];
+        if reply == PopReply::Nested {
+            rewritten.push(Bytes::from(popped.len().to_string()));
+        }
+        ctx.propagate_as(rewritten);
         return Ok(true);
     }
     Ok(false)

@@ -35,6 +35,7 @@ pub fn spop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         None => None,
     };
     let mut rng = rand::thread_rng();
+    let mut srems = Vec::new();
     let (db, out) = db_and_out(ctx);
     let Some(set) = write_set(db, key)? else {
         match count {
@@ -47,6 +48,13 @@ pub fn spop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         None => match set.pop_random(&mut rng) {
             Some(member) => {
                 out.bulk(&member);
+                db.dirty += 1;
+                // Which member went is chance: a replay removes that one (Redis's SREM).
+                srems.push(vec![
+                    Bytes::from_static(b"SREM"),
+                    key.clone(),
+                    Bytes::from(member),
+                ]);
                 true
             }
             None => {
@@ -62,6 +70,7 @@ pub fn spop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             }
             db.remove(key);
             db.dirty += members.len() as u64;
+            ctx.propagate_as(vec![Bytes::from_static(b"DEL"), key.clone()]);
             notify_change(ctx, "spop", key, true);
             return Ok(());
         }
@@ -76,10 +85,21 @@ pub fn spop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                 out.bulk(member);
             }
             db.dirty += picked.len() as u64;
+            // One SREM per member, as Redis 7.0 propagates them (in MULTI/EXEC).
+            for member in &picked {
+                srems.push(vec![
+                    Bytes::from_static(b"SREM"),
+                    key.clone(),
+                    Bytes::copy_from_slice(member),
+                ]);
+            }
             !picked.is_empty()
         }
     };
     let deleted = delete_if_empty(db, key);
+    for srem in srems {
+        ctx.propagate_as(srem);
+    }
     if popped_any {
         notify_change(ctx, "spop", key, deleted);
     }

@@ -85,5 +85,12 @@ pub fn incrbyfloat(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     out.bulk(text.as_bytes());
     ctx.notify(crate::pubsub::notify::STRING, "incrbyfloat", key);
+    // The result, not the increment: float formatting must not differ on replay.
+    ctx.propagate_as(vec![
+        Bytes::from_static(b"SET"),
+        key.clone(),
+        Bytes::from(text),
+        Bytes::from_static(b"KEEPTTL"),
+    ]);
     Ok(())
 }

@@ -36,6 +36,10 @@ pub fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let options = Options::parse(&args[3..], Command::Set)?;
     let deadline = deadline(ctx, options.expire, "set")?;
     let written = store(ctx, &args[1], &args[2], &options, deadline)?;
+    let given_pxat = options.expire.is_some_and(|e| e.absolute && e.unit_ms == 1);
+    if written && !given_pxat {
+        propagate_with_pxat(ctx, args, deadline);
+    }
     if !options.get {
         if written {
             ctx.out.ok();
@@ -68,8 +72,28 @@ pub fn psetex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 fn set_with_expire(ctx: &mut Ctx<'_>, args: &[Bytes], unit_ms: i64, name: &str) -> CmdResult {
     let deadline = deadline(ctx, Some(Expire::relative(&args[2], unit_ms)), name)?;
     store(ctx, &args[1], &args[3], &Options::default(), deadline)?;
+    propagate_with_pxat(
+        ctx,
+        &[args[0].clone(), args[1].clone(), args[3].clone()],
+        deadline,
+    );
     ctx.out.ok();
     Ok(())
+}
+
+/// A SET with a relative (or seconds) expiry is propagated as `SET key value PXAT ms`, so a
+/// replay later sets the same instant (Redis's `setGenericCommand`). `args` starts with
+/// `name key value`.
+fn propagate_with_pxat(ctx: &mut Ctx<'_>, args: &[Bytes], deadline: Option<u64>) {
+    if let Some(at) = deadline {
+        ctx.propagate_as(vec![
+            Bytes::from_static(b"SET"),
+            args[1].clone(),
+            args[2].clone(),
+            Bytes::from_static(b"PXAT"),
+            Bytes::from(at.to_string()),
+        ]);
+    }
 }
 
 pub fn getset(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -114,14 +138,18 @@ pub fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         (Some(expire), Some(at)) if expire.absolute && at <= now => {
             db.remove(key);
             ctx.notify(crate::pubsub::notify::GENERIC, "del", key);
+            ctx.propagate_as(vec![Bytes::from_static(b"DEL"), key.clone()]);
         }
         (_, Some(at)) => {
             db.set_expiry(key, at);
             ctx.notify(crate::pubsub::notify::GENERIC, "expire", key);
+            let at = Bytes::from(at.to_string());
+            ctx.propagate_as(vec![Bytes::from_static(b"PEXPIREAT"), key.clone(), at]);
         }
         _ if options.persist && db.peek(key).is_some_and(|entry| entry.has_expiry()) => {
             db.set_expiry(key, 0);
             ctx.notify(crate::pubsub::notify::GENERIC, "persist", key);
+            ctx.propagate_as(vec![Bytes::from_static(b"PERSIST"), key.clone()]);
         }
         _ => {}
     }

@@ -58,17 +58,17 @@ struct Shape {
 }
 
 /// Pops up to `count` elements from the sorted set at `key` (which exists), replies, and
-/// announces `zpopmin`/`zpopmax` (then `del` if the set emptied).
+/// announces `zpopmin`/`zpopmax` (then `del` if the set emptied). Returns how many it took.
 fn pop_and_reply(
     ctx: &mut Ctx<'_>,
     key: &[u8],
     max: bool,
     count: usize,
     shape: Shape,
-) -> CmdResult {
+) -> Result<usize, CmdError> {
     let (db, out) = db_and_out(ctx);
     let Some(zset) = write_zset(db, key)? else {
-        return Ok(());
+        return Ok(0);
     };
     let taken = count.min(zset.len());
     let popped: Vec<(Vec<u8>, f64)> = if max {
@@ -109,7 +109,7 @@ fn pop_and_reply(
     if taken > 0 {
         notify_change(ctx, if max { "zpopmax" } else { "zpopmin" }, key, emptied);
     }
-    Ok(())
+    Ok(taken)
 }
 
 /// The first of `keys` holding a sorted set (WRONGTYPE stops the search), if any.
@@ -142,7 +142,7 @@ fn zpop(ctx: &mut Ctx<'_>, args: &[Bytes], max: bool) -> CmdResult {
         out.array(0);
         return Ok(());
     }
-    pop_and_reply(ctx, &args[1], max, count.unwrap_or(1), shape)
+    pop_and_reply(ctx, &args[1], max, count.unwrap_or(1), shape).map(|_| ())
 }
 
 pub fn zpopmin(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -164,7 +164,20 @@ fn pop_or_block(
 ) -> CmdResult {
     let timeout = timeout.map(|arg| parse_timeout(arg)).transpose()?;
     if let Some(key) = first_present(ctx.db(), keys)? {
-        return pop_and_reply(ctx, &key, max, count, shape);
+        let taken = pop_and_reply(ctx, &key, max, count, shape)?;
+        // Propagated in the non-blocking, one-key form (Redis 7.0's ZPOPMIN/ZPOPMAX
+        // [count], the count it took), whichever key the command found.
+        let pop = if max {
+            &b"ZPOPMAX"[..]
+        } else {
+            &b"ZPOPMIN"[..]
+        };
+        let mut rewritten = vec![Bytes::from_static(pop), key];
+        if shape.nested {
+            rewritten.push(Bytes::from(taken.to_string()));
+        }
+        ctx.propagate_as(rewritten);
+        return Ok(());
     }
     match timeout {
         Some(timeout) if ctx.may_block() => {
