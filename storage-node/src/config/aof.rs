@@ -15,7 +15,8 @@ pub enum Fsync {
 }
 
 impl Fsync {
-    pub const NAMES: &'static [&'static str] = &["always", "everysec", "no"];
+    /// In Redis 7.0's order, which its CONFIG SET error lists.
+    pub const NAMES: &'static [&'static str] = &["everysec", "always", "no"];
 
     pub fn name(self) -> &'static str {
         match self {
