@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use bytes::{Buf, Bytes, BytesMut};
 use tokio::io::AsyncReadExt;
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::TcpStream;
 
 use super::stats::Stats;
 use super::Proxy;
@@ -15,8 +15,8 @@ use crate::resp::RequestDecoder;
 
 /// The client's socket, its buffers and the requests decoded but not yet dispatched.
 pub struct ClientIo {
-    pub(super) read: OwnedReadHalf,
-    pub(super) write: OwnedWriteHalf,
+    /// One stream, not split halves: splitting costs every client a shared allocation.
+    pub(super) stream: TcpStream,
     pub(super) input: BytesMut,
     /// How much the last read reserved: the input buffer is given back while the client
     /// is idle, and a client that sends large pipelines gets large reads again at once.
@@ -36,7 +36,7 @@ impl ClientIo {
     /// Reads what the client sent and decodes it. False when the client is gone.
     pub async fn read_more(&mut self) -> bool {
         self.reserve_input();
-        let read = self.read.read_buf(&mut self.input).await;
+        let read = self.stream.read_buf(&mut self.input).await;
         self.take_read(read)
     }
 
@@ -113,7 +113,7 @@ impl ClientIo {
     /// False when the client is gone.
     pub(super) fn write_now(&mut self) -> bool {
         while !self.output.is_empty() {
-            match self.write.try_write(&self.output) {
+            match self.stream.try_write(&self.output) {
                 Ok(0) => return false,
                 Ok(n) => {
                     Stats::add(&self.proxy.stats.bytes_out, n as u64);
@@ -138,7 +138,7 @@ impl ClientIo {
             if self.output.is_empty() {
                 return true;
             }
-            if self.write.writable().await.is_err() {
+            if self.stream.writable().await.is_err() {
                 return false;
             }
         }

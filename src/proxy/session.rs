@@ -29,7 +29,7 @@ use super::batch::Batcher;
 use super::client_io::ClientIo;
 use super::clients::ClientHandle;
 use super::forward::{error_reply, Pending};
-use super::pubsub::{Event, PubSub};
+use super::pubsub::{Event, PubSub, Wake};
 use super::router::Route;
 use super::stats::Stats;
 use super::transaction::Transaction;
@@ -115,10 +115,8 @@ pub(super) async fn serve(
         id: handle.id,
     };
     let config = proxy.config.load_full();
-    let (read, write) = stream.into_split();
     let mut io = ClientIo {
-        read,
-        write,
+        stream,
         input: BytesMut::new(),
         input_hint: 0,
         output: BytesMut::new(),
@@ -248,7 +246,9 @@ pub(super) async fn serve(
         }
         tokio::select! {
             _ = &mut kill => break,
-            writable = io.write.writable(), if wait_writable => {
+            // Readiness by polls, not by `readable()`/`writable()` futures: each of those is
+            // a waiter of some 100 bytes that every idle client's task would carry.
+            writable = std::future::poll_fn(|cx| io.stream.poll_write_ready(cx)), if wait_writable => {
                 if writable.is_err() {
                     break;
                 }
@@ -267,8 +267,11 @@ pub(super) async fn serve(
                 // The operation timeout runs from when a reply reaches the front.
                 front_since = now;
             }
-            event = next_event(&mut session.pubsub, &proxy), if session.subscribed_or_pending() => match event {
-                Some(Event::Frame(id, frame)) => {
+            wake = std::future::poll_fn(|cx| match session.pubsub.as_mut() {
+                Some(pubsub) => pubsub.poll_next(cx),
+                None => Poll::Pending,
+            }), if session.subscribed_or_pending() => match wake {
+                Wake::Event(Some(Event::Frame(id, frame))) => {
                     let forward = match session.pubsub.as_mut() {
                         Some(pubsub) => pubsub.observe(id, &frame),
                         None => true,
@@ -278,20 +281,27 @@ pub(super) async fn serve(
                         io.output.extend_from_slice(&frame);
                     }
                 }
-                Some(Event::Closed(id)) => {
+                Wake::Event(Some(Event::Closed(id))) => {
                     if let Some(pubsub) = session.pubsub.as_mut() {
                         pubsub.closed(id);
                     }
                 }
-                None => {}
+                Wake::Event(None) => {}
+                Wake::CheckTopology => {
+                    if let Some(pubsub) = session.pubsub.as_mut() {
+                        // Boxed: opening mirror connections makes this future large, and
+                        // unboxed it would size every client's task.
+                        Box::pin(pubsub.follow_topology(&proxy)).await;
+                    }
+                }
             },
             // Readiness first, then a buffer: an idle client waits without one.
-            readable = io.read.readable(), if can_read => {
+            readable = std::future::poll_fn(|cx| io.stream.poll_read_ready(cx)), if can_read => {
                 if readable.is_err() {
                     break;
                 }
                 io.reserve_input();
-                match io.read.try_read_buf(&mut io.input) {
+                match io.stream.try_read_buf(&mut io.input) {
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
                     read => {
                         if !io.take_read(read) {
@@ -304,7 +314,7 @@ pub(super) async fn serve(
                     front_since = last_activity;
                 }
             }
-            _ = tick(&mut ticker, check_every), if !session.pending.is_empty() || idle_limit.is_some() => {
+            _ = std::future::poll_fn(|cx| poll_tick(&mut ticker, check_every, cx)), if !session.pending.is_empty() || idle_limit.is_some() => {
                 let idle = session.pending.is_empty() && !session.subscribed_or_pending();
                 if idle && idle_limit.is_some_and(|limit| last_activity.elapsed() >= limit) {
                     break;
@@ -350,18 +360,14 @@ impl Timeouts {
     }
 }
 
-/// The next pub/sub event; never, for a client that has not used pub/sub.
-async fn next_event(pubsub: &mut Option<Box<PubSub>>, proxy: &Arc<Proxy>) -> Option<Event> {
-    match pubsub {
-        Some(pubsub) => pubsub.next_event(proxy).await,
-        None => std::future::pending().await,
-    }
-}
-
 /// The next tick of the session's timeout checks. The ticker is made the first time one
 /// is needed (a client that never waited on a node has none), then kept: making a timer
 /// for every wait would cost more than the rest of the loop.
-async fn tick(ticker: &mut Option<tokio::time::Interval>, every: Duration) {
+fn poll_tick(
+    ticker: &mut Option<tokio::time::Interval>,
+    every: Duration,
+    cx: &mut Context<'_>,
+) -> Poll<()> {
     ticker
         .get_or_insert_with(|| {
             let start = tokio::time::Instant::now() + every;
@@ -369,6 +375,6 @@ async fn tick(ticker: &mut Option<tokio::time::Interval>, every: Duration) {
             ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             ticker
         })
-        .tick()
-        .await;
+        .poll_tick(cx)
+        .map(|_| ())
 }
