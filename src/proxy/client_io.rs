@@ -29,6 +29,8 @@ pub struct ClientIo {
     /// rest of the input is decoded once that request has run (with the limits its AUTH
     /// leaves), as Redis checks each request of a pipeline in turn.
     pub(super) undecoded: bool,
+    /// `limits.client_output_buffer_bytes` when the client connected.
+    pub(super) output_limit: usize,
     pub(super) proxy: Arc<Proxy>,
 }
 

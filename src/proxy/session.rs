@@ -42,6 +42,22 @@ use crate::resp::{Limits, Proto, RequestDecoder};
 /// Requests in flight per client before the session stops reading more.
 pub(super) const MAX_PENDING: usize = 1024;
 
+/// Requests in flight for a client that is behind: one that leaves at least [`FLUSH_AT`]
+/// bytes of replies unread. Its replies in flight are memory the output limit does not see
+/// (a node's reply waits in its read buffer until it is copied to the client's output), so
+/// such a client gets a small window: 1024 replies of 512 bytes held for each of 100 slow
+/// readers were some 50 MB over `limits.client_output_buffer_bytes` x clients.
+pub(super) const MAX_PENDING_BEHIND: usize = 32;
+
+/// The requests a client may have in flight now (see [`MAX_PENDING_BEHIND`]).
+pub(super) fn pending_window(output: &BytesMut) -> usize {
+    if output.len() >= FLUSH_AT {
+        MAX_PENDING_BEHIND
+    } else {
+        MAX_PENDING
+    }
+}
+
 /// Replies gathered for a client that are written even though some of its pipeline is
 /// still waiting for a node.
 pub(super) const FLUSH_AT: usize = 16 * 1024;
@@ -69,12 +85,15 @@ pub(super) struct Session {
 }
 
 /// Moves every reply at the front of the FIFO that is already complete into `output`.
+/// False when a reply would take `output` past `limit` (the client is then disconnected):
+/// checked before the copy, so the buffer is never grown, and copied, past the limit.
 pub(super) fn drain_ready(
     pending: &mut VecDeque<(Pending, Timing, bool)>,
     output: &mut BytesMut,
+    limit: usize,
     stats: &WorkerStats,
     proxy: &Arc<Proxy>,
-) {
+) -> bool {
     let mut cx = Context::from_waker(Waker::noop());
     let mut now = None;
     while let Some((front, timing, silent)) = pending.front_mut() {
@@ -83,6 +102,9 @@ pub(super) fn drain_ready(
                 let now = *now.get_or_insert_with(Instant::now);
                 stats.record(*timing, &bytes, now);
                 if !*silent {
+                    if output.len() + bytes.len() > limit {
+                        return false;
+                    }
                     output.extend_from_slice(&bytes);
                 }
                 pending.pop_front();
@@ -90,6 +112,15 @@ pub(super) fn drain_ready(
             Poll::Pending => break,
         }
     }
+    true
+}
+
+/// Logs why a client is disconnected for its unread replies.
+pub(super) fn over_output_limit(handle: &ClientHandle) {
+    tracing::info!(
+        "closing client {}: output buffer limit reached",
+        handle.addr
+    );
 }
 
 /// Unregisters a client when its session ends, normally or by panic.
@@ -129,6 +160,7 @@ pub(super) async fn serve(
         requests: VecDeque::new(),
         protocol_error: None,
         undecoded: false,
+        output_limit: config.limits.client_output_buffer_bytes,
         proxy: proxy.clone(),
     };
     let mut session = Session {
@@ -150,7 +182,7 @@ pub(super) async fn serve(
         batcher: Batcher::default(),
         parked: None,
     };
-    let output_limit = config.limits.client_output_buffer_bytes;
+    let output_limit = io.output_limit;
     let stats = proxy.metrics.worker(worker);
     // One ticker per session checks the operation and idle timeouts, and one kill
     // notification lives for the whole session: creating a timer or a waiter on every loop
@@ -186,12 +218,15 @@ pub(super) async fn serve(
                 continue;
             }
         }
-        drain_ready(&mut session.pending, &mut io.output, stats, &proxy);
-        if io.output.len() > output_limit {
-            tracing::info!(
-                "closing client {}: output buffer limit reached",
-                handle.addr
-            );
+        let within_limit = drain_ready(
+            &mut session.pending,
+            &mut io.output,
+            output_limit,
+            stats,
+            &proxy,
+        );
+        if !within_limit || io.output.len() > output_limit {
+            over_output_limit(&handle);
             break;
         }
         if io.requests.is_empty() {
@@ -228,7 +263,9 @@ pub(super) async fn serve(
         let stalled = !session.closing
             && match session.parked {
                 Some(_) => session.pending.is_empty(),
-                None => !io.requests.is_empty() && session.pending.len() < MAX_PENDING,
+                None => {
+                    !io.requests.is_empty() && session.pending.len() < pending_window(&io.output)
+                }
             };
         if stalled {
             continue;
@@ -261,6 +298,10 @@ pub(super) async fn serve(
                 if let Some((_, timing, silent)) = session.pending.pop_front() {
                     stats.record(timing, &bytes, now);
                     if !silent {
+                        if io.output.len() + bytes.len() > output_limit {
+                            over_output_limit(&handle);
+                            break;
+                        }
                         io.output.extend_from_slice(&bytes);
                     }
                 }
