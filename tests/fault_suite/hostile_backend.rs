@@ -93,19 +93,32 @@ fn serve_fake(
     stop: Arc<AtomicBool>,
     counts: Arc<FakeCounts>,
 ) {
-    let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
     let mut sent_endless = false;
+    let ended_by_proxy =
+        answer_until_closed(&mut stream, port, trap, &stop, &counts, &mut sent_endless);
+    if ended_by_proxy && sent_endless {
+        counts.closed_after_endless.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Answers requests until `stop` (false) or until the proxy ends the connection (true): a
+/// close, or a reset (a socket closed with our unread reply in it resets), seen by a read
+/// or by a write that fails.
+fn answer_until_closed(
+    stream: &mut TcpStream,
+    port: u16,
+    trap: u16,
+    stop: &AtomicBool,
+    counts: &FakeCounts,
+    sent_endless: &mut bool,
+) -> bool {
+    let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
     let mut decoder = RequestDecoder::new(Limits::default());
     let mut input = BytesMut::new();
     let mut chunk = [0u8; 16 * 1024];
     while !stop.load(Ordering::Relaxed) {
         match stream.read(&mut chunk) {
-            Ok(0) => {
-                if sent_endless {
-                    counts.closed_after_endless.fetch_add(1, Ordering::Relaxed);
-                }
-                return;
-            }
+            Ok(0) => return true,
             Ok(n) => input.extend_from_slice(&chunk[..n]),
             Err(e)
                 if matches!(
@@ -115,18 +128,19 @@ fn serve_fake(
             {
                 continue
             }
-            Err(_) => return,
+            Err(_) => return true,
         }
         while let Ok(Some(args)) = decoder.decode(&mut input) {
             if args.get(1).is_some_and(|k| k.starts_with(b"huge")) {
-                sent_endless = true;
+                *sent_endless = true;
                 counts.endless.fetch_add(1, Ordering::Relaxed);
             }
             if stream.write_all(&answer(&args, port, trap)).is_err() {
-                return;
+                return true;
             }
         }
     }
+    false
 }
 
 /// Accepts connections on its own thread until `stop`, running `each` on every one.
