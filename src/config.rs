@@ -5,7 +5,8 @@
 //! seeds: [127.0.0.1:7000, 127.0.0.1:7001]
 //! timeouts: { connect_ms: 1000, operation_ms: 5000, idle_secs: 0 }
 //! limits: { max_clients: 10000, max_request_bytes: 536870912,
-//!           client_output_buffer_bytes: 268435456, dedicated_connections: 512 }
+//!           client_output_buffer_bytes: 268435456, dedicated_connections: 512,
+//!           max_reply_bytes: 536870912, max_reply_elements: 134217728 }
 //! backend: { connections_per_node: 1, refresh_interval_ms: 5000 }
 //! deny_commands: [KEYS, FLUSHALL, FLUSHDB]
 //! users: [{ name: default, password: secret, admin: true }]
@@ -107,6 +108,13 @@ pub struct Limits {
     pub client_output_buffer_bytes: usize,
     /// Backend connections for MULTI, blocking commands and pub/sub, all clients together.
     pub dedicated_connections: usize,
+    /// Largest reply the proxy takes from a node (a bulk counts with its announced length).
+    /// 512 MB by default, Redis's `proto-max-bulk-len`: no node reply can legitimately carry
+    /// a larger bulk. A larger reply is refused at its header and its connection closed.
+    pub max_reply_bytes: usize,
+    /// Most elements one node reply may announce, all nesting levels together: 2^27 by
+    /// default, what 512 MB holds at 4 bytes an element (`:1\r\n`).
+    pub max_reply_elements: u64,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -164,6 +172,8 @@ impl Default for Limits {
             max_request_bytes: 512 * 1024 * 1024,
             client_output_buffer_bytes: 256 * 1024 * 1024,
             dedicated_connections: 512,
+            max_reply_bytes: 512 * 1024 * 1024,
+            max_reply_elements: 1 << 27,
         }
     }
 }

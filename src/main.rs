@@ -121,7 +121,7 @@ fn main() -> anyhow::Result<()> {
                     next.seeds = current.seeds.clone();
                     next.backend.connections_per_node = current.backend.connections_per_node;
                     next.workers = current.workers;
-                    proxy.config.store(std::sync::Arc::new(next));
+                    proxy.set_config(next);
                     tracing::info!("configuration reloaded");
                 }
                 Err(e) => tracing::error!("configuration not reloaded: {e:#}"),

@@ -22,8 +22,9 @@ use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
 
 use super::error::BackendError;
+use super::reply_cap::LiveReplyCap;
 use crate::metrics::histogram::{bump, HistogramSnapshot, LatencyHistogram};
-use crate::resp::{Proto, ReplyScanner};
+use crate::resp::{Proto, ReplyScanner, ScanError};
 
 /// The reply to one request, or why there is none.
 pub type ReplyResult = Result<Bytes, BackendError>;
@@ -60,6 +61,8 @@ pub struct ConnStats {
     failed_sent: AtomicU64,
     /// Requests queued but never written (connect failed, connection gone).
     failed_unsent: AtomicU64,
+    /// Replies refused for their size (`limits.max_reply_bytes` / `max_reply_elements`).
+    refused: AtomicU64,
     /// Time from the start of the write batch to the reply.
     latency: LatencyHistogram,
     /// Both tasks ended: the counters no longer change.
@@ -72,6 +75,8 @@ pub struct ConnTotals {
     pub requests: u64,
     pub in_flight: u64,
     pub errors: u64,
+    /// Replies refused for their size, each of which closed its connection.
+    pub refused: u64,
     pub latency: HistogramSnapshot,
 }
 
@@ -80,6 +85,7 @@ impl ConnTotals {
         self.requests += other.requests;
         self.in_flight += other.in_flight;
         self.errors += other.errors;
+        self.refused += other.refused;
         self.latency.merge(&other.latency);
     }
 }
@@ -102,6 +108,7 @@ impl ConnStats {
             requests: sent,
             in_flight: sent.saturating_sub(answered + failed_sent),
             errors: failed_sent + self.failed_unsent.load(Ordering::Relaxed),
+            refused: self.refused.load(Ordering::Relaxed),
             latency,
         }
     }
@@ -118,7 +125,12 @@ pub struct BackendConn {
 impl BackendConn {
     /// Starts a connection to `addr`; it connects in the background. With RESP3 it sends
     /// `HELLO 3` first, so RESP3 clients get replies they can pass through unchanged.
-    pub fn open(addr: String, proto: Proto, connect_timeout: Duration) -> BackendConn {
+    pub fn open(
+        addr: String,
+        proto: Proto,
+        connect_timeout: Duration,
+        reply_cap: Arc<LiveReplyCap>,
+    ) -> BackendConn {
         let (tx, rx) = mpsc::unbounded_channel();
         let alive = Arc::new(AtomicBool::new(true));
         let stats = Arc::new(ConnStats::default());
@@ -129,6 +141,7 @@ impl BackendConn {
             rx,
             alive.clone(),
             stats.clone(),
+            reply_cap,
         ));
         BackendConn {
             addr,
@@ -210,6 +223,7 @@ async fn run(
     mut rx: mpsc::UnboundedReceiver<Outgoing>,
     alive: Arc<AtomicBool>,
     stats: Arc<ConnStats>,
+    reply_cap: Arc<LiveReplyCap>,
 ) {
     let stream = match connect(&addr, proto, connect_timeout).await {
         Ok(stream) => stream,
@@ -235,6 +249,7 @@ async fn run(
         waiters_rx,
         alive.clone(),
         stats.clone(),
+        reply_cap,
     ));
     write_requests(&mut rx, write_half, waiters_tx, &stats).await;
     alive.store(false, Ordering::Relaxed);
@@ -259,7 +274,20 @@ async fn write_requests(
     stats: &ConnStats,
 ) {
     let mut batch = BytesMut::with_capacity(16 * 1024);
-    while let Some(first) = rx.recv().await {
+    // The reader ends on a lost connection, a protocol error or a refused reply; the write
+    // half then goes too, so the socket closes at once rather than when a next request
+    // finds it broken (a node that announced 4 GB must not keep its connection).
+    let reader_gone = waiters.closed();
+    tokio::pin!(reader_gone);
+    loop {
+        let first = tokio::select! {
+            biased;
+            next = rx.recv() => match next {
+                Some(first) => first,
+                None => return,
+            },
+            _ = &mut reader_gone => return,
+        };
         // One clock read per batch: every request in it leaves with the same write.
         let started = Instant::now();
         let mut batch_waiters = Vec::with_capacity(rx.len() + 1);
@@ -337,6 +365,7 @@ async fn read_replies(
     waiters: mpsc::UnboundedReceiver<Vec<Waiter>>,
     alive: Arc<AtomicBool>,
     stats: Arc<ConnStats>,
+    reply_cap: Arc<LiveReplyCap>,
 ) {
     let mut buf = BytesMut::with_capacity(16 * 1024);
     let mut scanner = ReplyScanner::default();
@@ -356,15 +385,24 @@ async fn read_replies(
         }
         // One clock read per read: the replies in it arrived together.
         let arrived = Instant::now();
+        let cap = reply_cap.get();
         loop {
-            let len = match scanner.scan(buf.get(expected.gathered..).unwrap_or(&[])) {
+            let len = match scanner.scan_capped(buf.get(expected.gathered..).unwrap_or(&[]), cap) {
                 Ok(Some(len)) => len,
                 Ok(None) => break,
-                Err(e) => {
+                Err(ScanError::Invalid(e)) => {
                     break 'read BackendError::Protocol {
                         addr: addr.clone(),
                         reason: e.to_string(),
                     }
+                }
+                Err(ScanError::TooLarge(reason)) => {
+                    bump(&stats.refused, 1);
+                    tracing::warn!("closing the connection to {addr}: {reason}");
+                    break 'read BackendError::ReplyTooLarge {
+                        addr: addr.clone(),
+                        reason,
+                    };
                 }
             };
             let (waiter, left) = match expected.gathering.take() {

@@ -17,6 +17,10 @@ pub enum BackendError {
     /// The node sent bytes that are not RESP: the node's fault, not the client's.
     #[error("{addr} sent invalid RESP: {reason}")]
     Protocol { addr: String, reason: String },
+    /// The node's reply was larger than `limits.max_reply_bytes` / `max_reply_elements`;
+    /// its connection was closed without reading the rest.
+    #[error("{addr} sent a reply over the proxy's limit: {reason}")]
+    ReplyTooLarge { addr: String, reason: String },
     /// No node serves the slot (the cluster does not cover it).
     #[error("no node serves slot {slot}")]
     NoNode { slot: u16 },

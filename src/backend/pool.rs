@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use super::connection::{BackendConn, ConnStats, ConnTotals};
 use super::error::BackendError;
+use super::reply_cap::LiveReplyCap;
 use crate::resp::Proto;
 
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
@@ -31,6 +32,7 @@ struct Slot {
 pub struct Pool {
     per_node: usize,
     connect_timeout: Duration,
+    reply_cap: Arc<LiveReplyCap>,
     /// Per node address, the connections of each protocol (RESP2, RESP3). Keyed by the
     /// address alone so the per-request look-up borrows a `&str` and allocates nothing.
     nodes: RwLock<HashMap<String, [Vec<Slot>; 2]>>,
@@ -55,10 +57,11 @@ fn proto_index(proto: Proto) -> usize {
 }
 
 impl Pool {
-    pub fn new(per_node: usize, connect_timeout: Duration) -> Pool {
+    pub fn new(per_node: usize, connect_timeout: Duration, reply_cap: Arc<LiveReplyCap>) -> Pool {
         Pool {
             per_node: per_node.max(1),
             connect_timeout,
+            reply_cap,
             nodes: RwLock::new(HashMap::new()),
             next: AtomicUsize::new(0),
             retired: Mutex::new(Retired::default()),
@@ -96,6 +99,7 @@ impl Pool {
                     addr.to_string(),
                     proto,
                     self.connect_timeout,
+                    self.reply_cap.clone(),
                 )),
                 opened: Instant::now(),
                 backoff: Duration::ZERO,
@@ -123,6 +127,7 @@ impl Pool {
             addr.to_string(),
             proto,
             self.connect_timeout,
+            self.reply_cap.clone(),
         ));
         let old = std::mem::replace(&mut slot.conn, fresh);
         self.retired

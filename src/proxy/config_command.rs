@@ -285,7 +285,7 @@ async fn set(proxy: Arc<Proxy>, args: Vec<Bytes>) -> Bytes {
                 _ => config.timeouts.idle_secs = value,
             }
         }
-        proxy.config.store(Arc::new(config));
+        proxy.set_config(config);
     }
     Bytes::from_static(b"+OK\r\n")
 }

@@ -12,7 +12,7 @@ use super::client_io::ClientIo;
 use super::fanout;
 use super::forward::{error_reply, send_to_node, Pending};
 use super::router::{self, Route};
-use super::session::{drain_ready, Parked, Session, MAX_PENDING};
+use super::session::{drain_ready, over_output_limit, pending_window, Parked, Session};
 use super::stats::Stats;
 use super::Proxy;
 use crate::metrics::workers::unknown_command;
@@ -47,7 +47,16 @@ impl Session {
                 // Replies that are already complete (MULTI's +OK, QUEUED, local answers)
                 // wake nothing: take them now, or a pipelined `MULTI ... EXEC` would wait
                 // for an event that never comes.
-                drain_ready(&mut self.pending, &mut io.output, stats, proxy);
+                if !drain_ready(
+                    &mut self.pending,
+                    &mut io.output,
+                    io.output_limit,
+                    stats,
+                    proxy,
+                ) {
+                    over_output_limit(&self.client.handle);
+                    return false;
+                }
                 if !self.pending.is_empty() {
                     self.parked = Some(parked);
                     break;
@@ -88,7 +97,7 @@ impl Session {
                 }
                 continue;
             }
-            if self.closing || self.pending.len() >= MAX_PENDING {
+            if self.closing || self.pending.len() >= pending_window(&io.output) {
                 break;
             }
             let Some(args) = io.requests.pop_front() else {

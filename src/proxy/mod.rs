@@ -34,7 +34,7 @@ use tokio::net::TcpListener;
 use tokio::sync::Notify;
 
 use crate::backend::dedicated::DedicatedLimit;
-use crate::backend::{topology, Lane, Pool, Topology};
+use crate::backend::{topology, Lane, LiveReplyCap, Pool, Topology};
 use crate::config::ProxyConfig;
 use crate::metrics::Metrics;
 
@@ -46,6 +46,8 @@ pub struct Proxy {
     /// the control thread (topology refresh, INFO aggregation).
     pools: Vec<Pool>,
     pub dedicated: Arc<DedicatedLimit>,
+    /// The cap on one backend reply, shared by every pool's connections.
+    pub reply_cap: Arc<LiveReplyCap>,
     pub clients: clients::ClientRegistry,
     pub stats: stats::Stats,
     /// Prometheus metrics (`GET /metrics`); per-worker counters indexed like `pools`.
@@ -59,16 +61,19 @@ pub struct Proxy {
 
 impl Proxy {
     pub fn new(config: ProxyConfig, listen_addr: SocketAddr, workers: usize) -> Proxy {
+        let reply_cap = Arc::new(LiveReplyCap::new(&config.limits));
         let pools: Vec<Pool> = (0..=workers)
             .map(|_| {
                 Pool::new(
                     config.backend.connections_per_node,
                     Duration::from_millis(config.timeouts.connect_ms),
+                    reply_cap.clone(),
                 )
             })
             .collect();
         Proxy {
             dedicated: DedicatedLimit::new(config.limits.dedicated_connections),
+            reply_cap,
             config: ArcSwap::from_pointee(config),
             topology: ArcSwap::from_pointee(Topology::default()),
             pools,
@@ -80,6 +85,13 @@ impl Proxy {
             listen_addr,
             refresh: Notify::new(),
         }
+    }
+
+    /// Applies a (re)loaded configuration: the live settings that are not read from
+    /// `config` on use are updated here.
+    pub fn set_config(&self, config: ProxyConfig) {
+        self.reply_cap.set(&config.limits);
+        self.config.store(Arc::new(config));
     }
 
     /// The pool of a lane's worker.

@@ -30,7 +30,10 @@
 //! A PUBLISH by a client to a `__keyspace@...` channel itself arrives once per master.
 
 use std::collections::{BTreeSet, HashMap};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use tokio::time::Instant;
@@ -51,6 +54,14 @@ use crate::resp::{encode_request, parse_frame, Frame, Proto, ReplyScanner};
 pub enum Event {
     Frame(usize, Bytes),
     Closed(usize),
+}
+
+/// What the session is woken for by pub/sub.
+pub enum Wake {
+    /// A connection's frame or end (None: every connection is gone).
+    Event(Option<Event>),
+    /// Time to match the mirrors with the topology ([`PubSub::follow_topology`]).
+    CheckTopology,
 }
 
 /// How often a session with keyspace subscriptions looks for topology changes.
@@ -95,7 +106,7 @@ pub struct PubSub {
     keyspace_patterns: BTreeSet<Bytes>,
     /// The topology version the mirrors were last matched with, and when to look again.
     topology_version: u64,
-    next_check: Instant,
+    next_check: Pin<Box<tokio::time::Sleep>>,
     /// The client's protocol: what it is sent is written in it.
     proto: Proto,
     /// Barrier PINGs whose pongs have not been read yet, per connection: a pong that comes
@@ -115,7 +126,7 @@ impl Default for PubSub {
             keyspace_channels: BTreeSet::new(),
             keyspace_patterns: BTreeSet::new(),
             topology_version: 0,
-            next_check: Instant::now(),
+            next_check: Box::pin(tokio::time::sleep_until(Instant::now())),
             proto: Proto::Resp2,
             owed_pongs: HashMap::new(),
         }
@@ -257,22 +268,25 @@ impl PubSub {
         while self.events_rx.try_recv().is_ok() {}
     }
 
-    /// The next message from any subscription connection. While the client holds keyspace
-    /// subscriptions, this also keeps the mirrors in step with the topology.
-    pub async fn next_event(&mut self, proxy: &Arc<Proxy>) -> Option<Event> {
-        loop {
-            if self.keyspace_channels.is_empty() && self.keyspace_patterns.is_empty() {
-                return self.events_rx.recv().await;
+    /// The next message from any subscription connection, or, while the client holds
+    /// keyspace subscriptions, the time to keep the mirrors in step with the topology.
+    /// A poll, not an async fn: the session waits on it in its select, and every client's
+    /// task would carry the size of a future (a receiver and a timer) it rarely uses.
+    pub fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Wake> {
+        if let Poll::Ready(event) = self.events_rx.poll_recv(cx) {
+            return Poll::Ready(Wake::Event(event));
+        }
+        if self.keyspace_channels.is_empty() && self.keyspace_patterns.is_empty() {
+            return Poll::Pending;
+        }
+        match self.next_check.as_mut().poll(cx) {
+            Poll::Ready(()) => {
+                self.next_check
+                    .as_mut()
+                    .reset(Instant::now() + TOPOLOGY_CHECK);
+                Poll::Ready(Wake::CheckTopology)
             }
-            tokio::select! {
-                event = self.events_rx.recv() => return event,
-                _ = tokio::time::sleep_until(self.next_check) => {
-                    self.next_check = Instant::now() + TOPOLOGY_CHECK;
-                    // Boxed: this future is part of every client session's task (a select
-                    // branch), and opening connections makes it large.
-                    Box::pin(self.follow_topology(proxy)).await;
-                }
-            }
+            Poll::Pending => Poll::Pending,
         }
     }
 
@@ -535,7 +549,7 @@ impl PubSub {
     }
 
     /// Called on the check timer: follows a topology change.
-    async fn follow_topology(&mut self, proxy: &Arc<Proxy>) {
+    pub async fn follow_topology(&mut self, proxy: &Arc<Proxy>) {
         if proxy.topology.load().version != self.topology_version {
             self.sync_mirrors(proxy, false).await;
         }

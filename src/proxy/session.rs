@@ -29,7 +29,7 @@ use super::batch::Batcher;
 use super::client_io::ClientIo;
 use super::clients::ClientHandle;
 use super::forward::{error_reply, Pending};
-use super::pubsub::{Event, PubSub};
+use super::pubsub::{Event, PubSub, Wake};
 use super::router::Route;
 use super::stats::Stats;
 use super::transaction::Transaction;
@@ -41,6 +41,22 @@ use crate::resp::{Limits, Proto, RequestDecoder};
 
 /// Requests in flight per client before the session stops reading more.
 pub(super) const MAX_PENDING: usize = 1024;
+
+/// Requests in flight for a client that is behind: one that leaves at least [`FLUSH_AT`]
+/// bytes of replies unread. Its replies in flight are memory the output limit does not see
+/// (a node's reply waits in its read buffer until it is copied to the client's output), so
+/// such a client gets a small window: 1024 replies of 512 bytes held for each of 100 slow
+/// readers were some 50 MB over `limits.client_output_buffer_bytes` x clients.
+pub(super) const MAX_PENDING_BEHIND: usize = 32;
+
+/// The requests a client may have in flight now (see [`MAX_PENDING_BEHIND`]).
+pub(super) fn pending_window(output: &BytesMut) -> usize {
+    if output.len() >= FLUSH_AT {
+        MAX_PENDING_BEHIND
+    } else {
+        MAX_PENDING
+    }
+}
 
 /// Replies gathered for a client that are written even though some of its pipeline is
 /// still waiting for a node.
@@ -77,12 +93,15 @@ pub(super) enum Parked {
 }
 
 /// Moves every reply at the front of the FIFO that is already complete into `output`.
+/// False when a reply would take `output` past `limit` (the client is then disconnected):
+/// checked before the copy, so the buffer is never grown, and copied, past the limit.
 pub(super) fn drain_ready(
     pending: &mut VecDeque<(Pending, Timing, bool)>,
     output: &mut BytesMut,
+    limit: usize,
     stats: &WorkerStats,
     proxy: &Arc<Proxy>,
-) {
+) -> bool {
     let mut cx = Context::from_waker(Waker::noop());
     let mut now = None;
     while let Some((front, timing, silent)) = pending.front_mut() {
@@ -91,6 +110,9 @@ pub(super) fn drain_ready(
                 let now = *now.get_or_insert_with(Instant::now);
                 stats.record(*timing, &bytes, now);
                 if !*silent {
+                    if output.len() + bytes.len() > limit {
+                        return false;
+                    }
                     output.extend_from_slice(&bytes);
                 }
                 pending.pop_front();
@@ -98,6 +120,15 @@ pub(super) fn drain_ready(
             Poll::Pending => break,
         }
     }
+    true
+}
+
+/// Logs why a client is disconnected for its unread replies.
+pub(super) fn over_output_limit(handle: &ClientHandle) {
+    tracing::info!(
+        "closing client {}: output buffer limit reached",
+        handle.addr
+    );
 }
 
 /// Unregisters a client when its session ends, normally or by panic.
@@ -123,10 +154,8 @@ pub(super) async fn serve(
         id: handle.id,
     };
     let config = proxy.config.load_full();
-    let (read, write) = stream.into_split();
     let mut io = ClientIo {
-        read,
-        write,
+        stream,
         input: BytesMut::new(),
         input_hint: 0,
         output: BytesMut::new(),
@@ -139,6 +168,7 @@ pub(super) async fn serve(
         requests: VecDeque::new(),
         protocol_error: None,
         undecoded: false,
+        output_limit: config.limits.client_output_buffer_bytes,
         proxy: proxy.clone(),
     };
     let mut session = Session {
@@ -160,7 +190,7 @@ pub(super) async fn serve(
         batcher: Batcher::default(),
         parked: None,
     };
-    let output_limit = config.limits.client_output_buffer_bytes;
+    let output_limit = io.output_limit;
     let stats = proxy.metrics.worker(worker);
     // One ticker per session checks the operation and idle timeouts, and one kill
     // notification lives for the whole session: creating a timer or a waiter on every loop
@@ -196,12 +226,15 @@ pub(super) async fn serve(
                 continue;
             }
         }
-        drain_ready(&mut session.pending, &mut io.output, stats, &proxy);
-        if io.output.len() > output_limit {
-            tracing::info!(
-                "closing client {}: output buffer limit reached",
-                handle.addr
-            );
+        let within_limit = drain_ready(
+            &mut session.pending,
+            &mut io.output,
+            output_limit,
+            stats,
+            &proxy,
+        );
+        if !within_limit || io.output.len() > output_limit {
+            over_output_limit(&handle);
             break;
         }
         if io.requests.is_empty() {
@@ -238,7 +271,9 @@ pub(super) async fn serve(
         let stalled = !session.closing
             && match session.parked {
                 Some(_) => session.pending.is_empty(),
-                None => !io.requests.is_empty() && session.pending.len() < MAX_PENDING,
+                None => {
+                    !io.requests.is_empty() && session.pending.len() < pending_window(&io.output)
+                }
             };
         if stalled {
             continue;
@@ -256,7 +291,9 @@ pub(super) async fn serve(
         }
         tokio::select! {
             _ = &mut kill => break,
-            writable = io.write.writable(), if wait_writable => {
+            // Readiness by polls, not by `readable()`/`writable()` futures: each of those is
+            // a waiter of some 100 bytes that every idle client's task would carry.
+            writable = std::future::poll_fn(|cx| io.stream.poll_write_ready(cx)), if wait_writable => {
                 if writable.is_err() {
                     break;
                 }
@@ -269,14 +306,21 @@ pub(super) async fn serve(
                 if let Some((_, timing, silent)) = session.pending.pop_front() {
                     stats.record(timing, &bytes, now);
                     if !silent {
+                        if io.output.len() + bytes.len() > output_limit {
+                            over_output_limit(&handle);
+                            break;
+                        }
                         io.output.extend_from_slice(&bytes);
                     }
                 }
                 // The operation timeout runs from when a reply reaches the front.
                 front_since = now;
             }
-            event = next_event(&mut session.pubsub, &proxy), if session.subscribed_or_pending() => match event {
-                Some(Event::Frame(id, frame)) => {
+            wake = std::future::poll_fn(|cx| match session.pubsub.as_mut() {
+                Some(pubsub) => pubsub.poll_next(cx),
+                None => Poll::Pending,
+            }), if session.subscribed_or_pending() => match wake {
+                Wake::Event(Some(Event::Frame(id, frame))) => {
                     let forward = match session.pubsub.as_mut() {
                         Some(pubsub) => pubsub.observe(id, frame),
                         None => Some(frame),
@@ -287,20 +331,27 @@ pub(super) async fn serve(
                         io.output.extend_from_slice(&frame);
                     }
                 }
-                Some(Event::Closed(id)) => {
+                Wake::Event(Some(Event::Closed(id))) => {
                     if let Some(pubsub) = session.pubsub.as_mut() {
                         pubsub.closed(id);
                     }
                 }
-                None => {}
+                Wake::Event(None) => {}
+                Wake::CheckTopology => {
+                    if let Some(pubsub) = session.pubsub.as_mut() {
+                        // Boxed: opening mirror connections makes this future large, and
+                        // unboxed it would size every client's task.
+                        Box::pin(pubsub.follow_topology(&proxy)).await;
+                    }
+                }
             },
             // Readiness first, then a buffer: an idle client waits without one.
-            readable = io.read.readable(), if can_read => {
+            readable = std::future::poll_fn(|cx| io.stream.poll_read_ready(cx)), if can_read => {
                 if readable.is_err() {
                     break;
                 }
                 io.reserve_input();
-                match io.read.try_read_buf(&mut io.input) {
+                match io.stream.try_read_buf(&mut io.input) {
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
                     read => {
                         if !io.take_read(read) {
@@ -313,7 +364,7 @@ pub(super) async fn serve(
                     front_since = last_activity;
                 }
             }
-            _ = tick(&mut ticker, check_every), if !session.pending.is_empty() || idle_limit.is_some() => {
+            _ = std::future::poll_fn(|cx| poll_tick(&mut ticker, check_every, cx)), if !session.pending.is_empty() || idle_limit.is_some() => {
                 let idle = session.pending.is_empty() && !session.subscribed_or_pending();
                 if idle && idle_limit.is_some_and(|limit| last_activity.elapsed() >= limit) {
                     break;
@@ -359,18 +410,14 @@ impl Timeouts {
     }
 }
 
-/// The next pub/sub event; never, for a client that has not used pub/sub.
-async fn next_event(pubsub: &mut Option<Box<PubSub>>, proxy: &Arc<Proxy>) -> Option<Event> {
-    match pubsub {
-        Some(pubsub) => pubsub.next_event(proxy).await,
-        None => std::future::pending().await,
-    }
-}
-
 /// The next tick of the session's timeout checks. The ticker is made the first time one
 /// is needed (a client that never waited on a node has none), then kept: making a timer
 /// for every wait would cost more than the rest of the loop.
-async fn tick(ticker: &mut Option<tokio::time::Interval>, every: Duration) {
+fn poll_tick(
+    ticker: &mut Option<tokio::time::Interval>,
+    every: Duration,
+    cx: &mut Context<'_>,
+) -> Poll<()> {
     ticker
         .get_or_insert_with(|| {
             let start = tokio::time::Instant::now() + every;
@@ -378,6 +425,6 @@ async fn tick(ticker: &mut Option<tokio::time::Interval>, every: Duration) {
             ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             ticker
         })
-        .tick()
-        .await;
+        .poll_tick(cx)
+        .map(|_| ())
 }

@@ -22,7 +22,7 @@ pub use frame::Frame;
 pub use limits::Limits;
 pub use parse::{parse_frame, ParseError};
 pub use request::{ProtocolError, RequestDecoder};
-pub use scan::ReplyScanner;
+pub use scan::{ReplyCap, ReplyScanner, ScanError};
 
 #[cfg(test)]
 mod tests;

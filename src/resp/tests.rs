@@ -309,3 +309,45 @@ fn scanner_walks_any_depth_and_rejects_a_bare_line_end() {
     assert!(ReplyScanner::default().scan(b"\r\n").is_err());
     assert!(ReplyScanner::default().scan(b"*1\r\n\r\n").is_err());
 }
+
+#[test]
+fn capped_scanner_refuses_announced_sizes_at_the_header() {
+    let cap = ReplyCap {
+        max_bytes: 1024,
+        max_elements: 100,
+    };
+    let too_large = |buf: &[u8]| {
+        matches!(
+            ReplyScanner::default().scan_capped(buf, cap),
+            Err(ScanError::TooLarge(_))
+        )
+    };
+    // Headers alone: nothing of the announced body has arrived.
+    assert!(too_large(b"*4294967296\r\n"));
+    assert!(too_large(b"$4294967296\r\n"));
+    assert!(too_large(b"%51\r\n"));
+    // The elements of every level count together.
+    assert!(too_large(
+        b"*10\r\n*10\r\n:1\r\n:1\r\n:1\r\n:1\r\n:1\r\n:1\r\n:1\r\n:1\r\n:1\r\n:1\r\n*95\r\n"
+    ));
+    // Bytes: a bulk inside an array counts from the start of the frame.
+    let mut near = b"*2\r\n$1000\r\n".to_vec();
+    near.extend_from_slice(&[b'x'; 1000]);
+    near.extend_from_slice(b"\r\n");
+    assert!(!too_large(&near));
+    near.extend_from_slice(b"$100\r\n");
+    assert!(too_large(&near));
+    // At the cap is allowed, and the count starts again with the next frame.
+    let mut scanner = ReplyScanner::default();
+    let hundred = format!("*100\r\n{}", ":1\r\n".repeat(100));
+    assert_eq!(
+        scanner.scan_capped(hundred.as_bytes(), cap),
+        Ok(Some(hundred.len()))
+    );
+    assert_eq!(
+        scanner.scan_capped(hundred.as_bytes(), cap),
+        Ok(Some(hundred.len()))
+    );
+    // Uncapped scanning is unchanged.
+    assert_eq!(ReplyScanner::default().scan(b"*4294967296\r\n"), Ok(None));
+}

@@ -225,3 +225,15 @@ pub fn error_contains(frame: &slotproxy::resp::Frame, needle: &str) -> bool {
         _ => false,
     }
 }
+
+/// Polls `condition` until it holds or `limit` passes; whether it held.
+pub fn wait_until(limit: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < deadline {
+        if condition() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    condition()
+}

@@ -1,10 +1,13 @@
 //! A hostile backend: a tiny RESP server written here, seeded as the proxy's only node. It
 //! claims every slot, answers some keys with `-MOVED` to an address outside the cluster
-//! (a listener of ours that counts connections) and one with an array announcing
-//! 4,294,967,296 elements that never come.
+//! (a listener of ours that counts connections), one with an array announcing
+//! 4,294,967,296 elements that never come and one with a 4 GB bulk that never comes.
 //!
 //! Targets: the proxy opens no connection to the unknown address, answers the client an
-//! error (not a hang), stays bounded in memory and keeps serving.
+//! error (not a hang), stays bounded in memory and keeps serving. The never-ending replies
+//! are over the proxy's cap on one reply (`limits.max_reply_bytes`,
+//! `limits.max_reply_elements`): the client gets that error, not the operation timeout, and
+//! the proxy closes the connection that carried it (the fake node sees it closed).
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -58,6 +61,11 @@ fn answer(args: &[bytes::Bytes], port: u16, trap: u16) -> Vec<u8> {
         }
         ["MULTI"] => b"+OK\r\n".to_vec(),
         ["EXEC"] => b"-EXECABORT Transaction discarded because of previous errors.\r\n".to_vec(),
+        ["GET", _] if key.as_deref() == Some("hugebulk") => {
+            let mut reply = b"$4294967296\r\n".to_vec();
+            reply.extend_from_slice(&[b'x'; HUGE_TAIL]);
+            reply
+        }
         ["GET", _] if key.as_deref() == Some("huge") => {
             let mut reply = b"*4294967296\r\n".to_vec();
             for _ in 0..HUGE_TAIL {
@@ -69,14 +77,48 @@ fn answer(args: &[bytes::Bytes], port: u16, trap: u16) -> Vec<u8> {
     }
 }
 
-fn serve_fake(mut stream: TcpStream, port: u16, trap: u16, stop: Arc<AtomicBool>) {
+/// What the fake node saw of its connections.
+#[derive(Default)]
+struct FakeCounts {
+    /// Never-ending replies sent.
+    endless: AtomicUsize,
+    /// Connections that had one of those and that the proxy then closed.
+    closed_after_endless: AtomicUsize,
+}
+
+fn serve_fake(
+    mut stream: TcpStream,
+    port: u16,
+    trap: u16,
+    stop: Arc<AtomicBool>,
+    counts: Arc<FakeCounts>,
+) {
+    let mut sent_endless = false;
+    let ended_by_proxy =
+        answer_until_closed(&mut stream, port, trap, &stop, &counts, &mut sent_endless);
+    if ended_by_proxy && sent_endless {
+        counts.closed_after_endless.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Answers requests until `stop` (false) or until the proxy ends the connection (true): a
+/// close, or a reset (a socket closed with our unread reply in it resets), seen by a read
+/// or by a write that fails.
+fn answer_until_closed(
+    stream: &mut TcpStream,
+    port: u16,
+    trap: u16,
+    stop: &AtomicBool,
+    counts: &FakeCounts,
+    sent_endless: &mut bool,
+) -> bool {
     let _ = stream.set_read_timeout(Some(Duration::from_millis(200)));
     let mut decoder = RequestDecoder::new(Limits::default());
     let mut input = BytesMut::new();
     let mut chunk = [0u8; 16 * 1024];
     while !stop.load(Ordering::Relaxed) {
         match stream.read(&mut chunk) {
-            Ok(0) => return,
+            Ok(0) => return true,
             Ok(n) => input.extend_from_slice(&chunk[..n]),
             Err(e)
                 if matches!(
@@ -86,14 +128,19 @@ fn serve_fake(mut stream: TcpStream, port: u16, trap: u16, stop: Arc<AtomicBool>
             {
                 continue
             }
-            Err(_) => return,
+            Err(_) => return true,
         }
         while let Ok(Some(args)) = decoder.decode(&mut input) {
+            if args.get(1).is_some_and(|k| k.starts_with(b"huge")) {
+                *sent_endless = true;
+                counts.endless.fetch_add(1, Ordering::Relaxed);
+            }
             if stream.write_all(&answer(&args, port, trap)).is_err() {
-                return;
+                return true;
             }
         }
     }
+    false
 }
 
 /// Accepts connections on its own thread until `stop`, running `each` on every one.
@@ -136,8 +183,10 @@ pub fn hostile_backend() -> Row {
     });
     let (fake_listener, fake) = bind();
     let fake_stop = stop.clone();
+    let counts = Arc::new(FakeCounts::default());
+    let fake_counts = counts.clone();
     let fake_thread = listen(fake_listener, stop.clone(), move |stream| {
-        serve_fake(stream, fake, trap, fake_stop.clone())
+        serve_fake(stream, fake, trap, fake_stop.clone(), fake_counts.clone())
     });
     let mut proxy = proxy_with_config(
         &[format!("127.0.0.1:{fake}")],
@@ -147,11 +196,26 @@ pub fn hostile_backend() -> Row {
     let mut client = RawClient::connect(proxy.port);
     let rounds = scaled(5, 20);
     let mut samples = Vec::new();
+    let mut endless_answers = Vec::new();
     for i in 0..rounds {
-        for key in [format!("moved{i}"), format!("ask{i}"), "huge".to_string()] {
+        for key in [
+            format!("moved{i}"),
+            format!("ask{i}"),
+            "huge".to_string(),
+            "hugebulk".to_string(),
+        ] {
             let started = Instant::now();
             let reply = client.call(&["GET", &key]);
             samples.push(started.elapsed());
+            if key.starts_with("huge") {
+                endless_answers.push(reply.clone());
+                // The proxy closes the connection of each endless reply; the next one
+                // then comes on a fresh connection (polled: the close is asynchronous).
+                let sent = counts.endless.load(Ordering::Relaxed);
+                wait_until(Duration::from_secs(10), || {
+                    counts.closed_after_endless.load(Ordering::Relaxed) >= sent
+                });
+            }
             if reply.is_error() {
                 row.errors += 1;
             } else {
@@ -206,6 +270,17 @@ pub fn hostile_backend() -> Row {
         "the proxy connected to the unknown address"
     );
     assert_eq!(row.acked, 0, "every hostile answer must end in an error");
+    for reply in &endless_answers {
+        assert!(
+            error_contains(reply, "over the proxy's limit"),
+            "an endless reply must be refused by the reply cap, not timed out: {reply:?}"
+        );
+    }
+    assert_eq!(
+        counts.closed_after_endless.load(Ordering::Relaxed),
+        counts.endless.load(Ordering::Relaxed),
+        "the proxy must close each connection that carried an endless reply"
+    );
     assert!(growth_mb < 32.0, "RSS grew by {growth_mb:.1} MB");
     assert_eq!(row.crashes, 0);
     row

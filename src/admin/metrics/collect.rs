@@ -202,6 +202,10 @@ fn backends(proxy: &Proxy, out: &mut Vec<MetricFamily>) {
         "slotproxy_backend_timeouts_total",
         "Requests whose reply did not come within timeouts.operation_ms.",
     );
+    let mut refused = Family::counter(
+        "slotproxy_backend_replies_refused_total",
+        "Replies over limits.max_reply_bytes or limits.max_reply_elements; each closed its connection.",
+    );
     let mut latency = Family::histogram(
         "slotproxy_backend_duration_seconds",
         "Time from a request being written to a node to its reply, by node.",
@@ -221,6 +225,7 @@ fn backends(proxy: &Proxy, out: &mut Vec<MetricFamily>) {
         in_flight.add(&node, totals.in_flight as f64);
         requests.add(&node, totals.requests as f64);
         errors.add(&node, totals.errors as f64);
+        refused.add(&node, totals.refused as f64);
         timeout_family.add(&node, timeouts.get(addr).copied().unwrap_or(0) as f64);
         latency.add_latency(&node, &totals.latency);
     }
@@ -235,6 +240,7 @@ fn backends(proxy: &Proxy, out: &mut Vec<MetricFamily>) {
         in_flight.finish(),
         requests.finish(),
         errors.finish(),
+        refused.finish(),
         timeout_family.finish(),
         latency.finish(),
     ]);
