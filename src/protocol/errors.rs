@@ -66,6 +66,16 @@ pub fn unknown_subcommand(args: &[Bytes]) -> String {
     format!("ERR unknown subcommand '{sub}'. Try {container} HELP.")
 }
 
+/// Redis's `addReplySubcommandSyntaxError`: a known subcommand given the wrong arguments
+/// (the subcommand printed with `%.128s`: up to a NUL byte, 128 characters at most).
+pub fn subcommand_syntax_error(args: &[Bytes]) -> String {
+    let sub = shown(args.get(1).map_or(&b""[..], |a| a), 128);
+    let container = String::from_utf8_lossy(args.first().map_or(&b""[..], |a| a)).to_uppercase();
+    format!(
+        "ERR unknown subcommand or wrong number of arguments for '{sub}'. Try {container} HELP."
+    )
+}
+
 /// What a refused EXEC answers, in MULTI or not (Redis's `rejectCommand` calls
 /// `execCommandAbort`, which also discards the transaction and every WATCH): the
 /// transaction is discarded because of `reason`.

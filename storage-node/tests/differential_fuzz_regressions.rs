@@ -118,6 +118,13 @@ fn echoed_arguments_stop_at_nul() {
     d.check_bytes(&[b"NOSUCH\0X", b"a\0b", b"\0"]);
     d.check_bytes(&[b"FUNCTION", b"LIST", b"with\0code"]);
     d.check_bytes(&[b"EXPIRE", b"{fz}k", b"10", b"n\0x"]);
+    d.check_bytes(&[b"FUNCTION", b"LOAD", b"\0\x7f\r\n", b"garbage"]);
+    // A known subcommand with wrong arguments: `%.128s`, so also at most 128 characters.
+    d.check_bytes(&[b"PUBSUB", b"NUMPAT", b"x"]);
+    d.check_bytes(&[b"FUNCTION", b"FLUSH", b"a\0b", b"c"]);
+    let long = [b'x'; 200];
+    d.check_bytes(&[b"CLIENT", b"UNBLOCK", b"1", b"2", b"3"]);
+    d.check_bytes(&[b"PUBSUB", &long[..], b"x"]);
 }
 
 /// Score ranges are read as C strings: a NUL byte ends the number.

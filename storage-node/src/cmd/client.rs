@@ -128,11 +128,7 @@ fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 fn unblock(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if args.len() > 4 {
-        return Err(format!(
-            "ERR unknown subcommand or wrong number of arguments for '{}'. Try CLIENT HELP.",
-            text(&args[1])
-        )
-        .into());
+        return Err(slotproxy::protocol::errors::subcommand_syntax_error(args).into());
     }
     let with_error = match args.get(3) {
         None => false,

@@ -94,15 +94,7 @@ fn debug_object(ctx: &mut Ctx<'_>, key: &[u8]) -> CmdResult {
 
 /// Redis's `addReplySubcommandSyntaxError`.
 fn syntax_error(args: &[Bytes]) -> CmdError {
-    let sub: String = String::from_utf8_lossy(&args[1])
-        .chars()
-        .take(128)
-        .collect();
-    let container = String::from_utf8_lossy(&args[0]).to_uppercase();
-    format!(
-        "ERR unknown subcommand or wrong number of arguments for '{sub}'. Try {container} HELP."
-    )
-    .into()
+    slotproxy::protocol::errors::subcommand_syntax_error(args).into()
 }
 
 /// The number C's `strtod` reads from the start of `text` (0 when there is none), limited

@@ -121,11 +121,7 @@ fn function(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 
 /// Redis's `addReplySubcommandSyntaxError`.
 fn subcommand_syntax_error(args: &[Bytes]) -> super::CmdError {
-    format!(
-        "ERR unknown subcommand or wrong number of arguments for '{}'. Try FUNCTION HELP.",
-        super::args::text(&args[1])
-    )
-    .into()
+    slotproxy::protocol::errors::subcommand_syntax_error(args).into()
 }
 
 fn load(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -137,7 +133,9 @@ fn load(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if is(option, "replace") {
             replace = true;
         } else {
-            return Err(format!("ERR Unknown option given: {}", super::args::text(option)).into());
+            // Redis prints the option with `%s`: up to a NUL byte.
+            let shown = slotproxy::protocol::errors::c_string(option);
+            return Err(format!("ERR Unknown option given: {shown}").into());
         }
     }
     let shared = ctx.shared;

@@ -215,11 +215,7 @@ fn pubsub(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     } else if is(sub, "numpat") && args.len() == 2 {
         ctx.out.integer(registry.len(Kind::Pattern) as i64);
     } else {
-        return Err(format!(
-            "ERR unknown subcommand or wrong number of arguments for '{}'. Try PUBSUB HELP.",
-            super::args::text(sub)
-        )
-        .into());
+        return Err(slotproxy::protocol::errors::subcommand_syntax_error(args).into());
     }
     Ok(())
 }

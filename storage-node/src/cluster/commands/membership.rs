@@ -30,9 +30,7 @@ use crate::keyspace::unix_time_ms;
 
 /// Redis's reply to a known subcommand given the wrong arguments.
 fn subcommand_syntax(args: &[Bytes]) -> CmdError {
-    let sub: String = text(&args[1]).chars().take(128).collect();
-    format!("ERR unknown subcommand or wrong number of arguments for '{sub}'. Try CLUSTER HELP.")
-        .into()
+    slotproxy::protocol::errors::subcommand_syntax_error(args).into()
 }
 
 pub fn meet(ctx: &mut Ctx<'_>, cluster: &Cluster, args: &[Bytes]) -> CmdResult {
