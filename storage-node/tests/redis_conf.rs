@@ -452,8 +452,10 @@ fn modules_and_acl_users_stop_the_start_with_a_clear_error() {
 #[test]
 fn a_configuration_on_stdin_is_read_as_redis_server_reads_it() {
     let port = free_port();
+    // Its files (a save at exit) go to a scratch directory, never the source tree.
+    let dir = scratch_dir("stdin");
     let mut child = Command::new(node_binary())
-        .args(["-", "--hz", "42"])
+        .args(["-", "--hz", "42", "--dir", &dir.display().to_string()])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -512,6 +514,8 @@ fn daemonize_detaches_and_the_pidfile_names_the_daemon() {
             &pidfile.display().to_string(),
             "--logfile",
             &logfile.display().to_string(),
+            "--dir",
+            &dir.display().to_string(),
         ])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
