@@ -133,15 +133,19 @@ impl ServerProcess {
     }
 
     /// A storage-node on a free port with the given extra arguments. Without save points
-    /// (as [`Self::redis_server`]): a test must not leave a `dump.rdb` in its working
-    /// directory for the next one to load; `extra` may set `--save` again.
+    /// (as [`Self::redis_server`]), and with a `dir` of its own, emptied first: whatever
+    /// a test makes it write (an RDB file, an AOF directory, nodes.conf) never lands in the
+    /// source tree or in the next test's way. `extra` may set `--save` or `--dir` again.
     pub fn storage_node(extra: &[&str]) -> ServerProcess {
         let port = free_port();
+        let dir = emptied_dir(std::env::temp_dir().join(format!("slotproxy-node-{port}")));
         let mut args = vec![
             "--port".to_string(),
             port.to_string(),
             "--save".to_string(),
             String::new(),
+            "--dir".to_string(),
+            dir.display().to_string(),
         ];
         args.extend(extra.iter().map(|s| s.to_string()));
         ServerProcess::spawn(
