@@ -15,11 +15,15 @@
 //! - [`manifest`]: the manifest file.
 //! - [`files`]: starting, stopping and rewriting the log (BGREWRITEAOF), the files swapped
 //!   atomically under a new manifest.
+//! - [`rewrite`]: BGREWRITEAOF from the point-in-time snapshot; [`base`]: the base
+//!   without the RDB preamble.
 //! - [`load`]: replaying the base and incremental files at start.
 
+pub mod base;
 pub mod files;
 pub mod load;
 pub mod manifest;
+pub mod rewrite;
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -241,6 +245,12 @@ impl Aof {
             let upto = lock(&self.writer).buffered_upto;
             self.make_durable(upto);
         }
+    }
+
+    /// Writes out what waits and fsyncs it, whatever `appendfsync` says (SHUTDOWN).
+    pub fn flush_and_fsync(&self) {
+        self.write_out();
+        self.fsync_written();
     }
 
     /// Bytes waiting in the buffer (`aof_buffer_length`).
