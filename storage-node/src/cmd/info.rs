@@ -290,7 +290,8 @@ fn memory(_ctx: &mut Ctx<'_>, out: &mut String) {
 
 fn persistence(ctx: &mut Ctx<'_>, out: &mut String) {
     // The RDB file loads before clients are served, so `loading` is always 0 when one
-    // asks. The `current_*` figures describe the running BGSAVE: the snapshot's pre-images
+    // asks. The `current_*` figures describe the running snapshot (BGSAVE's or an AOF
+    // rewrite's, as Redis's describe either child): the snapshot's pre-images
     // stand for Redis's copy-on-write pages (see `persistence::snapshot`).
     let saves = &ctx.shared.persistence;
     let bg = saves.background.figures();

@@ -147,6 +147,9 @@ impl Background {
 
     pub fn figures(&self) -> Figures {
         let in_progress = self.in_progress();
+        // The `current_*` figures are the running snapshot's, BGSAVE's or a rewrite's,
+        // as Redis reports them for either child.
+        let busy = self.busy();
         let current_time_sec = if in_progress {
             (unix_time_ms().saturating_sub(self.started_ms.load(Relaxed)) / 1000) as i64
         } else {
@@ -158,22 +161,14 @@ impl Background {
             last_time_sec: self.last_time_sec.load(Relaxed),
             current_time_sec,
             last_cow_size: self.last_cow.load(Relaxed),
-            cow_size: if in_progress {
-                self.cow_now.load(Relaxed)
-            } else {
-                0
-            },
-            cow_peak: if in_progress {
-                self.cow_peak.load(Relaxed)
-            } else {
-                0
-            },
-            keys_done: if in_progress {
+            cow_size: if busy { self.cow_now.load(Relaxed) } else { 0 },
+            cow_peak: if busy { self.cow_peak.load(Relaxed) } else { 0 },
+            keys_done: if busy {
                 self.keys_done.load(Relaxed)
             } else {
                 0
             },
-            keys_total: if in_progress {
+            keys_total: if busy {
                 self.keys_total.load(Relaxed)
             } else {
                 0

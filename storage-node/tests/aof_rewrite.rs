@@ -1,0 +1,296 @@
+//! BGREWRITEAOF from the point-in-time snapshot: clients are served while the base is
+//! written, every acknowledged write is in the log after the rewrite and after a SIGKILL in
+//! its middle, BGSAVE and the rewrite exclude each other with redis-server 7.0's replies,
+//! and redis-check-aof accepts the result.
+
+mod persistence_fixture;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use persistence_fixture::*;
+use slotproxy::resp::{request_bytes, Frame};
+use test_harness::{RawClient, ServerProcess};
+
+const AOF_DIR: &str = "appendonlydir";
+const MANIFEST: &str = "appendonly.aof.manifest";
+/// Enough keys that the debug build's rewrite lasts long enough to be seen running.
+const BULK_KEYS: usize = 200_000;
+
+fn aof_node(dir: &Path, extra: &[&str]) -> ServerProcess {
+    let mut args = vec!["--appendonly", "yes", "--appendfsync", "always"];
+    args.extend_from_slice(extra);
+    node_in(dir, &args)
+}
+
+/// Polls `check` every 10 ms until it holds, for at most `limit`.
+fn wait_until(limit: Duration, what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// `count` string keys `bulk:<n>`, pipelined.
+fn load_bulk(c: &mut RawClient, count: usize) {
+    for start in (0..count).step_by(1000) {
+        let mut bytes = Vec::new();
+        let end = (start + 1000).min(count);
+        for n in start..end {
+            let key = format!("bulk:{n}");
+            bytes.extend_from_slice(&request_bytes(&["SET", &key, &format!("value-{n}")]));
+        }
+        c.send_raw(&bytes);
+        for _ in start..end {
+            assert_eq!(c.read_reply().0, Frame::Simple("OK".into()));
+        }
+    }
+}
+
+/// The keys [`spawn_writer`] writes.
+const WRITER_KEYS: &str = "[schle]:*";
+
+/// A writer of strings, counters, hashes, lists, expiring keys and deletions, until told
+/// to stop; every reply must be a success. Returns how many writes were acknowledged.
+fn spawn_writer(port: u16, stop: Arc<AtomicBool>, acked: Arc<AtomicU64>) -> JoinHandle<()> {
+    let mut c = RawClient::connect(port);
+    std::thread::spawn(move || {
+        let mut i = 0u64;
+        while !stop.load(Ordering::Relaxed) && i < 1_000_000 {
+            let n = (i % 500).to_string();
+            let value = format!("v{i}");
+            let reply = match i % 6 {
+                0 => c.call(&["SET", &format!("s:{n}"), &value]),
+                1 => c.call(&["INCR", &format!("c:{n}")]),
+                2 => c.call(&["HSET", &format!("h:{n}"), &value, &n]),
+                3 => c.call(&["RPUSH", &format!("l:{n}"), &value]),
+                4 => c.call(&["SET", &format!("e:{n}"), &value, "PX", "3600000"]),
+                _ => c.call(&["DEL", &format!("s:{}", (i / 6) % 500)]),
+            };
+            assert!(!matches!(reply, Frame::Error(_)), "{reply:?}");
+            acked.fetch_add(1, Ordering::Relaxed);
+            i += 1;
+        }
+    })
+}
+
+/// The DUMP payload and absolute expiry (PEXPIRETIME) of every key matching `pattern`.
+fn dump_all(c: &mut RawClient, pattern: &str) -> BTreeMap<Vec<u8>, (Vec<u8>, i64)> {
+    let keys = strings_of(&c.call(&["KEYS", pattern]));
+    let mut all = BTreeMap::new();
+    for chunk in keys.chunks(1000) {
+        let mut bytes = Vec::new();
+        for key in chunk {
+            bytes.extend_from_slice(&RawClient::encode(&[b"DUMP", key]));
+            bytes.extend_from_slice(&RawClient::encode(&[b"PEXPIRETIME", key]));
+        }
+        c.send_raw(&bytes);
+        for key in chunk {
+            let dump = bytes_of(&c.read_reply().0);
+            let expire = c.read_reply().0.as_integer().unwrap();
+            all.insert(key.clone(), (dump, expire));
+        }
+    }
+    all
+}
+
+fn assert_same_keys(
+    before: &BTreeMap<Vec<u8>, (Vec<u8>, i64)>,
+    after: &BTreeMap<Vec<u8>, (Vec<u8>, i64)>,
+) {
+    assert_eq!(before.len(), after.len(), "key counts differ");
+    for (key, want) in before {
+        let name = String::from_utf8_lossy(key);
+        assert_eq!(
+            after.get(key),
+            Some(want),
+            "key {name} differs after the restart"
+        );
+    }
+}
+
+/// The files the manifest names, with their type letter.
+fn manifest_files(dir: &Path) -> Vec<(String, String)> {
+    std::fs::read_to_string(dir.join(AOF_DIR).join(MANIFEST))
+        .unwrap()
+        .lines()
+        .map(|line| {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            (words[1].to_string(), words[5].to_string())
+        })
+        .collect()
+}
+
+fn check_aof(dir: &Path) {
+    let manifest = dir.join(AOF_DIR).join(MANIFEST);
+    let check = Command::new("redis-check-aof")
+        .arg(&manifest)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        check.status.success() && report.contains("is valid"),
+        "redis-check-aof refused {}: {report}",
+        manifest.display()
+    );
+}
+
+fn rewriting(c: &mut RawClient) -> bool {
+    info_field(c, "aof_rewrite_in_progress") == "1"
+}
+
+/// A rewrite of many keys under a concurrent writer: a client's PING is answered while
+/// INFO says the rewrite is in progress (before and after the PING), and after a restart
+/// from the AOF every key has the DUMP and expiry it had (every acknowledged write is in
+/// the log), with redis-check-aof accepting the directory. Both base forms.
+#[test]
+fn a_rewrite_under_a_concurrent_writer_serves_clients_and_keeps_every_write() {
+    for preamble in ["yes", "no"] {
+        let dir = scratch_dir(&format!("rewrite-writer-{preamble}"));
+        let extra = ["--aof-use-rdb-preamble", preamble];
+        let mut node = aof_node(&dir, &extra);
+        let mut c = RawClient::connect(node.port);
+        load_bulk(&mut c, BULK_KEYS);
+        let (stop, acked) = (Arc::new(AtomicBool::new(false)), Arc::default());
+        let writer = spawn_writer(node.port, stop.clone(), Arc::clone(&acked));
+        wait_until(Duration::from_secs(60), "the first writes", || {
+            acked.load(Ordering::Relaxed) > 100
+        });
+        let acked_at_start = acked.load(Ordering::Relaxed);
+        assert_eq!(
+            c.call(&["BGREWRITEAOF"]),
+            Frame::Simple("Background append only file rewriting started".into())
+        );
+        // A PING answered between two INFOs that both see the base half written.
+        let mut pings_during_rewrite = 0;
+        while rewriting(&mut c) {
+            assert_eq!(c.call(&["PING"]), Frame::Simple("PONG".into()));
+            let info = String::from_utf8(bytes_of(&c.call(&["INFO", "persistence"]))).unwrap();
+            let field = |name: &str| -> u64 {
+                let prefix = format!("{name}:");
+                let line = info.lines().find(|l| l.starts_with(&prefix)).unwrap();
+                line[prefix.len()..].trim().parse().unwrap()
+            };
+            let (done, total) = (
+                field("current_save_keys_processed"),
+                field("current_save_keys_total"),
+            );
+            if field("aof_rewrite_in_progress") == 1 && done < total {
+                pings_during_rewrite += 1;
+            }
+        }
+        assert!(
+            pings_during_rewrite > 0,
+            "no PING was answered while the rewrite ran"
+        );
+        assert!(
+            acked.load(Ordering::Relaxed) > acked_at_start,
+            "no write was served while the rewrite ran"
+        );
+        assert_eq!(info_field(&mut c, "aof_last_bgrewrite_status"), "ok");
+        assert_eq!(info_field(&mut c, "aof_rewrites"), "1");
+        // Writes after the rewrite go on into the new incremental file.
+        let acked_at_end = acked.load(Ordering::Relaxed);
+        wait_until(Duration::from_secs(60), "writes after the rewrite", || {
+            acked.load(Ordering::Relaxed) > acked_at_end + 100
+        });
+        stop.store(true, Ordering::Relaxed);
+        writer.join().unwrap();
+        let files = manifest_files(&dir);
+        let base = if preamble == "yes" { "rdb" } else { "aof" };
+        assert_eq!(
+            files,
+            vec![
+                (format!("appendonly.aof.2.base.{base}"), "b".to_string()),
+                ("appendonly.aof.2.incr.aof".to_string(), "i".to_string()),
+            ],
+            "the manifest after the rewrite"
+        );
+        // The old base and incremental file are gone.
+        let mut on_disk: Vec<String> = std::fs::read_dir(dir.join(AOF_DIR))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        on_disk.sort();
+        assert_eq!(on_disk.len(), 3, "files left: {on_disk:?}");
+        check_aof(&dir);
+        let before = dump_all(&mut c, "*");
+        assert!(before.len() > BULK_KEYS, "the writer's keys are missing");
+        node.kill();
+        let node = aof_node(&dir, &extra);
+        let mut c = RawClient::connect(node.port);
+        assert_same_keys(&before, &dump_all(&mut c, "*"));
+    }
+}
+
+/// SIGKILL while the rewrite writes its base: the manifest installed at the rewrite's start
+/// lists the old files and the new incremental file, so a restart has every write,
+/// acknowledged before or during the rewrite.
+#[test]
+fn a_sigkill_in_the_middle_of_a_rewrite_loses_nothing() {
+    let dir = scratch_dir("rewrite-sigkill");
+    let mut node = aof_node(&dir, &[]);
+    let mut c = RawClient::connect(node.port);
+    load_bulk(&mut c, BULK_KEYS);
+    // A rewrite that ends before the kill proves nothing: then another is tried.
+    for attempt in 1..=3 {
+        let (stop, acked) = (Arc::new(AtomicBool::new(false)), Arc::default());
+        let writer = spawn_writer(node.port, stop.clone(), Arc::clone(&acked));
+        assert_eq!(
+            c.call(&["BGREWRITEAOF"]),
+            Frame::Simple("Background append only file rewriting started".into())
+        );
+        wait_until(Duration::from_secs(60), "writes during the rewrite", || {
+            acked.load(Ordering::Relaxed) > 20
+        });
+        stop.store(true, Ordering::Relaxed);
+        writer.join().unwrap();
+        // Only the writer's keys: dumping all would outlast the rewrite.
+        let before = dump_all(&mut c, WRITER_KEYS);
+        if !rewriting(&mut c) {
+            assert!(attempt < 3, "every rewrite ended before the kill");
+            wait_until(Duration::from_secs(60), "the rewrite's end", || {
+                info_field(&mut c, "aof_rewrites") == attempt.to_string()
+            });
+            continue;
+        }
+        node.kill();
+        let files = manifest_files(&dir);
+        let named = |name: String, kind: &str| (name, kind.to_string());
+        assert_eq!(
+            files,
+            vec![
+                named(format!("appendonly.aof.{attempt}.base.rdb"), "b"),
+                named(format!("appendonly.aof.{attempt}.incr.aof"), "i"),
+                named(format!("appendonly.aof.{}.incr.aof", attempt + 1), "i"),
+            ],
+            "the manifest during the rewrite"
+        );
+        check_aof(&dir);
+        let node = aof_node(&dir, &[]);
+        let mut c = RawClient::connect(node.port);
+        assert_same_keys(&before, &dump_all(&mut c, WRITER_KEYS));
+        assert_bulk(&mut c, BULK_KEYS);
+        return;
+    }
+}
+
+/// The keys of [`load_bulk`] have their values.
+fn assert_bulk(c: &mut RawClient, count: usize) {
+    for start in (0..count).step_by(1000) {
+        let end = (start + 1000).min(count);
+        let keys: Vec<String> = (start..end).map(|n| format!("bulk:{n}")).collect();
+        let mut args = vec!["MGET"];
+        args.extend(keys.iter().map(String::as_str));
+        let values = strings_of(&c.call(&args));
+        for (n, value) in (start..end).zip(values) {
+            assert_eq!(value, format!("value-{n}").into_bytes(), "bulk:{n}");
+        }
+    }
+}
