@@ -294,3 +294,71 @@ fn assert_bulk(c: &mut RawClient, count: usize) {
         }
     }
 }
+
+/// BGSAVE and BGREWRITEAOF exclude each other as in redis-server 7.0 (one child at a
+/// time): the same replies from the node and from redis-server, each made slow enough to
+/// be seen running (many keys on the node, `rdb-key-save-delay` on redis-server), and the
+/// scheduled one runs after.
+#[test]
+fn bgsave_and_the_rewrite_exclude_each_other_as_in_redis() {
+    let node_dir = scratch_dir("exclusion-node");
+    let node = aof_node(&node_dir, &[]);
+    let mut c = RawClient::connect(node.port);
+    load_bulk(&mut c, BULK_KEYS);
+    let node_replies = exclusion_replies(&mut c);
+
+    let redis_dir = scratch_dir("exclusion-redis");
+    let redis = redis_in(
+        &redis_dir,
+        &["--appendonly", "yes", "--rdb-key-save-delay", "1000"],
+    );
+    let mut r = RawClient::connect(redis.port);
+    load_bulk(&mut r, 2_000);
+    let redis_replies = exclusion_replies(&mut r);
+
+    assert_eq!(node_replies, redis_replies);
+    let simple = |s: &'static str| Frame::Simple(s.into());
+    let error = |s: &'static str| Frame::Error(s.into());
+    assert_eq!(
+        redis_replies,
+        vec![
+            simple("Background append only file rewriting started"),
+            error(
+                "ERR Another child process is active (AOF?): can't BGSAVE right now. Use \
+                 BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible."
+            ),
+            simple("Background saving scheduled"),
+            error("ERR Background append only file rewriting already in progress"),
+            simple("Background append only file rewriting scheduled"),
+            error("ERR Background save already in progress"),
+        ]
+    );
+    check_aof(&node_dir);
+}
+
+/// A rewrite, BGSAVE and BGSAVE SCHEDULE and BGREWRITEAOF during it; then, once the
+/// scheduled BGSAVE runs, BGREWRITEAOF and BGSAVE during it; waits for the scheduled
+/// rewrite to finish.
+fn exclusion_replies(c: &mut RawClient) -> Vec<Frame> {
+    let mut replies = Vec::new();
+    for command in [
+        &["BGREWRITEAOF"][..],
+        &["BGSAVE"],
+        &["BGSAVE", "SCHEDULE"],
+        &["BGREWRITEAOF"],
+    ] {
+        replies.push(c.call(command));
+    }
+    assert!(rewriting(c), "the rewrite ended too soon to be tested");
+    wait_until(Duration::from_secs(120), "the scheduled BGSAVE", || {
+        info_field(c, "rdb_bgsave_in_progress") == "1"
+    });
+    replies.push(c.call(&["BGREWRITEAOF"]));
+    replies.push(c.call(&["BGSAVE"]));
+    assert_eq!(info_field(c, "aof_rewrite_scheduled"), "1");
+    wait_until(Duration::from_secs(120), "the scheduled rewrite", || {
+        info_field(c, "aof_rewrites") == "2" && !rewriting(c)
+    });
+    assert_eq!(info_field(c, "aof_last_bgrewrite_status"), "ok");
+    replies
+}
