@@ -362,3 +362,37 @@ fn exclusion_replies(c: &mut RawClient) -> Vec<Frame> {
     assert_eq!(info_field(c, "aof_last_bgrewrite_status"), "ok");
     replies
 }
+
+/// SHUTDOWN and SIGTERM write out what the log still buffers before the node exits: the
+/// DEL of a key the active expiry removed (logged with no client reply to flush it) is in
+/// the incremental file afterwards.
+#[test]
+fn shutdown_and_sigterm_write_out_the_log() {
+    for how in ["SHUTDOWN", "SIGTERM"] {
+        let dir = scratch_dir(&format!("flush-{how}"));
+        let mut node = aof_node(&dir, &["--appendfsync", "no", "--hz", "100"]);
+        let mut c = RawClient::connect(node.port);
+        ok(&mut c, &["SET", "short-lived", "v", "PX", "1"]);
+        wait_until(Duration::from_secs(30), "the active expiry", || {
+            let stats = String::from_utf8(bytes_of(&c.call(&["INFO", "stats"]))).unwrap();
+            stats.lines().any(|l| l.trim() == "expired_keys:1")
+        });
+        if how == "SHUTDOWN" {
+            c.send(&[b"SHUTDOWN"]);
+        } else {
+            let status = Command::new("kill")
+                .args(["-TERM", &node.pid().to_string()])
+                .status()
+                .unwrap();
+            assert!(status.success());
+        }
+        assert!(node.wait_exit(Duration::from_secs(60)), "the node lives on");
+        let incr = std::fs::read(dir.join(AOF_DIR).join("appendonly.aof.1.incr.aof")).unwrap();
+        let del = request_bytes(&["DEL", "short-lived"]);
+        assert!(
+            incr.windows(del.len()).any(|w| w == &del[..]),
+            "{how}: the expiry's DEL is not in the log: {}",
+            String::from_utf8_lossy(&incr)
+        );
+    }
+}
