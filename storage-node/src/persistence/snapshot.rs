@@ -245,6 +245,7 @@ pub fn start_for(
     if background.running.swap(true, Relaxed) {
         return Err(StartError::Running);
     }
+    shared.aof.snapshot_running.store(true, Relaxed);
     let now = unix_time_ms();
     background.started_ms.store(now, Relaxed);
     background.last_try_unix.store(now / 1000, Relaxed);
@@ -293,6 +294,7 @@ pub fn start_for(
         Err(e) => {
             keyspace.end_snapshot();
             background.running.store(false, Relaxed);
+            shared.aof.snapshot_running.store(false, Relaxed);
             if for_aof {
                 crate::log::warning!("Can't rewrite append only file in background: {e}");
             } else {
@@ -367,6 +369,7 @@ fn run(job: Job) {
             .aof_last_cow
             .store(background.cow_peak.load(Relaxed), Relaxed);
         background.running.store(false, Relaxed);
+        shared.aof.snapshot_running.store(false, Relaxed);
         drop(keyspace);
         return;
     }
@@ -400,6 +403,7 @@ fn run(job: Job) {
             .store(background.cow_peak.load(Relaxed), Relaxed);
     }
     background.running.store(false, Relaxed);
+    shared.aof.snapshot_running.store(false, Relaxed);
     drop(keyspace);
 }
 
