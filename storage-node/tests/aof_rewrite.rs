@@ -396,3 +396,43 @@ fn shutdown_and_sigterm_write_out_the_log() {
         );
     }
 }
+
+/// The `aof-base` AUX field's encoded value in an RDB file.
+fn aof_base_aux(file: &Path) -> Vec<u8> {
+    let bytes = std::fs::read(file).unwrap();
+    let key = b"\xfa\x08aof-base";
+    let at = bytes
+        .windows(key.len())
+        .position(|w| w == key)
+        .unwrap_or_else(|| panic!("no aof-base field in {}", file.display()));
+    bytes[at + key.len()..at + key.len() + 2].to_vec()
+}
+
+/// The RDB preamble of a rewritten base says `aof-base` 1 as redis-server's does, and the
+/// BGSAVE file 0.
+#[test]
+fn the_preamble_is_marked_as_an_aof_base_as_redis_marks_it() {
+    let node_dir = scratch_dir("aof-base-node");
+    let node = aof_node(&node_dir, &[]);
+    let mut c = RawClient::connect(node.port);
+    ok(&mut c, &["SET", "k", "v"]);
+    let redis_dir = scratch_dir("aof-base-redis");
+    let redis = redis_in(&redis_dir, &["--appendonly", "yes"]);
+    let mut r = RawClient::connect(redis.port);
+    ok(&mut r, &["SET", "k", "v"]);
+    for (client, dir) in [(&mut c, &node_dir), (&mut r, &redis_dir)] {
+        client.call(&["BGREWRITEAOF"]);
+        wait_until(Duration::from_secs(60), "the rewrite", || {
+            info_field(client, "aof_rewrites") == "1" && !rewriting(client)
+        });
+        client.call(&["BGSAVE"]);
+        wait_until(Duration::from_secs(60), "the BGSAVE", || {
+            info_field(client, "rdb_bgsave_in_progress") == "0" && dir.join("dump.rdb").exists()
+        });
+    }
+    let base = |dir: &Path| dir.join(AOF_DIR).join("appendonly.aof.2.base.rdb");
+    assert_eq!(aof_base_aux(&base(&redis_dir)), b"\xc0\x01");
+    assert_eq!(aof_base_aux(&base(&node_dir)), b"\xc0\x01");
+    assert_eq!(aof_base_aux(&redis_dir.join("dump.rdb")), b"\xc0\x00");
+    assert_eq!(aof_base_aux(&node_dir.join("dump.rdb")), b"\xc0\x00");
+}
