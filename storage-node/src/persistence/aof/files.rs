@@ -95,8 +95,11 @@ pub fn start(shared: &Shared, keyspace: &mut Keyspace, after_load: bool) -> io::
             match rewrite::begin(shared, keyspace, false) {
                 Ok(_) => Ok(()),
                 Err(rewrite::BeginError::Failed(e)) => Err(e),
+                // The stopped rewrite's thread has not ended yet: the cron starts the new
+                // one (which turns logging on) after it.
                 Err(rewrite::BeginError::AlreadyRunning) => {
-                    Err(io::Error::other("an AOF rewrite is already running"))
+                    background.aof_scheduled.store(true, Relaxed);
+                    Ok(())
                 }
             }
         }
