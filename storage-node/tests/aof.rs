@@ -540,6 +540,11 @@ fn config_set_appendonly_starts_and_stops_the_log() {
     ok(&mut c, &["CONFIG", "SET", "appendonly", "yes"]);
     assert_eq!(info_field(&mut c, "aof_enabled"), "1");
     ok(&mut c, &["SET", "after", "2"]);
+    // The base is written in the background, as Redis's child writes it.
+    wait_until(Duration::from_secs(60), "the AOF rewrite", || {
+        info_field(&mut c, "aof_rewrite_in_progress") == "0"
+            && info_field(&mut c, "aof_rewrites") == "1"
+    });
     check_aof(&dir);
     ok(&mut c, &["CONFIG", "SET", "appendonly", "no"]);
     ok(&mut c, &["SET", "unlogged", "3"]);

@@ -1,25 +1,32 @@
 //! Rewriting the append-only file.
 //!
-//! - `BGREWRITEAOF` → `+Background append only file rewriting started` once a new base
-//!   file (the data now), a new empty incremental file and the manifest naming them
-//!   replaced the old files (see `persistence::aof::files`). With the AOF off only the
-//!   base and its manifest are written, as in Redis 7.0. `-ERR` if the rewrite failed
-//!   (the reason is in the log).
-//!
-//! The rewrite runs under the keyspace lock for now (the node answers nobody meanwhile,
-//! as with SAVE); INFO's `aof_rewrite_in_progress` is therefore never seen at 1.
+//! - `BGREWRITEAOF` → `+Background append only file rewriting started` at once: the new
+//!   base is written from a point-in-time snapshot in the background (see
+//!   `persistence::aof::rewrite`); `aof_rewrite_in_progress` is 1 meanwhile.
+//!   `+Background append only file rewriting scheduled` while a BGSAVE runs (or inside
+//!   EXEC): it starts when that ends. `-ERR Background append only file rewriting already
+//!   in progress` while one runs. With the AOF off only the base and its manifest are
+//!   written, as in Redis 7.0.
 
 use bytes::Bytes;
 
 use super::{CmdResult, Ctx, Handler};
-use crate::persistence::aof::files;
+use crate::persistence::aof::rewrite::{self, BeginError, Begun};
 
 pub const COMMANDS: &[(&str, Handler)] = &[("bgrewriteaof", bgrewriteaof)];
 
 fn bgrewriteaof(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
-    files::rewrite(ctx.shared, ctx.keyspace)
-        .map_err(|_| "ERR Can't execute an AOF background rewriting. Please check the server logs for more information.")?;
-    ctx.out
-        .simple("Background append only file rewriting started");
+    match rewrite::begin(ctx.shared, ctx.keyspace, ctx.client.nested) {
+        Ok(Begun::Started) => ctx
+            .out
+            .simple("Background append only file rewriting started"),
+        Ok(Begun::Scheduled) => ctx
+            .out
+            .simple("Background append only file rewriting scheduled"),
+        Err(BeginError::AlreadyRunning) => {
+            return Err("ERR Background append only file rewriting already in progress".into())
+        }
+        Err(BeginError::Failed(_)) => return Err("ERR Can't execute an AOF background rewriting. Please check the server logs for more information.".into()),
+    }
     Ok(())
 }

@@ -290,7 +290,8 @@ fn memory(_ctx: &mut Ctx<'_>, out: &mut String) {
 
 fn persistence(ctx: &mut Ctx<'_>, out: &mut String) {
     // The RDB file loads before clients are served, so `loading` is always 0 when one
-    // asks. The `current_*` figures describe the running BGSAVE: the snapshot's pre-images
+    // asks. The `current_*` figures describe the running snapshot (BGSAVE's or an AOF
+    // rewrite's, as Redis's describe either child): the snapshot's pre-images
     // stand for Redis's copy-on-write pages (see `persistence::snapshot`).
     let saves = &ctx.shared.persistence;
     let bg = saves.background.figures();
@@ -331,23 +332,35 @@ fn persistence(ctx: &mut Ctx<'_>, out: &mut String) {
     aof_fields(ctx, out);
 }
 
-/// INFO persistence's AOF block, in Redis 7.0's order. Rewrites run under the keyspace
-/// lock (see `persistence::aof::files`), so none is ever seen in progress or scheduled,
-/// and none forks (no copy-on-write, no module fork).
+/// INFO persistence's AOF block, in Redis 7.0's order. A rewrite's copy-on-write is its
+/// snapshot's pre-images (see `persistence::snapshot`); nothing forks (no module fork).
 fn aof_fields(ctx: &mut Ctx<'_>, out: &mut String) {
     use std::sync::atomic::Ordering::Relaxed;
     let aof = &ctx.shared.aof;
     let stats = &aof.stats;
     let status = |ok: bool| if ok { "ok" } else { "err" };
     field!(out, "aof_enabled", u8::from(aof.is_on()));
-    field!(out, "aof_rewrite_in_progress", 0);
-    field!(out, "aof_rewrite_scheduled", 0);
+    let background = &ctx.shared.persistence.background;
+    field!(
+        out,
+        "aof_rewrite_in_progress",
+        u8::from(background.rewriting())
+    );
+    field!(
+        out,
+        "aof_rewrite_scheduled",
+        u8::from(background.aof_scheduled.load(Relaxed))
+    );
     field!(
         out,
         "aof_last_rewrite_time_sec",
         stats.last_rewrite_time_sec.load(Relaxed)
     );
-    field!(out, "aof_current_rewrite_time_sec", -1);
+    field!(
+        out,
+        "aof_current_rewrite_time_sec",
+        background.rewrite_time_sec()
+    );
     field!(
         out,
         "aof_last_bgrewrite_status",
@@ -364,7 +377,7 @@ fn aof_fields(ctx: &mut Ctx<'_>, out: &mut String) {
         "aof_last_write_status",
         status(!stats.last_write_failed.load(Relaxed))
     );
-    field!(out, "aof_last_cow_size", 0);
+    field!(out, "aof_last_cow_size", background.aof_last_cow_size());
     field!(out, "module_fork_in_progress", 0);
     field!(out, "module_fork_last_cow_size", 0);
     if aof.is_on() {

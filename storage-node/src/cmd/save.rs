@@ -36,6 +36,8 @@ pub const COMMANDS: &[(&str, Handler)] =
     &[("save", save), ("bgsave", bgsave), ("lastsave", lastsave)];
 
 const BGSAVE_RUNNING: &str = "ERR Background save already in progress";
+const REWRITE_RUNNING: &str = "ERR Another child process is active (AOF?): can't BGSAVE right \
+now. Use BGSAVE SCHEDULE in order to schedule a BGSAVE whenever possible.";
 /// Redis's `shared.bgsaveerr`.
 pub const MISCONF: &str = "MISCONF Redis is configured to save RDB snapshots, but it's \
 currently unable to persist to disk. Commands that may modify the data set are disabled, \
@@ -60,17 +62,21 @@ fn save(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 }
 
 fn bgsave(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    match args {
-        [_] => {}
-        [_, word] if is(word, "schedule") => {}
+    let schedule = match args {
+        [_] => false,
+        [_, word] if is(word, "schedule") => true,
         _ => return Err(SYNTAX.into()),
-    }
+    };
     let background = &ctx.shared.persistence.background;
     if background.in_progress() {
         return Err(BGSAVE_RUNNING.into());
     }
+    // An AOF rewrite has the snapshot (Redis's other child).
+    if background.rewriting() && !schedule && !ctx.client.nested {
+        return Err(REWRITE_RUNNING.into());
+    }
     // Inside EXEC Redis schedules it, so that the transaction stays one atomic step.
-    if ctx.client.nested {
+    if ctx.client.nested || background.rewriting() {
         background.schedule();
         ctx.out.simple("Background saving scheduled");
         return Ok(());

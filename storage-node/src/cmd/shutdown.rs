@@ -88,6 +88,14 @@ pub fn prepare(
         crate::log::notice!("There is a child saving an .rdb. Killing it!");
         shared.persistence.background.abort(shared, keyspace);
     }
+    if shared.persistence.background.rewriting() {
+        crate::log::notice!("There is a child rewriting the AOF. Killing it!");
+        shared.persistence.background.abort(shared, keyspace);
+    }
+    if shared.aof.is_on() {
+        crate::log::notice!("Calling fsync() on the AOF file.");
+        shared.aof.flush_and_fsync();
+    }
     let save_points = !shared.config().save.is_empty();
     if (save_points && !nosave) || save {
         crate::log::notice!("Saving the final RDB snapshot before exiting.");

@@ -179,6 +179,22 @@ fn apply_directive(config: &mut Config, words: &[String], depth: usize) -> Resul
         "user" => Err(
             "ACL users are not supported by this node (protect it with requirepass instead)".into(),
         ),
+        // Several `save` lines add up (the first replaces the defaults; `save ""` empties
+        // the list), where CONFIG SET save replaces it.
+        "save" => {
+            let before = std::mem::take(&mut config.save);
+            if let Err(e) = params::apply(config, name, values) {
+                config.save = before;
+                return Err(e);
+            }
+            let empties = values.len() == 1 && values[0].is_empty();
+            if config.save_lines_read && !empties {
+                let added = std::mem::replace(&mut config.save, before);
+                config.save.extend(added);
+            }
+            config.save_lines_read = true;
+            Ok(())
+        }
         _ => params::apply(config, name, values),
     }
 }
@@ -291,6 +307,25 @@ mod tests {
 
     fn strings(words: &[&str]) -> Vec<String> {
         words.iter().map(|w| w.to_string()).collect()
+    }
+
+    /// What redis-server 7.0 shows in `CONFIG GET save` after the same file and options.
+    #[test]
+    fn save_lines_add_up_as_in_redis() {
+        let dir = std::env::temp_dir().join(format!("save-lines-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("redis.conf");
+        std::fs::write(&file, "save 100 1\nsave 200 2\n").unwrap();
+        let path = file.display().to_string();
+        let config = parse_args(&strings(&[&path, "--save", "300 3"])).unwrap();
+        assert_eq!(config.save, vec![(100, 1), (200, 2), (300, 3)]);
+        let config = parse_args(&strings(&["--save", "", "--save", "50 5"])).unwrap();
+        assert_eq!(config.save, vec![(50, 5)]);
+        let config = parse_args(&strings(&["--save", "50 5", "--save", ""])).unwrap();
+        assert_eq!(config.save, vec![]);
+        let config = parse_args(&strings(&["--port", "7000"])).unwrap();
+        assert_eq!(config.save, Config::default().save);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -70,6 +70,9 @@ pub struct Config {
     /// Snapshot points (`save`), as pairs of seconds and changes: a BGSAVE starts when
     /// that many changes are older than that many seconds (`persistence::save_points`).
     pub save: Vec<(i64, i64)>,
+    /// A `save` line was read from the config file or command line: the first replaces
+    /// the defaults, the later ones add to it, as in Redis (`setConfigSaveOption`).
+    pub save_lines_read: bool,
     /// `appendonly`: log every write to the AOF (`crate::persistence::aof`); at start the
     /// AOF is loaded instead of the RDB file.
     pub appendonly: bool,
@@ -212,6 +215,7 @@ impl Default for Config {
             busy_poll_usecs: crate::server::busy_poll::DEFAULT_BUDGET_USECS,
             busy_reply_threshold_ms: 5000,
             save: DEFAULT_SAVE_POINTS.to_vec(),
+            save_lines_read: false,
             appendonly: false,
             aof: aof::AofSettings::default(),
             config_file: None,

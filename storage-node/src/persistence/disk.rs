@@ -106,7 +106,7 @@ pub fn flush_all(shared: &Shared, keyspace: &mut Keyspace) {
 }
 
 /// Where and how a save writes: read once from the settings when it starts.
-pub(super) struct SaveSetup {
+pub(crate) struct SaveSetup {
     pub dir: PathBuf,
     pub target: PathBuf,
     pub checksum: bool,
@@ -140,12 +140,13 @@ impl SaveSetup {
             used_mem: crate::server::stats::process_memory().rss,
             redis_version: crate::cmd::COMPATIBLE_VERSION,
             libraries: libraries.iter().map(|code| &code[..]).collect(),
+            aof_base: false,
         }
     }
 }
 
 /// The code of every function library, in load order (what a save writes).
-pub(super) fn library_codes(shared: &Shared) -> Vec<bytes::Bytes> {
+pub(crate) fn library_codes(shared: &Shared) -> Vec<bytes::Bytes> {
     let functions = lock(&shared.scripting.functions);
     functions
         .libraries()
@@ -235,7 +236,7 @@ pub(super) fn install(temp: &Path, setup: &SaveSetup) -> io::Result<()> {
 
 /// `temp` renamed over `target`, then `dir` fsynced so the rename itself is durable. The
 /// temp file is removed if that fails.
-fn rename_durably(temp: &Path, target: &Path, dir: &Path) -> io::Result<()> {
+pub(crate) fn rename_durably(temp: &Path, target: &Path, dir: &Path) -> io::Result<()> {
     let result = (|| {
         fs::rename(temp, target)?;
         File::open(dir)?.sync_all()

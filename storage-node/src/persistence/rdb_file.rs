@@ -53,6 +53,8 @@ pub struct SaveParams<'a> {
     pub redis_version: &'a str,
     /// Each function library's code, in load order.
     pub libraries: Vec<&'a [u8]>,
+    /// The file is an AOF's base (the `aof-base` AUX field is 1, as Redis writes it).
+    pub aof_base: bool,
 }
 
 /// Counts of what was written.
@@ -94,7 +96,7 @@ impl<W: Write> Sink<W> {
             ("redis-bits", "64"),
             ("ctime", &ctime),
             ("used-mem", &used_mem),
-            ("aof-base", "0"),
+            ("aof-base", if params.aof_base { "1" } else { "0" }),
         ] {
             aux(&mut sink.buf, key, value.as_bytes(), compress);
         }

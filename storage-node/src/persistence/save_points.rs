@@ -1,4 +1,5 @@
-//! The `save <seconds> <changes> ...` points, and BGSAVE SCHEDULE: checked `hz` times a
+//! The `save <seconds> <changes> ...` points, BGSAVE SCHEDULE and a scheduled
+//! BGREWRITEAOF: checked `hz` times a
 //! second, as Redis's `serverCron` does.
 //!
 //! A point fires when at least `changes` writes happened since the last successful save
@@ -22,7 +23,16 @@ pub async fn check_forever(shared: Arc<Shared>) {
     loop {
         let hz = shared.config().hz.max(1);
         tokio::time::sleep(Duration::from_millis(1000 / u64::from(hz))).await;
-        if shared.persistence.background.in_progress() {
+        let background = &shared.persistence.background;
+        if background.busy() {
+            continue;
+        }
+        // A rewrite asked while a BGSAVE ran goes first, as in Redis's cron.
+        if background.aof_scheduled.load(Relaxed) {
+            let mut keyspace = crate::scripting::busy::lock_keyspace_patiently(&shared).await;
+            if keyspace.db_count() > 0 {
+                super::aof::rewrite::start_scheduled(&shared, &mut keyspace);
+            }
             continue;
         }
         let points = shared.config().save.clone();

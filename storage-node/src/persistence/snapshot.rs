@@ -13,15 +13,19 @@
 //! once) and, per lock hold, the time to encode one slot's keys, or one piece of a slot of
 //! many keys (a huge value is encoded in one hold).
 
-use std::fs::File;
-use std::io;
+use std::io::{self, Write};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::aof::base::Commands;
+use super::aof::rewrite::{self, Plan};
 use super::disk::{install, library_codes, write_temp, SaveSetup};
+use super::rdb::Encodings;
 use super::rdb_file::{Sink, Written};
 use crate::keyspace::snapshot_cow::{ChunkProgress, SnapshotDb};
+use crate::keyspace::Entry;
 use crate::keyspace::{unix_time_ms, Keyspace};
 use crate::server::clients::lock;
 use crate::server::Shared;
@@ -39,6 +43,12 @@ const BUSY_RETRY: Duration = Duration::from_millis(5);
 /// What INFO persistence reports about BGSAVE, and the running one's controls.
 pub struct Background {
     running: AtomicBool,
+    /// The running snapshot writes an AOF base (BGREWRITEAOF), not the RDB file.
+    for_aof: AtomicBool,
+    /// BGREWRITEAOF asked while a BGSAVE ran: it starts when that ends.
+    pub aof_scheduled: AtomicBool,
+    /// The running snapshot's temp file, removed by [`Self::abort`].
+    temp: Mutex<PathBuf>,
     /// BGSAVE SCHEDULE (or BGSAVE inside EXEC) asked for one to start when possible.
     pub(super) scheduled: AtomicBool,
     /// Set by SHUTDOWN: the running save stops and removes its temp file.
@@ -54,6 +64,8 @@ pub struct Background {
     /// [`super::save_points::RETRY_DELAY_SECS`]).
     pub(super) last_try_unix: AtomicU64,
     last_cow: AtomicU64,
+    /// `aof_last_cow_size`: the pre-images the last rewrite's snapshot held at most.
+    aof_last_cow: AtomicU64,
     cow_now: AtomicU64,
     cow_peak: AtomicU64,
     keys_done: AtomicU64,
@@ -64,6 +76,9 @@ impl Default for Background {
     fn default() -> Background {
         Background {
             running: AtomicBool::new(false),
+            for_aof: AtomicBool::new(false),
+            aof_scheduled: AtomicBool::new(false),
+            temp: Mutex::new(PathBuf::new()),
             scheduled: AtomicBool::new(false),
             abort: AtomicBool::new(false),
             install_gate: Mutex::new(()),
@@ -72,6 +87,7 @@ impl Default for Background {
             last_time_sec: AtomicI64::new(-1),
             last_try_unix: AtomicU64::new(0),
             last_cow: AtomicU64::new(0),
+            aof_last_cow: AtomicU64::new(0),
             cow_now: AtomicU64::new(0),
             cow_peak: AtomicU64::new(0),
             keys_done: AtomicU64::new(0),
@@ -94,8 +110,34 @@ pub struct Figures {
 }
 
 impl Background {
+    /// A BGSAVE runs (`rdb_bgsave_in_progress`).
     pub fn in_progress(&self) -> bool {
+        self.running.load(Relaxed) && !self.for_aof.load(Relaxed)
+    }
+
+    /// An AOF rewrite writes its base (`aof_rewrite_in_progress`).
+    pub fn rewriting(&self) -> bool {
+        self.running.load(Relaxed) && self.for_aof.load(Relaxed)
+    }
+
+    /// The snapshot is taken, by a BGSAVE or a rewrite: there is only one at a time, as
+    /// Redis has one child.
+    pub fn busy(&self) -> bool {
         self.running.load(Relaxed)
+    }
+
+    /// `aof_current_rewrite_time_sec`: -1 when none runs.
+    pub fn rewrite_time_sec(&self) -> i64 {
+        if self.rewriting() {
+            (unix_time_ms().saturating_sub(self.started_ms.load(Relaxed)) / 1000) as i64
+        } else {
+            -1
+        }
+    }
+
+    /// `aof_last_cow_size`.
+    pub fn aof_last_cow_size(&self) -> u64 {
+        self.aof_last_cow.load(Relaxed)
     }
 
     /// Whether the last background save failed (`rdb_last_bgsave_status:err`).
@@ -105,6 +147,9 @@ impl Background {
 
     pub fn figures(&self) -> Figures {
         let in_progress = self.in_progress();
+        // The `current_*` figures are the running snapshot's, BGSAVE's or a rewrite's,
+        // as Redis reports them for either child.
+        let busy = self.busy();
         let current_time_sec = if in_progress {
             (unix_time_ms().saturating_sub(self.started_ms.load(Relaxed)) / 1000) as i64
         } else {
@@ -116,22 +161,14 @@ impl Background {
             last_time_sec: self.last_time_sec.load(Relaxed),
             current_time_sec,
             last_cow_size: self.last_cow.load(Relaxed),
-            cow_size: if in_progress {
-                self.cow_now.load(Relaxed)
-            } else {
-                0
-            },
-            cow_peak: if in_progress {
-                self.cow_peak.load(Relaxed)
-            } else {
-                0
-            },
-            keys_done: if in_progress {
+            cow_size: if busy { self.cow_now.load(Relaxed) } else { 0 },
+            cow_peak: if busy { self.cow_peak.load(Relaxed) } else { 0 },
+            keys_done: if busy {
                 self.keys_done.load(Relaxed)
             } else {
                 0
             },
-            keys_total: if in_progress {
+            keys_total: if busy {
                 self.keys_total.load(Relaxed)
             } else {
                 0
@@ -144,11 +181,12 @@ impl Background {
     /// without touching the RDB file, and its temp file is removed. The last save's
     /// status is left alone.
     pub fn abort(&self, shared: &Shared, keyspace: &mut Keyspace) {
+        let _ = shared;
         let _gate = lock(&self.install_gate);
-        if self.in_progress() {
+        if self.busy() {
             self.abort.store(true, Relaxed);
             keyspace.end_snapshot();
-            let _ = std::fs::remove_file(SaveSetup::new(shared).temp(BG_TAG));
+            let _ = std::fs::remove_file(&*lock(&self.temp));
         }
     }
 
@@ -167,8 +205,17 @@ pub enum StartError {
     Spawn(io::Error),
 }
 
+/// What the snapshot is written to.
+pub enum Target {
+    /// The RDB file (BGSAVE).
+    Rdb,
+    /// A new AOF base file (BGREWRITEAOF), installed by `aof::rewrite::finish`.
+    AofBase(Box<Plan>),
+}
+
 /// What the writer thread needs, fixed when the snapshot starts.
 struct Job {
+    target: Target,
     shared: Arc<Shared>,
     setup: SaveSetup,
     libraries: Vec<bytes::Bytes>,
@@ -181,6 +228,15 @@ struct Job {
 /// Starts a background save of `keyspace` (which must be `shared`'s, locked by the
 /// caller). Redis's `rdbSaveBackground`.
 pub fn start(shared: &Shared, keyspace: &mut Keyspace) -> Result<(), StartError> {
+    start_for(shared, keyspace, Target::Rdb)
+}
+
+/// Starts the snapshot's thread, writing to `target`.
+pub fn start_for(
+    shared: &Shared,
+    keyspace: &mut Keyspace,
+    target: Target,
+) -> Result<(), StartError> {
     let background = &shared.persistence.background;
     let arc = shared
         .scripting
@@ -189,12 +245,24 @@ pub fn start(shared: &Shared, keyspace: &mut Keyspace) -> Result<(), StartError>
     if background.running.swap(true, Relaxed) {
         return Err(StartError::Running);
     }
+    shared.aof.snapshot_running.store(true, Relaxed);
     let now = unix_time_ms();
     background.started_ms.store(now, Relaxed);
     background.last_try_unix.store(now / 1000, Relaxed);
     background.scheduled.store(false, Relaxed);
     background.abort.store(false, Relaxed);
-    shared.persistence.count_save();
+    let for_aof = matches!(target, Target::AofBase(_));
+    background.for_aof.store(for_aof, Relaxed);
+    let setup = SaveSetup::new(shared);
+    *lock(&background.temp) = match &target {
+        Target::Rdb => setup.temp(BG_TAG),
+        Target::AofBase(plan) => plan.temp.clone(),
+    };
+    if for_aof {
+        background.aof_scheduled.store(false, Relaxed);
+    } else {
+        shared.persistence.count_save();
+    }
     let dbs = keyspace.begin_snapshot();
     background
         .keys_total
@@ -203,7 +271,8 @@ pub fn start(shared: &Shared, keyspace: &mut Keyspace) -> Result<(), StartError>
     background.cow_now.store(0, Relaxed);
     background.cow_peak.store(0, Relaxed);
     let job = Job {
-        setup: SaveSetup::new(shared),
+        target,
+        setup,
         libraries: library_codes(shared),
         dbs,
         dirty_at_start: keyspace.dirty(),
@@ -211,18 +280,27 @@ pub fn start(shared: &Shared, keyspace: &mut Keyspace) -> Result<(), StartError>
         shared: arc,
     };
     let spawned = std::thread::Builder::new()
-        .name("bgsave".into())
+        .name(if for_aof { "bgrewriteaof" } else { "bgsave" }.into())
         .spawn(move || run(job));
     match spawned {
         Ok(_) => {
-            crate::log::notice!("Background saving started");
+            if for_aof {
+                crate::log::notice!("Background append only file rewriting started");
+            } else {
+                crate::log::notice!("Background saving started");
+            }
             Ok(())
         }
         Err(e) => {
             keyspace.end_snapshot();
             background.running.store(false, Relaxed);
-            background.last_ok.store(false, Relaxed);
-            crate::log::warning!("Can't save in background: {e}");
+            shared.aof.snapshot_running.store(false, Relaxed);
+            if for_aof {
+                crate::log::warning!("Can't rewrite append only file in background: {e}");
+            } else {
+                background.last_ok.store(false, Relaxed);
+                crate::log::warning!("Can't save in background: {e}");
+            }
             Err(StartError::Spawn(e))
         }
     }
@@ -234,9 +312,13 @@ const BG_TAG: &str = "bg-";
 fn run(job: Job) {
     let shared = &job.shared;
     let background = &shared.persistence.background;
-    let temp = job.setup.temp(BG_TAG);
-    let write = || {
-        write_temp(&temp, |file| write_snapshot(&job, file)).and_then(|written| {
+    let temp = lock(&background.temp).clone();
+    let write = || match &job.target {
+        Target::Rdb => write_temp(&temp, |file| {
+            let params = job.setup.params(&job.libraries);
+            write_snapshot(&job, Sink::start(file, &params))
+        })
+        .and_then(|written| {
             let _gate = lock(&background.install_gate);
             if background.abort.load(Relaxed) {
                 let _ = std::fs::remove_file(&temp);
@@ -244,9 +326,18 @@ fn run(job: Job) {
             }
             install(&temp, &job.setup)?;
             Ok(written)
-        })
+        }),
+        Target::AofBase(plan) => write_temp(&temp, |file| {
+            if plan.preamble {
+                let mut params = job.setup.params(&job.libraries);
+                params.aof_base = true;
+                write_snapshot(&job, Sink::start(file, &params))
+            } else {
+                write_snapshot(&job, Commands::start(file, &job.libraries))
+            }
+        }),
     };
-    // A bug must not leave BGSAVE "in progress" forever: it fails like a write error.
+    // A bug must not leave the snapshot "in progress" forever: it fails like a write error.
     let result =
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(write)).unwrap_or_else(|_| {
             let _ = std::fs::remove_file(&temp);
@@ -262,7 +353,26 @@ fn run(job: Job) {
         keyspace = shared.lock_keyspace();
     }
     keyspace.end_snapshot();
+    // Abort is decided under the keyspace lock, which is held from here to the end.
     let aborted = background.abort.load(Relaxed);
+    if let Target::AofBase(plan) = &job.target {
+        let result = match result {
+            Ok(_) if aborted => {
+                let _ = std::fs::remove_file(&temp);
+                Err(io::Error::new(io::ErrorKind::Interrupted, "aborted"))
+            }
+            Ok(_) => rewrite::finish(shared, plan),
+            Err(e) => Err(e),
+        };
+        rewrite::report(shared, &result, aborted, job.started);
+        background
+            .aof_last_cow
+            .store(background.cow_peak.load(Relaxed), Relaxed);
+        background.running.store(false, Relaxed);
+        shared.aof.snapshot_running.store(false, Relaxed);
+        drop(keyspace);
+        return;
+    }
     match &result {
         Ok(written) => {
             shared.persistence.saved(job.dirty_at_start);
@@ -293,15 +403,38 @@ fn run(job: Job) {
             .store(background.cow_peak.load(Relaxed), Relaxed);
     }
     background.running.store(false, Relaxed);
+    shared.aof.snapshot_running.store(false, Relaxed);
     drop(keyspace);
 }
 
+/// What a snapshot is encoded into: the RDB file (BGSAVE, or the AOF base's RDB
+/// preamble) or RESTORE commands (an AOF base without the preamble).
+pub trait SnapshotSink {
+    fn begin_db(&mut self, index: usize, keys: usize, volatile: usize);
+    fn entry(&mut self, entry: &Entry, encodings: &Encodings);
+    fn flush_if_full(&mut self) -> io::Result<()>;
+    fn finish(self, checksum: bool) -> io::Result<Written>;
+}
+
+impl<W: Write> SnapshotSink for Sink<W> {
+    fn begin_db(&mut self, index: usize, keys: usize, volatile: usize) {
+        Sink::begin_db(self, index, keys, volatile)
+    }
+    fn entry(&mut self, entry: &Entry, encodings: &Encodings) {
+        Sink::entry(self, entry, encodings)
+    }
+    fn flush_if_full(&mut self) -> io::Result<()> {
+        Sink::flush_if_full(self)
+    }
+    fn finish(self, checksum: bool) -> io::Result<Written> {
+        Ok(Sink::finish(self, checksum)?.1)
+    }
+}
+
 /// The file's contents: header, then each database chunk by chunk.
-fn write_snapshot(job: &Job, file: &File) -> io::Result<Written> {
+fn write_snapshot(job: &Job, mut sink: impl SnapshotSink) -> io::Result<Written> {
     let shared = &job.shared;
     let background = &shared.persistence.background;
-    let params = job.setup.params(&job.libraries);
-    let mut sink = Sink::start(file, &params);
     for db in &job.dbs {
         sink.begin_db(db.index, db.keys, db.volatile);
         loop {
@@ -336,5 +469,5 @@ fn write_snapshot(job: &Job, file: &File) -> io::Result<Written> {
             }
         }
     }
-    Ok(sink.finish(job.setup.checksum)?.1)
+    sink.finish(job.setup.checksum)
 }

@@ -123,7 +123,7 @@ async fn active_expire_cycle(shared: Arc<Shared>) {
         if crate::persistence::aof::files::wants_auto_rewrite(&shared) {
             let mut keyspace = crate::scripting::busy::lock_keyspace_patiently(&shared).await;
             println!("Starting automatic rewriting of AOF on growth");
-            let _ = crate::persistence::aof::files::rewrite(&shared, &mut keyspace);
+            let _ = crate::persistence::aof::rewrite::begin(&shared, &mut keyspace, false);
         }
         if !enabled {
             continue;

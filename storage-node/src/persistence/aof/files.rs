@@ -1,30 +1,24 @@
 //! Starting, stopping and rewriting the AOF's files.
 //!
-//! A rewrite (BGREWRITEAOF, `CONFIG SET appendonly yes`, the automatic rewrite, the first
-//! start with `appendonly yes`) writes a new base file from the current data (an RDB file
-//! with `aof-use-rdb-preamble yes`, else RESTORE commands), opens a new empty incremental
-//! file, and then replaces the manifest by rename: a crash at any point leaves the old
-//! manifest with all its files, or the new one with all of its. The files the old
-//! manifest named are deleted after that.
-//!
-//! The base is written under the keyspace lock for now, as SAVE is, so no write can fall
-//! between the snapshot and the new incremental file. [`write_base`] is the seam where a
-//! point-in-time snapshot that does not stop the node (BGSAVE's) takes over: it then must
-//! switch to the new incremental file at the snapshot's instant.
+//! Every manifest change is a rename: a crash at any point leaves the old manifest with
+//! all its files, or the new one with all of its. A rewrite (BGREWRITEAOF, `CONFIG SET
+//! appendonly yes`, the automatic rewrite) runs in the background from the point-in-time
+//! snapshot, see [`super::rewrite`]; only the first start with `appendonly yes` writes
+//! its (empty) base here at once.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
-use std::time::Instant;
 
-use slotproxy::resp::encode_request;
-
+use super::base::Commands;
 use super::manifest::{FileEntry, Kind, Manifest};
-use crate::keyspace::{unix_time_ms, Keyspace};
+use super::rewrite;
+use crate::keyspace::Keyspace;
 use crate::persistence::disk;
-use crate::persistence::rdb::Encodings;
+use crate::persistence::rdb_file::Sink;
+use crate::persistence::snapshot::SnapshotSink;
 use crate::server::clients::lock;
 use crate::server::Shared;
 
@@ -92,7 +86,23 @@ pub fn start(shared: &Shared, keyspace: &mut Keyspace, after_load: bool) -> io::
             install(shared, keyspace, file, dir, manifest, size, base_size);
             Ok(())
         }
-        None => rewrite_and(shared, keyspace, true),
+        None => {
+            // Redis kills a running rewrite and starts one that logs from its instant.
+            let background = &shared.persistence.background;
+            if background.rewriting() {
+                background.abort(shared, keyspace);
+            }
+            match rewrite::begin(shared, keyspace, false) {
+                Ok(_) => Ok(()),
+                Err(rewrite::BeginError::Failed(e)) => Err(e),
+                // The stopped rewrite's thread has not ended yet: the cron starts the new
+                // one (which turns logging on) after it.
+                Err(rewrite::BeginError::AlreadyRunning) => {
+                    background.aof_scheduled.store(true, Relaxed);
+                    Ok(())
+                }
+            }
+        }
     }
 }
 
@@ -106,6 +116,12 @@ pub fn create_at_start(shared: &Shared, keyspace: &mut Keyspace) -> io::Result<(
 /// files stay as they are.
 pub fn stop(shared: &Shared, keyspace: &mut Keyspace) {
     let aof = &shared.aof;
+    // Redis kills a running rewrite: the manifest it wrote at its start stays valid.
+    let background = &shared.persistence.background;
+    if background.rewriting() {
+        background.abort(shared, keyspace);
+    }
+    background.aof_scheduled.store(false, Relaxed);
     aof.write_out();
     aof.fsync_written();
     aof.on.store(false, Relaxed);
@@ -115,109 +131,45 @@ pub fn stop(shared: &Shared, keyspace: &mut Keyspace) {
     keyspace.propagation.set_enabled(false);
 }
 
-/// Rewrites the log from the current data and switches to a new incremental file
-/// (BGREWRITEAOF). With the AOF off, only the base and a manifest naming it are written,
-/// as Redis 7.0 does.
-pub fn rewrite(shared: &Shared, keyspace: &mut Keyspace) -> io::Result<()> {
-    let log = shared.aof.is_on();
-    rewrite_and(shared, keyspace, log)
-}
-
-fn rewrite_and(shared: &Shared, keyspace: &mut Keyspace, log: bool) -> io::Result<()> {
-    let started = Instant::now();
-    let result = rewrite_files(shared, keyspace, log);
-    let stats = &shared.aof.stats;
-    stats.last_rewrite_ok.store(result.is_ok(), Relaxed);
-    stats
-        .last_rewrite_time_sec
-        .store(started.elapsed().as_secs() as i64, Relaxed);
-    match &result {
-        Ok(()) => {
-            stats.rewrites.fetch_add(1, Relaxed);
-            stats.consecutive_failures.store(0, Relaxed);
-            println!(
-                "Background AOF rewrite finished successfully in {:.3} seconds",
-                started.elapsed().as_secs_f64()
-            );
-        }
-        Err(e) => {
-            stats.consecutive_failures.fetch_add(1, Relaxed);
-            eprintln!("Background AOF rewrite failed: {e}")
-        }
-    }
-    result
-}
-
+/// The first start with `appendonly yes` and no AOF (the data is empty): base, incremental
+/// file and manifest written at once, before clients are served; not counted as a
+/// rewrite in INFO (as in Redis).
 fn rewrite_files(shared: &Shared, keyspace: &mut Keyspace, log: bool) -> io::Result<()> {
     let (dir, filename) = location(shared);
     fs::create_dir_all(&dir)?;
-    let aof = &shared.aof;
-    // Everything logged so far reaches the old files first.
-    aof.write_out();
-    aof.fsync_written();
-    let current = {
-        let writer = lock(&aof.writer);
-        writer.file.is_some().then(|| writer.manifest.clone())
-    };
-    let old = match current {
-        Some(manifest) => manifest,
-        None => read_manifest(&dir, &filename)
-            .ok()
-            .flatten()
-            .unwrap_or_default(),
-    };
-
     let preamble = shared.config().aof.use_rdb_preamble;
-    let base_seq = old.next_base_seq();
-    let base_name = format!(
-        "{filename}.{base_seq}.base.{}",
-        if preamble { "rdb" } else { "aof" }
-    );
+    let base_name = format!("{filename}.1.base.{}", if preamble { "rdb" } else { "aof" });
     let temp = dir.join(format!("temp-rewriteaof-{}.aof", std::process::id()));
     let base_path = dir.join(&base_name);
-    let written = disk::write_then_rename(&temp, &base_path, &dir, |file| {
+    disk::write_then_rename(&temp, &base_path, &dir, |file| {
         write_base(shared, keyspace, file, preamble)
-    });
-    if let Err(e) = written {
-        let _ = fs::remove_file(&temp);
-        return Err(e);
-    }
+    })?;
     let mut manifest = Manifest {
         base: Some(FileEntry {
-            name: base_name.clone(),
-            seq: base_seq,
+            name: base_name,
+            seq: 1,
             kind: Kind::Base,
         }),
         incrs: Vec::new(),
         history: Vec::new(),
     };
-    let mut file = None;
-    if log {
-        let seq = old.next_incr_seq();
-        let name = incr_name(&filename, seq);
-        file = Some(open_incr(&dir.join(&name))?);
-        manifest.incrs.push(FileEntry {
-            name,
-            seq,
-            kind: Kind::Incr,
-        });
-    }
+    let name = incr_name(&filename, 1);
+    let file = create_incr(&dir.join(&name))?;
+    manifest.incrs.push(FileEntry {
+        name,
+        seq: 1,
+        kind: Kind::Incr,
+    });
     write_manifest(&dir, &filename, &manifest)?;
-    let kept: Vec<&str> = manifest.incrs.iter().map(|f| f.name.as_str()).collect();
-    for entry in old.base.iter().chain(&old.incrs).chain(&old.history) {
-        if entry.name != base_name && !kept.contains(&entry.name.as_str()) {
-            let _ = fs::remove_file(dir.join(&entry.name));
-        }
-    }
     let base_size = file_size(&base_path);
-    if let Some(file) = file {
+    if log {
         install(shared, keyspace, file, dir, manifest, base_size, base_size);
     }
     Ok(())
 }
 
 /// Makes `file` the incremental file the log appends to and turns logging on.
-fn install(
+pub(super) fn install(
     shared: &Shared,
     keyspace: &mut Keyspace,
     file: File,
@@ -246,58 +198,44 @@ fn install(
     aof.on.store(true, Relaxed);
 }
 
-/// Writes the rewrite's base: the data as an RDB file (the preamble), or as commands that
-/// recreate it. SEAM: the point-in-time snapshot replaces this lock-holding write.
-pub fn write_base(
+/// Writes a base of the whole keyspace under the keyspace lock (the first start's empty
+/// one); BGREWRITEAOF writes it from the snapshot with the same sinks.
+fn write_base(
     shared: &Shared,
     keyspace: &mut Keyspace,
     file: &File,
     preamble: bool,
 ) -> io::Result<()> {
+    let setup = disk::SaveSetup::new(shared);
+    let libraries = disk::library_codes(shared);
     if preamble {
-        return disk::write_rdb_to(shared, keyspace, file).map(|_| ());
+        let mut params = setup.params(&libraries);
+        params.aof_base = true;
+        write_all(keyspace, Sink::start(file, &params), &setup)
+    } else {
+        write_all(keyspace, Commands::start(file, &libraries), &setup)
     }
-    let encodings = Encodings::from_config(&shared.config());
-    let now = unix_time_ms();
-    let mut out = bytes::BytesMut::new();
-    let mut sink = io::BufWriter::new(file);
-    for code in lock(&shared.scripting.functions)
-        .libraries()
-        .iter()
-        .map(|l| l.code.clone())
-    {
-        encode_request(&mut out, &[&b"FUNCTION"[..], b"LOAD", &code[..]]);
-    }
+}
+
+fn write_all(
+    keyspace: &Keyspace,
+    mut sink: impl SnapshotSink,
+    setup: &disk::SaveSetup,
+) -> io::Result<()> {
     for (index, db) in keyspace.dbs().iter().enumerate() {
         if db.is_empty() {
             continue;
         }
-        encode_request(&mut out, &[&b"SELECT"[..], index.to_string().as_bytes()]);
-        for entry in db.entries().filter(|e| !e.is_expired(now)) {
-            // RESTORE recreates any type exactly, encodings and TTL included.
-            let payload = crate::persistence::payload::dump(&entry.value, &encodings);
-            let ttl = entry.expire_at_ms.to_string();
-            encode_request(
-                &mut out,
-                &[
-                    &b"RESTORE"[..],
-                    &entry.key[..],
-                    ttl.as_bytes(),
-                    &payload,
-                    b"ABSTTL",
-                ],
-            );
-            if out.len() >= 64 * 1024 {
-                sink.write_all(&out)?;
-                out.clear();
-            }
+        sink.begin_db(index, db.len(), db.volatile_len());
+        for entry in db.entries() {
+            sink.entry(entry, &setup.encodings);
+            sink.flush_if_full()?;
         }
     }
-    sink.write_all(&out)?;
-    sink.flush()
+    sink.finish(setup.checksum).map(|_| ())
 }
 
-fn incr_name(filename: &str, seq: u64) -> String {
+pub(super) fn incr_name(filename: &str, seq: u64) -> String {
     format!("{filename}.{seq}.incr.aof")
 }
 
@@ -305,7 +243,17 @@ fn open_incr(path: &Path) -> io::Result<File> {
     OpenOptions::new().create(true).append(true).open(path)
 }
 
-fn write_manifest(dir: &Path, filename: &str, manifest: &Manifest) -> io::Result<()> {
+/// A new incremental file: empty even if a failed attempt left one of that name.
+pub(super) fn create_incr(path: &Path) -> io::Result<File> {
+    // Written only at its end by the one writer, so the cursor is the end.
+    OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+}
+
+pub(super) fn write_manifest(dir: &Path, filename: &str, manifest: &Manifest) -> io::Result<()> {
     let temp = dir.join(format!("temp-{}", manifest_name(filename)));
     let target = dir.join(manifest_name(filename));
     disk::write_then_rename(&temp, &target, dir, |mut file| {
@@ -313,11 +261,11 @@ fn write_manifest(dir: &Path, filename: &str, manifest: &Manifest) -> io::Result
     })
 }
 
-fn file_size(path: &Path) -> u64 {
+pub(super) fn file_size(path: &Path) -> u64 {
     fs::metadata(path).map_or(0, |m| m.len())
 }
 
-fn files_size(dir: &Path, manifest: &Manifest) -> u64 {
+pub(super) fn files_size(dir: &Path, manifest: &Manifest) -> u64 {
     manifest
         .base
         .iter()
@@ -329,7 +277,7 @@ fn files_size(dir: &Path, manifest: &Manifest) -> u64 {
 /// Whether the log grew enough since the last rewrite for an automatic one
 /// (`auto-aof-rewrite-percentage`, `auto-aof-rewrite-min-size`).
 pub fn wants_auto_rewrite(shared: &Shared) -> bool {
-    if !shared.aof.is_on() {
+    if !shared.aof.is_on() || shared.persistence.background.busy() {
         return false;
     }
     let (percentage, min_size) = {

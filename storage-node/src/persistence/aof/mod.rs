@@ -15,11 +15,15 @@
 //! - [`manifest`]: the manifest file.
 //! - [`files`]: starting, stopping and rewriting the log (BGREWRITEAOF), the files swapped
 //!   atomically under a new manifest.
+//! - [`rewrite`]: BGREWRITEAOF from the point-in-time snapshot; [`base`]: the base
+//!   without the RDB preamble.
 //! - [`load`]: replaying the base and incremental files at start.
 
+pub mod base;
 pub mod files;
 pub mod load;
 pub mod manifest;
+pub mod rewrite;
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -62,6 +66,10 @@ pub struct Aof {
     /// `appendfsync` and `aof-timestamp-enabled`, copied from the settings.
     fsync: AtomicU8,
     timestamps: AtomicBool,
+    /// `no-appendfsync-on-rewrite`, copied from the settings.
+    no_fsync_on_rewrite: AtomicBool,
+    /// A snapshot (BGSAVE or rewrite) is being written: Redis's "active child".
+    pub snapshot_running: AtomicBool,
     /// Stream offsets written to the file, and fsynced.
     written_upto: AtomicU64,
     synced_upto: AtomicU64,
@@ -111,6 +119,15 @@ impl Aof {
         };
         self.fsync.store(fsync, Relaxed);
         self.timestamps.store(config.aof.timestamps, Relaxed);
+        self.no_fsync_on_rewrite
+            .store(config.aof.no_fsync_on_rewrite, Relaxed);
+    }
+
+    /// `no-appendfsync-on-rewrite yes` while a snapshot is written: the log is written but
+    /// not fsynced, so the snapshot's disk writes do not stall the fsyncs (Redis's
+    /// trade: up to the whole rewrite's writes can be lost in a power loss).
+    fn fsync_paused(&self) -> bool {
+        self.no_fsync_on_rewrite.load(Relaxed) && self.snapshot_running.load(Relaxed)
     }
 
     /// Appends a piece of the propagated stream, which ends at stream offset `upto`.
@@ -142,7 +159,10 @@ impl Aof {
         if self.written_upto.load(Relaxed) < upto {
             self.write_out();
         }
-        if self.fsync.load(Relaxed) == FSYNC_ALWAYS && self.synced_upto.load(Relaxed) < upto {
+        if self.fsync.load(Relaxed) == FSYNC_ALWAYS
+            && self.synced_upto.load(Relaxed) < upto
+            && !self.fsync_paused()
+        {
             self.fsync_written();
         }
     }
@@ -243,6 +263,12 @@ impl Aof {
         }
     }
 
+    /// Writes out what waits and fsyncs it, whatever `appendfsync` says (SHUTDOWN).
+    pub fn flush_and_fsync(&self) {
+        self.write_out();
+        self.fsync_written();
+    }
+
     /// Bytes waiting in the buffer (`aof_buffer_length`).
     pub fn buffer_length(&self) -> usize {
         lock(&self.writer).buffer.len()
@@ -254,7 +280,7 @@ impl Aof {
             return;
         }
         self.write_out();
-        if self.fsync.load(Relaxed) == FSYNC_EVERYSEC {
+        if self.fsync.load(Relaxed) == FSYNC_EVERYSEC && !self.fsync_paused() {
             self.fsync_written();
         }
     }
