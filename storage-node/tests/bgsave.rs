@@ -6,12 +6,15 @@
 //! must hold exactly the recorded keys and values.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use slotproxy::resp::Frame;
-use test_harness::{free_port, show, RawClient, ServerProcess};
+use test_harness::{show, RawClient, ServerProcess};
+
+mod persistence_fixture;
+use persistence_fixture::{info_field, node_in, redis_in, scratch_dir};
 
 /// Keys per database the point-in-time test starts with.
 const KEYS: usize = 12_000;
@@ -19,40 +22,6 @@ const KEYS: usize = 12_000;
 const TTL_SECONDS: u64 = 100_000;
 const TTL_TOLERANCE_MS: i64 = 120_000;
 const DEADLINE: Duration = Duration::from_secs(120);
-
-/// A fresh, empty directory for one server of one test, removed when dropped.
-struct ScratchDir(PathBuf);
-
-impl std::ops::Deref for ScratchDir {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn scratch_dir(name: &str) -> ScratchDir {
-    let dir = std::env::temp_dir().join(format!("bgsave-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    ScratchDir(dir)
-}
-
-fn node_in(dir: &Path, extra: &[&str]) -> ServerProcess {
-    let dir = dir.display().to_string();
-    let mut args = vec!["--dir", dir.as_str()];
-    args.extend_from_slice(extra);
-    ServerProcess::storage_node(&args)
-}
-
-fn redis_in(dir: &Path, extra: &[&str]) -> ServerProcess {
-    ServerProcess::redis_server_on(free_port(), dir, extra)
-}
 
 /// Sends all commands at once, then reads every reply (one round trip).
 fn pipeline(client: &mut RawClient, commands: &[Vec<Vec<u8>>]) -> Vec<Frame> {
@@ -67,16 +36,6 @@ fn pipeline(client: &mut RawClient, commands: &[Vec<Vec<u8>>]) -> Vec<Frame> {
 
 fn cmd(args: &[&str]) -> Vec<Vec<u8>> {
     args.iter().map(|a| a.as_bytes().to_vec()).collect()
-}
-
-fn info_field(client: &mut RawClient, name: &str) -> String {
-    let info = client.call(&["INFO", "persistence"]);
-    let text = String::from_utf8_lossy(info.as_bytes().expect("INFO is a bulk string")).to_string();
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{name}:")))
-        .unwrap_or_else(|| panic!("INFO persistence has no {name}:\n{text}"))
-        .trim()
-        .to_string()
 }
 
 /// Polls until no background save runs (bounded).
