@@ -47,6 +47,11 @@ pub fn no_resend_after_timeout() -> Row {
     let rounds = scaled(30, 300);
     let stop_at = rounds / 3;
     let stopped_rounds = scaled(2, 10);
+    // The node stays stopped for at least `stopped_rounds` and until every kind has timed
+    // out once (at most this many rounds): a fixed count of rounds sometimes saw no timeout
+    // at all in a loaded full run.
+    let max_stopped_rounds = stopped_rounds + 20;
+    let mut stopped_since = None;
     let mut tallies: [Tally; 3] = Default::default();
     let mut incr_values = HashSet::new();
     let mut duplicate_incr_values = 0;
@@ -54,9 +59,18 @@ pub fn no_resend_after_timeout() -> Row {
     for round in 0..rounds {
         if round == stop_at {
             signal(pid, "STOP");
+            wait_until_stopped(pid);
+            stopped_since = Some(round);
         }
-        if round == stop_at + stopped_rounds {
-            signal(pid, "CONT");
+        if let Some(since) = stopped_since {
+            let every_kind_timed_out = tallies.iter().all(|t| t.timed_out > 0);
+            let stopped_for = round - since;
+            if stopped_for >= max_stopped_rounds
+                || (stopped_for >= stopped_rounds && every_kind_timed_out)
+            {
+                signal(pid, "CONT");
+                stopped_since = None;
+            }
         }
         let started = Instant::now();
         client.send(&[b"INCR", b"{once}:incr"]);
@@ -76,6 +90,9 @@ pub fn no_resend_after_timeout() -> Row {
             }
         }
         samples.push(started.elapsed());
+    }
+    if stopped_since.is_some() {
+        signal(pid, "CONT");
     }
     // The node ran everything it received once it was continued; reading through the same
     // proxy (and so the same ordered backend connection) sees the final values.
@@ -122,4 +139,21 @@ pub fn no_resend_after_timeout() -> Row {
     assert_eq!(row.lost, 0, "{tallies:?} executed {finals:?}");
     assert_eq!(row.crashes, 0);
     row
+}
+
+/// Polls /proc until the kernel reports `pid` stopped (state `T`), bounded.
+fn wait_until_stopped(pid: u32) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // The state follows the command name's closing parenthesis.
+        let state = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().next());
+        if state == Some("T") {
+            return;
+        }
+        assert!(Instant::now() < deadline, "node {pid} not stopped: {stat}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
