@@ -469,6 +469,35 @@ fn normalize(frame: Frame) -> Frame {
     }
 }
 
+/// A container's COMMAND INFO or DOCS reply without its nested subcommand entries: the
+/// node describes only the subcommands it implements (as its COMMAND LIST does), and each
+/// of those is compared with redis-server's on its own.
+fn without_subcommands(frame: Frame) -> Frame {
+    match frame {
+        Frame::Map(pairs) => Frame::Map(
+            pairs
+                .into_iter()
+                .filter(|(k, _)| k.as_bytes() != Some(&b"subcommands"[..]))
+                .map(|(k, v)| (k, without_subcommands(v)))
+                .collect(),
+        ),
+        Frame::Array(items) => {
+            let mut items: Vec<Frame> = items.into_iter().map(without_subcommands).collect();
+            if let Some(at) = items
+                .iter()
+                .position(|f| f.as_bytes() == Some(&b"subcommands"[..]))
+            {
+                items.drain(at..(at + 2).min(items.len()));
+            }
+            if items.len() == 10 && matches!(items[1], Frame::Integer(_)) {
+                items[9] = Frame::Array(Vec::new());
+            }
+            Frame::Array(items)
+        }
+        other => other,
+    }
+}
+
 /// The names the node says it implements.
 fn implemented_names(d: &mut Differential) -> Vec<String> {
     match d.node_client.call(&["COMMAND", "LIST"]) {
@@ -499,6 +528,12 @@ fn command_info_and_docs_match_redis_for_implemented_commands() {
                 let (node, redis) = d.both(&["COMMAND", sub, name]);
                 // Redis lists subcommands in its hash table's order, which is seeded at
                 // random on every start: compare containers with their subcommands sorted.
+                let container = names.iter().any(|n| n.starts_with(&format!("{name}|")));
+                let (node, redis) = if container {
+                    (without_subcommands(node), without_subcommands(redis))
+                } else {
+                    (node, redis)
+                };
                 assert_eq!(
                     normalize(node),
                     normalize(redis),
