@@ -62,38 +62,10 @@ impl Session {
                     break;
                 }
                 self.batcher.flush();
-                match parked {
-                    Parked::Inline(route, args, timing, silent) => {
-                        if !Box::pin(io.flush()).await {
-                            return false;
-                        }
-                        let mark = io.output.len();
-                        // Subscription confirmations are pushes: CLIENT REPLY does not
-                        // silence them (see `inline`).
-                        let pushes = matches!(route, Route::PubSub);
-                        // Boxed: the stateful paths (EXEC, blocking commands, subscriptions)
-                        // hold large futures, and unboxed they would size every session's
-                        // task, idle or not.
-                        if !Box::pin(self.inline(route, args, io, silent)).await {
-                            return false;
-                        }
-                        stats.record(timing, io.output.get(mark..).unwrap_or(&[]), Instant::now());
-                        if silent && !pushes {
-                            io.output.truncate(mark);
-                        }
-                        start = None;
-                    }
-                    Parked::Barrier(args) => {
-                        if let Some(pubsub) = self.pubsub.as_mut() {
-                            Box::pin(pubsub.barrier(proxy, &mut io.output)).await;
-                        }
-                        self.step_and_queue(args, &mut start);
-                        // After HELLO, what the subscriptions deliver is in the new protocol.
-                        let proto = self.client.proto;
-                        if let Some(pubsub) = self.pubsub.as_mut() {
-                            pubsub.follow_protocol(proto);
-                        }
-                    }
+                // Boxed, with the parked request inside: held across its awaits in this
+                // function, the request and its route would size every session's task.
+                if !Box::pin(self.run_parked(parked, io, proxy, &mut start)).await {
+                    return false;
                 }
                 continue;
             }
@@ -110,6 +82,52 @@ impl Session {
             self.step_and_queue(args, &mut start);
         }
         self.batcher.flush();
+        true
+    }
+
+    /// Runs a parked request once the replies before it are out. False when the client
+    /// is gone.
+    async fn run_parked(
+        &mut self,
+        parked: Parked,
+        io: &mut ClientIo,
+        proxy: &Arc<Proxy>,
+        start: &mut Option<Instant>,
+    ) -> bool {
+        let stats = proxy.metrics.worker(self.client.lane.worker);
+        match parked {
+            Parked::Inline(route, args, timing, silent) => {
+                if !Box::pin(io.flush()).await {
+                    return false;
+                }
+                let mark = io.output.len();
+                // Subscription confirmations are pushes: CLIENT REPLY does not
+                // silence them (see `inline`).
+                let pushes = matches!(route, Route::PubSub);
+                // Boxed: the stateful paths (EXEC, blocking commands, subscriptions)
+                // hold large futures, and unboxed they would size every session's
+                // task, idle or not.
+                if !Box::pin(self.inline(route, args, io, silent)).await {
+                    return false;
+                }
+                stats.record(timing, io.output.get(mark..).unwrap_or(&[]), Instant::now());
+                if silent && !pushes {
+                    io.output.truncate(mark);
+                }
+                *start = None;
+            }
+            Parked::Barrier(args) => {
+                if let Some(pubsub) = self.pubsub.as_mut() {
+                    Box::pin(pubsub.barrier(proxy, &mut io.output)).await;
+                }
+                self.step_and_queue(args, start);
+                // After HELLO, what the subscriptions deliver is in the new protocol.
+                let proto = self.client.proto;
+                if let Some(pubsub) = self.pubsub.as_mut() {
+                    pubsub.follow_protocol(proto);
+                }
+            }
+        }
         true
     }
 
