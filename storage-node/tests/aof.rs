@@ -16,9 +16,6 @@ use slotproxy::resp::{request_bytes, Frame};
 use test_harness::process::storage_node_binary;
 use test_harness::{free_port, RawClient, ServerProcess};
 
-const AOF_DIR: &str = "appendonlydir";
-const MANIFEST: &str = "appendonly.aof.manifest";
-
 fn aof_node(dir: &Path, extra: &[&str]) -> ServerProcess {
     let mut args = vec!["--appendonly", "yes"];
     args.extend_from_slice(extra);
@@ -63,35 +60,6 @@ fn copy_aof_dir(from: &Path, to: &Path) {
         let entry = entry.unwrap();
         std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
     }
-}
-
-fn manifest_text(dir: &Path) -> String {
-    std::fs::read_to_string(dir.join(AOF_DIR).join(MANIFEST)).unwrap()
-}
-
-/// The files the manifest names, with their type letter.
-fn manifest_files(dir: &Path) -> Vec<(String, String)> {
-    manifest_text(dir)
-        .lines()
-        .map(|line| {
-            let words: Vec<&str> = line.split_whitespace().collect();
-            (words[1].to_string(), words[5].to_string())
-        })
-        .collect()
-}
-
-fn check_aof(dir: &Path) {
-    let manifest = dir.join(AOF_DIR).join(MANIFEST);
-    let check = Command::new("redis-check-aof")
-        .arg(&manifest)
-        .output()
-        .unwrap();
-    let report = String::from_utf8_lossy(&check.stdout);
-    assert!(
-        check.status.success() && report.contains("is valid"),
-        "redis-check-aof refused {}: {report}",
-        manifest.display()
-    );
 }
 
 /// The node's directory, written by commands only (no rewrite), then after BGREWRITEAOF

@@ -17,8 +17,6 @@ use persistence_fixture::*;
 use slotproxy::resp::{request_bytes, Frame};
 use test_harness::{RawClient, ServerProcess};
 
-const AOF_DIR: &str = "appendonlydir";
-const MANIFEST: &str = "appendonly.aof.manifest";
 /// Enough keys that the debug build's rewrite lasts long enough to be seen running.
 const BULK_KEYS: usize = 200_000;
 
@@ -113,32 +111,6 @@ fn assert_same_keys(
             "key {name} differs after the restart"
         );
     }
-}
-
-/// The files the manifest names, with their type letter.
-fn manifest_files(dir: &Path) -> Vec<(String, String)> {
-    std::fs::read_to_string(dir.join(AOF_DIR).join(MANIFEST))
-        .unwrap()
-        .lines()
-        .map(|line| {
-            let words: Vec<&str> = line.split_whitespace().collect();
-            (words[1].to_string(), words[5].to_string())
-        })
-        .collect()
-}
-
-fn check_aof(dir: &Path) {
-    let manifest = dir.join(AOF_DIR).join(MANIFEST);
-    let check = Command::new("redis-check-aof")
-        .arg(&manifest)
-        .output()
-        .unwrap();
-    let report = String::from_utf8_lossy(&check.stdout);
-    assert!(
-        check.status.success() && report.contains("is valid"),
-        "redis-check-aof refused {}: {report}",
-        manifest.display()
-    );
 }
 
 fn rewriting(c: &mut RawClient) -> bool {

@@ -263,3 +263,37 @@ pub fn info_field(client: &mut RawClient, name: &str) -> String {
         .unwrap_or_else(|| panic!("no {name} in {info}"))
         .to_string()
 }
+
+/// The AOF directory and manifest names (Redis 7.0's defaults).
+pub const AOF_DIR: &str = "appendonlydir";
+pub const MANIFEST: &str = "appendonly.aof.manifest";
+
+pub fn manifest_text(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join(AOF_DIR).join(MANIFEST)).unwrap()
+}
+
+/// The files the manifest names, with their type letter.
+pub fn manifest_files(dir: &Path) -> Vec<(String, String)> {
+    manifest_text(dir)
+        .lines()
+        .map(|line| {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            (words[1].to_string(), words[5].to_string())
+        })
+        .collect()
+}
+
+/// `redis-check-aof` accepts the manifest in `dir`'s AOF directory.
+pub fn check_aof(dir: &Path) {
+    let manifest = dir.join(AOF_DIR).join(MANIFEST);
+    let check = std::process::Command::new("redis-check-aof")
+        .arg(&manifest)
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        check.status.success() && report.contains("is valid"),
+        "redis-check-aof refused {}: {report}",
+        manifest.display()
+    );
+}
