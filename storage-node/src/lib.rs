@@ -27,6 +27,7 @@ pub mod persistence;
 pub mod process;
 pub mod propagation;
 pub mod pubsub;
+pub mod replication;
 pub mod scripting;
 pub mod server;
 pub mod types;

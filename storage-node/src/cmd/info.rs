@@ -17,7 +17,6 @@
 //! while a script is busy, which never reach the keyspace).
 
 use std::fmt::Write as _;
-use std::sync::OnceLock;
 
 use bytes::Bytes;
 
@@ -104,7 +103,7 @@ fn write_section(ctx: &mut Ctx<'_>, section: &str, out: &mut String) {
         "memory" => memory(ctx, out),
         "persistence" => persistence(ctx, out),
         "stats" => stats(ctx, out),
-        "replication" => replication(out),
+        "replication" => replication(ctx.shared, out),
         "cpu" => cpu(out),
         "modules" => out.push_str("# Modules\r\n"),
         "commandstats" => {
@@ -463,18 +462,16 @@ fn stats(ctx: &mut Ctx<'_>, out: &mut String) {
     );
 }
 
-/// The replication id of this master. It never changes while the node runs alone.
-fn master_replid() -> &'static str {
-    static REPLID: OnceLock<String> = OnceLock::new();
-    REPLID.get_or_init(crate::server::random_hex_id)
-}
-
-fn replication(out: &mut String) {
+fn replication(shared: &crate::server::Shared, out: &mut String) {
     out.push_str("# Replication\r\n");
     field!(out, "role", "master");
     field!(out, "connected_slaves", 0);
     field!(out, "master_failover_state", "no-failover");
-    field!(out, "master_replid", master_replid());
+    field!(
+        out,
+        "master_replid",
+        shared.replication.state().replid.clone()
+    );
     field!(out, "master_replid2", "0".repeat(40));
     field!(out, "master_repl_offset", 0);
     field!(out, "second_repl_offset", -1);

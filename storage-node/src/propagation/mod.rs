@@ -177,6 +177,7 @@ impl Propagation {
 /// order).
 pub fn publish(shared: &Shared, keyspace: &mut Keyspace) {
     if let Some(chunk) = keyspace.propagation.take() {
+        shared.replication.feed(&chunk, u64::MAX);
         shared.aof.feed(chunk, keyspace.propagation.offset());
     }
 }

@@ -54,6 +54,8 @@ pub struct Shared {
     pub persistence: crate::persistence::disk::SaveState,
     /// The append-only file.
     pub aof: std::sync::Arc<crate::persistence::aof::Aof>,
+    /// Master and replica state, the backlog.
+    pub replication: crate::replication::Replication,
 }
 
 impl Shared {
@@ -83,6 +85,7 @@ impl Shared {
             migrate_sockets: Default::default(),
             persistence: crate::persistence::disk::SaveState::new(started_unix),
             aof: std::sync::Arc::new(aof),
+            replication: Default::default(),
         }
     }
 

@@ -1,0 +1,101 @@
+//! Replication, as Redis 7.0 speaks it: a node is a master that feeds replicas, or a
+//! replica of another master (`replica`), and either way keeps a [`Backlog`] of the
+//! stream so that replicas can continue after a short disconnect (PSYNC2).
+//!
+//! # The stream
+//! On a master the stream is what `crate::propagation` produces (the same bytes the AOF
+//! gets), plus what only replicas see (PING heartbeats, `REPLCONF GETACK`). It is fed
+//! here by [`Replication::feed`] under the keyspace lock, so in order. On a replica the
+//! stream is the master's bytes, passed on unchanged (chained replicas, PSYNC2 after a
+//! promotion); its own propagation feeds only its AOF.
+//!
+//! # Identity
+//! `replid` names the history the offsets count in; `replid2` and `second_offset` name
+//! the previous one after a promotion, so the former siblings can continue partially.
+
+pub mod backlog;
+pub mod replica;
+
+pub use backlog::Backlog;
+
+use std::sync::Mutex;
+
+use bytes::Bytes;
+use tokio::sync::watch;
+
+use crate::server::clients::lock;
+
+/// Redis 7.0's default `repl-backlog-size`.
+pub const DEFAULT_BACKLOG_SIZE: u64 = 1024 * 1024;
+
+/// The replication state of one node (in `Shared`).
+pub struct Replication {
+    state: Mutex<State>,
+    /// The stream's end offset after every feed: replica feeders wait on it.
+    end_tx: watch::Sender<u64>,
+    /// The replica side (when this node replicates from a master).
+    pub link: replica::Link,
+}
+
+/// What PSYNC and INFO replication read, under one lock.
+pub struct State {
+    /// `master_replid`: 40 hex characters.
+    pub replid: String,
+    /// `master_replid2` ("0" x 40 when none) and `second_repl_offset` (-1 when none).
+    pub replid2: String,
+    pub second_offset: i64,
+    /// Created when the first replica attaches (Redis does the same), kept for
+    /// `repl-backlog-ttl` after the last one left.
+    pub backlog: Option<Backlog>,
+    /// `master_repl_offset` while there is no backlog.
+    pub offset: u64,
+}
+
+impl State {
+    /// `master_repl_offset`.
+    pub fn end(&self) -> u64 {
+        self.backlog.as_ref().map_or(self.offset, Backlog::end)
+    }
+}
+
+impl Default for Replication {
+    fn default() -> Replication {
+        Replication {
+            state: Mutex::new(State {
+                replid: crate::server::random_hex_id(),
+                replid2: "0".repeat(40),
+                second_offset: -1,
+                backlog: None,
+                offset: 0,
+            }),
+            end_tx: watch::channel(0).0,
+            link: replica::Link::default(),
+        }
+    }
+}
+
+impl Replication {
+    /// The state, locked. Never held across an await or while taking the keyspace lock
+    /// (the keyspace lock is taken first when both are needed).
+    pub fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        lock(&self.state)
+    }
+
+    /// Appends a piece of the stream to the backlog, if there is one, and wakes the
+    /// replica feeders. Called under the keyspace lock.
+    pub fn feed(&self, chunk: &Bytes, keep_from: u64) {
+        let mut state = self.state();
+        let Some(backlog) = state.backlog.as_mut() else {
+            return;
+        };
+        backlog.push(chunk.clone(), keep_from);
+        let end = backlog.end();
+        drop(state);
+        self.end_tx.send_replace(end);
+    }
+
+    /// Follows the stream's end offset (for a task that sends the stream to a replica).
+    pub fn subscribe(&self) -> watch::Receiver<u64> {
+        self.end_tx.subscribe()
+    }
+}
