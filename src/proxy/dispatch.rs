@@ -15,6 +15,7 @@ use super::router::{self, Route};
 use super::session::{drain_ready, over_output_limit, pending_window, Parked, Session};
 use super::stats::Stats;
 use super::Proxy;
+use crate::cluster::{key_slot, CommandFlags, CommandSpec};
 use crate::metrics::workers::unknown_command;
 use crate::metrics::Timing;
 use crate::resp::{request_bytes, Proto};
@@ -228,6 +229,11 @@ impl Session {
         if let Route::Slot(slot) | Route::Blocking(Some(slot)) = route {
             self.proxy.metrics.worker(lane.worker).slot_op(slot);
         }
+        // Reads need no note: WAIT counts the replicas that have a client's writes.
+        let may_write = !spec.flags.contains(CommandFlags::READONLY);
+        if may_write {
+            self.note_writes(spec, &route, args);
+        }
         match route {
             Route::Local => {
                 match answered_here::handle(&self.proxy, &mut self.client, spec, args) {
@@ -259,10 +265,17 @@ impl Session {
                 lane,
             )),
             Route::AnyMaster => {
-                Step::Queue(
-                    self.batcher
-                        .add(&self.proxy, None, request_bytes(args), proto, lane),
-                )
+                let pending = self
+                    .batcher
+                    .add(&self.proxy, None, request_bytes(args), proto, lane);
+                if may_write {
+                    let topology = self.proxy.topology.load();
+                    match pending.addr() {
+                        Some(addr) => self.writes.note_addr(&topology, addr),
+                        None => self.writes.note_all(&topology),
+                    }
+                }
+                Step::Queue(pending)
             }
             Route::PubSubHome => match self.proxy.pubsub_home() {
                 Ok(addr) => Step::Queue(send_to_node(
@@ -301,7 +314,33 @@ impl Session {
                 b"unwatch" => Self::ready(self.tx.unwatch()),
                 _ => Step::Inline(route),
             },
-            Route::Blocking(_) | Route::PubSub => Step::Inline(route),
+            Route::Blocking(_) | Route::PubSub | Route::Wait => Step::Inline(route),
+        }
+    }
+
+    /// Notes the master(s) a request that may write goes to, for WAIT (see
+    /// [`super::wait`]); where the master is only known once sent (any master, after a
+    /// redirect, a transaction's or blocking command's node) it is noted there.
+    fn note_writes(&mut self, spec: &CommandSpec, route: &Route, args: &[Bytes]) {
+        let topology = self.proxy.topology.load();
+        match route {
+            Route::Slot(slot) | Route::Blocking(Some(slot)) => {
+                self.writes.note_slot(&topology, *slot)
+            }
+            Route::SplitKeys => {
+                if let Ok(indexes) = spec.key_indexes(args) {
+                    for i in indexes {
+                        self.writes.note_slot(&topology, key_slot(&args[i]));
+                    }
+                }
+            }
+            Route::AllMasters(_) => self.writes.note_all(&topology),
+            Route::PubSubHome => {
+                if let Ok(addr) = self.proxy.pubsub_home() {
+                    self.writes.note_addr(&topology, &addr);
+                }
+            }
+            _ => {}
         }
     }
 
@@ -323,7 +362,31 @@ impl Session {
                 io.output.extend_from_slice(&reply);
             }
             Route::Transaction => {
-                let reply = self.tx.exec(&self.proxy, proto).await;
+                if self.tx.holds_wait() {
+                    let slot_master = self.tx.slot().and_then(|s| self.proxy.master_addr(s).ok());
+                    let lane = self.client.lane;
+                    match super::wait::check_multi(
+                        &self.proxy,
+                        &mut self.writes,
+                        lane,
+                        slot_master.as_deref(),
+                    ) {
+                        Ok(Some(addr)) => self.tx.run_keyless_on(addr),
+                        Ok(None) => {}
+                        Err(e) => {
+                            self.tx.reset();
+                            io.output.extend_from_slice(&error_reply(
+                                &crate::protocol::errors::exec_refused(&e),
+                            ));
+                            return true;
+                        }
+                    }
+                }
+                let (reply, ran_on) = self.tx.exec(&self.proxy, proto).await;
+                if let Some(addr) = ran_on {
+                    let topology = self.proxy.topology.load();
+                    self.writes.note_addr(&topology, &addr);
+                }
                 io.output.extend_from_slice(&reply);
             }
             Route::Blocking(slot) => {
@@ -334,6 +397,27 @@ impl Session {
                     proto,
                     io,
                     &mut self.blocking_conn,
+                )
+                .await
+                {
+                    Ok(reply) => io.output.extend_from_slice(&reply),
+                    Err(super::blocking::Interrupted::ClientGone) => return false,
+                }
+                // The node that answered (after any redirect) ran it.
+                if let Some(conn) = self.blocking_conn.as_deref() {
+                    let topology = self.proxy.topology.load();
+                    self.writes.note_addr(&topology, &conn.addr);
+                }
+            }
+            Route::Wait => {
+                let lane = self.client.lane;
+                match super::wait::run(
+                    &self.proxy,
+                    &mut self.writes,
+                    lane,
+                    request_bytes(&args),
+                    proto,
+                    io,
                 )
                 .await
                 {

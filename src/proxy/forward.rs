@@ -290,6 +290,9 @@ pub(super) async fn follow(
     let deadline = tokio::time::Instant::now() + budget;
     let mut tryagain_wait = TRYAGAIN_FIRST_WAIT;
     let mut attempt = 0;
+    // Sent again (anywhere): the node that answers last ran the request, which the
+    // client's WAIT must then count (see `super::wait`).
+    let mut resent = false;
     loop {
         let bytes = match reply {
             Ok(bytes) => bytes,
@@ -313,12 +316,16 @@ pub(super) async fn follow(
                 }
                 attempt += 1;
                 addr = next;
+                resent = true;
                 let rx = proxy.send_to(&addr, request.clone(), proto, lane, false);
                 reply = received(rx.await, &addr);
                 continue;
             }
         };
         let Some(redirect) = redirect_of(&bytes) else {
+            if resent {
+                proxy.wait_notes.note(lane, &addr);
+            }
             return bytes;
         };
         let give_up = match redirect {
@@ -384,6 +391,7 @@ pub(super) async fn follow(
                 false
             }
         };
+        resent = true;
         let rx = proxy.send_to(&addr, request.clone(), proto, lane, asking);
         reply = received(rx.await, &addr);
     }

@@ -5,7 +5,7 @@
 //! it is answered by the proxy itself ([`answered_here`]), forwarded to one slot's master ([`forward`], batched per
 //! node across the client's pipeline by [`batch`]), split over
 //! several slots ([`fanout`]), or run on a dedicated connection ([`transaction`],
-//! [`blocking`], [`pubsub`]). Replies go back in request order.
+//! [`blocking`], [`pubsub`], [`wait`]). Replies go back in request order.
 
 pub mod answered_here;
 pub mod batch;
@@ -24,6 +24,7 @@ pub mod router;
 pub mod session;
 pub mod stats;
 pub mod transaction;
+pub mod wait;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -57,6 +58,8 @@ pub struct Proxy {
     pub id: String,
     pub listen_addr: SocketAddr,
     refresh: Notify,
+    /// Where clients' requests ran after a redirect, for their next WAIT.
+    pub wait_notes: wait::RedirectNotes,
 }
 
 impl Proxy {
@@ -84,6 +87,7 @@ impl Proxy {
             id: clients::random_hex_id(),
             listen_addr,
             refresh: Notify::new(),
+            wait_notes: wait::RedirectNotes::default(),
         }
     }
 

@@ -32,8 +32,10 @@ pub enum Route {
     Config,
     /// MULTI, EXEC, DISCARD, WATCH, UNWATCH.
     Transaction,
-    /// A blocking command on a dedicated connection; `None` for keyless ones (WAIT).
+    /// A blocking command on a dedicated connection; `None` for keyless ones.
     Blocking(Option<u16>),
+    /// WAIT: on dedicated connections to the masters this client wrote to.
+    Wait,
     /// SUBSCRIBE and friends.
     PubSub,
     /// The master holding the proxy's channel subscriptions (PUBLISH, PUBSUB ...), so that
@@ -51,12 +53,6 @@ fn is_one_of(name: &str, list: &[&str]) -> bool {
 pub fn unsupported(name: &str) -> String {
     format!("ERR slotproxy: '{name}' is not supported through the proxy")
 }
-
-/// WAIT counts the replicas that acknowledged the writes sent *on the caller's
-/// connection*. Through the proxy a client's writes travel on connections shared with other
-/// clients (and on several nodes), so any count a node gave would describe other writes: a
-/// false durability acknowledgement. Refused until WAIT follows the client's own writes.
-pub const WAIT_REFUSED: &str = "ERR slotproxy: WAIT is not supported through the proxy: this client's writes share backend connections with other clients', so no node can count the replicas that acknowledged them";
 
 /// The error for a command that describes or administers one node, where the client sees
 /// a whole cluster as one server.
@@ -196,7 +192,7 @@ fn keyless_route(spec: &CommandSpec, keyless: Keyless, args: &[Bytes]) -> Route 
         Keyless::PubSubHome => Route::PubSubHome,
         Keyless::AllMasters(merge) => Route::AllMasters(merge),
         Keyless::AnyNode => Route::AnyMaster,
-        Keyless::Wait => Route::Reject(WAIT_REFUSED.to_string()),
+        Keyless::Wait => Route::Wait,
         Keyless::ShardPublish => Route::Slot(key_slot(&args[1])),
         Keyless::OneNode => Route::Reject(one_node_only(&spec.name)),
         Keyless::Unsupported => {
@@ -227,6 +223,8 @@ pub fn multi_refusal(spec: &CommandSpec, route: &Route) -> Option<String> {
         Route::Reject(e) if e == CROSSSLOT => None,
         Route::Reject(e) => Some(e.clone()),
         Route::Slot(_) | Route::AnyMaster | Route::SplitKeys | Route::Blocking(_) => None,
+        // Runs inside EXEC on the transaction's master (see `super::wait::check_multi`).
+        Route::Wait => None,
         Route::Transaction => None,
         // TIME: the transaction node's clock is a true time for the transaction.
         Route::AllMasters(Merge::Latest) => None,
@@ -315,10 +313,7 @@ mod tests {
         );
         assert_eq!(route_of(&["ROLE"]), Route::Reject(one_node_only("role")));
         assert_eq!(route_of(&["OBJECT", "HELP"]), Route::AnyMaster);
-        assert_eq!(
-            route_of(&["WAIT", "0", "0"]),
-            Route::Reject(WAIT_REFUSED.to_string())
-        );
+        assert_eq!(route_of(&["WAIT", "0", "0"]), Route::Wait);
         assert_eq!(route_of(&["PING"]), Route::Local);
         assert_eq!(route_of(&["MULTI"]), Route::Transaction);
         assert!(matches!(route_of(&["SHUTDOWN"]), Route::Reject(_)));
@@ -370,6 +365,7 @@ mod tests {
         assert_eq!(refused(&["PING"]), None);
         assert_eq!(refused(&["TIME"]), None);
         assert_eq!(refused(&["BLPOP", "a", "0"]), None);
+        assert_eq!(refused(&["WAIT", "1", "0"]), None);
         assert_eq!(refused(&["SET", "a", "1", "GET"]), None);
         assert!(refused(&["DBSIZE"]).unwrap().contains("every node"));
         assert!(refused(&["CONFIG", "SET", "a", "b"])

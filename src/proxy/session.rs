@@ -35,6 +35,7 @@ use super::stats::Stats;
 use super::transaction::Transaction;
 use super::Proxy;
 use crate::backend::dedicated::Dedicated;
+use crate::backend::Lane;
 use crate::metrics::workers::unknown_command;
 use crate::metrics::{Timing, WorkerStats};
 use crate::resp::{Limits, Proto, RequestDecoder};
@@ -80,6 +81,8 @@ pub(super) struct Session {
     pub(super) batcher: Batcher,
     /// A request waiting for the replies before it to complete.
     pub(super) parked: Option<Parked>,
+    /// The masters this client's writes went to, for WAIT.
+    pub(super) writes: super::wait::Writes,
 }
 
 /// Why a request waits for the replies before it.
@@ -135,11 +138,14 @@ pub(super) fn over_output_limit(handle: &ClientHandle) {
 struct Registration {
     proxy: Arc<Proxy>,
     id: u64,
+    lane: Lane,
 }
 
 impl Drop for Registration {
     fn drop(&mut self) {
         self.proxy.clients.unregister(self.id);
+        // Redirect notes no WAIT took.
+        let _ = self.proxy.wait_notes.take(self.lane);
     }
 }
 
@@ -149,10 +155,6 @@ pub(super) async fn serve(
     handle: Arc<ClientHandle>,
     worker: usize,
 ) {
-    let _registration = Registration {
-        proxy: proxy.clone(),
-        id: handle.id,
-    };
     let config = proxy.config.load_full();
     let mut io = ClientIo {
         stream,
@@ -189,6 +191,12 @@ pub(super) async fn serve(
         closing: false,
         batcher: Batcher::default(),
         parked: None,
+        writes: Default::default(),
+    };
+    let _registration = Registration {
+        proxy: proxy.clone(),
+        id: handle.id,
+        lane: session.client.lane,
     };
     let output_limit = io.output_limit;
     let stats = proxy.metrics.worker(worker);

@@ -36,6 +36,11 @@ pub struct Transaction {
     /// The connection holding this client's WATCHes (boxed: every client carries this
     /// state, few ever WATCH).
     watch: Option<Box<Dedicated>>,
+    /// WAIT is queued: its count must describe this client's writes (see
+    /// `super::wait::check_multi`), so the transaction follows no redirect.
+    waits: bool,
+    /// Where a transaction without keys runs (see [`Transaction::run_keyless_on`]).
+    keyless_target: Option<String>,
 }
 
 fn encode(args: &[Bytes]) -> BytesMut {
@@ -103,6 +108,7 @@ impl Transaction {
         });
         match checked {
             Ok(()) => {
+                self.waits |= args[0].eq_ignore_ascii_case(b"wait");
                 self.queued.push(args);
                 Bytes::from_static(b"+QUEUED\r\n")
             }
@@ -146,15 +152,42 @@ impl Transaction {
         }
     }
 
-    /// EXEC: runs the queue atomically on the pinned slot's master.
-    pub async fn exec(&mut self, proxy: &Arc<Proxy>, proto: Proto) -> Bytes {
+    /// Whether WAIT is queued.
+    pub fn holds_wait(&self) -> bool {
+        self.in_multi && self.waits
+    }
+
+    /// The slot every key so far hashes to.
+    pub fn slot(&self) -> Option<u16> {
+        self.slot
+    }
+
+    /// A transaction without keys runs on the master at `addr` instead of any master.
+    pub fn run_keyless_on(&mut self, addr: String) {
+        self.keyless_target = Some(addr);
+    }
+
+    /// EXEC: runs the queue atomically on the pinned slot's master. Also returns the node
+    /// that ran it, if one did (its writes are there, for WAIT).
+    pub async fn exec(&mut self, proxy: &Arc<Proxy>, proto: Proto) -> (Bytes, Option<String>) {
         if !self.in_multi {
-            return error_reply("ERR EXEC without MULTI");
+            return (error_reply("ERR EXEC without MULTI"), None);
         }
         if self.aborted {
             self.reset();
-            return error_reply(EXECABORT);
+            return (error_reply(EXECABORT), None);
         }
+        let mut ran_on = None;
+        let reply = self.exec_queued(proxy, proto, &mut ran_on).await;
+        (reply, ran_on)
+    }
+
+    async fn exec_queued(
+        &mut self,
+        proxy: &Arc<Proxy>,
+        proto: Proto,
+        ran_on: &mut Option<String>,
+    ) -> Bytes {
         let mut state = std::mem::take(self);
         let watched = state.watch.is_some();
         // A transaction that met a slot migration did not run (EXECABORT), so it can be
@@ -173,12 +206,20 @@ impl Transaction {
                     Ok(conn) => conn,
                     Err(e) => return e,
                 },
-                (None, None) => match open(proxy, state.slot, proto).await {
-                    Ok(conn) => conn,
-                    Err(e) => return e,
+                (None, None) => match state.keyless_target.as_deref() {
+                    Some(addr) if state.slot.is_none() => match open_addr(proxy, addr, proto).await
+                    {
+                        Ok(conn) => conn,
+                        Err(e) => return e,
+                    },
+                    _ => match open(proxy, state.slot, proto).await {
+                        Ok(conn) => conn,
+                        Err(e) => return e,
+                    },
                 },
             };
             let asking = conn_is_ask(&conn, proxy, state.slot);
+            *ran_on = Some(conn.addr.clone());
             let (reply, redirect) = match run(conn, &state.queued, asking).await {
                 Ok(done) => done,
                 Err(e) => return e,
@@ -186,6 +227,14 @@ impl Transaction {
             let Some(redirect) = redirect else {
                 return reply;
             };
+            if state.waits {
+                // WAIT's count would come from another node than the one `check_multi`
+                // vouched for; the transaction did not run.
+                return error_reply(
+                    "ERR slotproxy: the transaction's slot is moving between nodes, so WAIT \
+                     inside it cannot count this client's writes; try again",
+                );
+            }
             if watched {
                 // The watched keys are moving to another node: answer as if one of them
                 // had changed (a null EXEC), which WATCH users already retry.

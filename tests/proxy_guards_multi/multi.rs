@@ -73,12 +73,6 @@ pub fn refused_at_queue_time(port: u16) {
     refused(&mut c, &["KEYS", "*"], every_node);
     refused(&mut c, &["SCRIPT", "LOAD", "return 1"], every_node);
     refused(&mut c, &["SLOWLOG", "LEN"], every_node);
-    // WAIT: refused everywhere through the proxy (no node can count this client's writes).
-    refused(
-        &mut c,
-        &["WAIT", "0", "0"],
-        "WAIT is not supported through the proxy",
-    );
     // SplitKeys across slots.
     refused(
         &mut c,

@@ -62,7 +62,7 @@ pub enum Keyless {
     AllMasters(Merge),
     /// The same answer from any node: help texts, LOLWUT (the software's version art).
     AnyNode,
-    /// WAIT: refused (see [`super::WAIT_REFUSED`]).
+    /// WAIT: counted on the masters the client wrote to (see `super::super::wait`).
     Wait,
     /// Administration of one node, or a figure that only makes sense per node: refused.
     OneNode,

@@ -84,6 +84,21 @@ impl Cluster {
         Self::create(nodes, false)
     }
 
+    /// `masters` real redis-server masters with one replica each (`--cluster-replicas 1`),
+    /// returned once every replica's link to its master is up. `nodes` holds the masters
+    /// and the replicas; [`replica_of`](Self::replica_of) tells which is which.
+    pub fn redis_with_replicas(masters: usize) -> Cluster {
+        let nodes: Vec<ServerProcess> = (0..masters * 2)
+            .map(|_| {
+                let port = free_port();
+                ServerProcess::redis_server_on(port, &fresh_node_dir(port), CLUSTER_FLAGS)
+            })
+            .collect();
+        let cluster = Self::create_with_replicas(nodes, false, 1);
+        cluster.wait_until_replicas_synced();
+        cluster
+    }
+
     /// A new cluster-mode node of the same kind on a free port, not yet part of the cluster
     /// (for add-node tests).
     pub fn spare_node(&self) -> ServerProcess {
@@ -110,6 +125,11 @@ impl Cluster {
 
     /// Joins fresh nodes with `redis-cli --cluster create` and waits until they agree.
     fn create(nodes: Vec<ServerProcess>, storage: bool) -> Cluster {
+        Self::create_with_replicas(nodes, storage, 0)
+    }
+
+    /// Joins fresh nodes, `replicas` per master, and waits until they agree.
+    fn create_with_replicas(nodes: Vec<ServerProcess>, storage: bool, replicas: usize) -> Cluster {
         let addrs: Vec<String> = nodes
             .iter()
             .map(|n| format!("127.0.0.1:{}", n.port))
@@ -118,7 +138,7 @@ impl Cluster {
             .arg("--cluster")
             .arg("create")
             .args(&addrs)
-            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .args(["--cluster-replicas", &replicas.to_string(), "--cluster-yes"])
             .output()
             .expect("run redis-cli --cluster create");
         assert!(
@@ -159,6 +179,40 @@ impl Cluster {
             );
             std::thread::sleep(Duration::from_millis(100));
         }
+    }
+
+    /// Waits (bounded) until every replica reports its link to its master up.
+    pub fn wait_until_replicas_synced(&self) {
+        let deadline = Instant::now() + CLUSTER_READY_TIMEOUT;
+        for node in &self.nodes {
+            loop {
+                let mut c = RawClient::connect(node.port);
+                let info = c.call(&["INFO", "replication"]);
+                let text = String::from_utf8_lossy(info.as_bytes().unwrap_or(b"")).into_owned();
+                if text.contains("role:master") || text.contains("master_link_status:up") {
+                    break;
+                }
+                assert!(
+                    Instant::now() < deadline,
+                    "replica on port {} did not sync: {text}",
+                    node.port
+                );
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+    }
+
+    /// The index in `nodes` of a replica of the master at index `master`, by asking every
+    /// node its `ROLE`.
+    pub fn replica_of(&self, master: usize) -> Option<usize> {
+        let master_port = self.nodes[master].port as i64;
+        self.nodes.iter().position(|n| {
+            let mut c = RawClient::connect(n.port);
+            let role = c.call(&["ROLE"]);
+            let items = role.as_array().unwrap_or(&[]);
+            items.first().and_then(|r| r.as_bytes()) == Some(&b"slave"[..])
+                && items.get(2).and_then(|p| p.as_integer()) == Some(master_port)
+        })
     }
 
     /// The node serving `slot`, by index into `nodes`.
