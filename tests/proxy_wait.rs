@@ -307,6 +307,64 @@ fn edges(cluster: &Cluster, layout: &Layout, proxy: u16) {
     assert!(integer(&exec.as_array().expect("array")[1]) <= 1);
 }
 
+fn call_ok(port: u16, args: &[&str]) {
+    let raw = RawClient::connect(port).call_raw(
+        &args.iter().map(|a| a.as_bytes()).collect::<Vec<_>>(),
+    );
+    assert_eq!(show(&raw), "+OK\\r\\n", "{args:?} on {port}");
+}
+
+fn bulk_text(frame: Frame) -> String {
+    String::from_utf8_lossy(frame.as_bytes().expect("bulk")).into_owned()
+}
+
+/// A write a node redirected (ASK during a slot migration) ran on the target: WAIT counts
+/// the target's replicas, not the first master's. When the slot then moves for good (the
+/// proxy learns it from a MOVED), the writer's WAIT is an error, not a count; its next
+/// WAIT starts a new trail.
+fn redirected_writes(cluster: &Cluster, layout: &Layout, proxy: u16) {
+    let masters = layout.masters();
+    let (source, target) = (masters[1], masters[2]);
+    let source_id = bulk_text(RawClient::connect(source).call(&["CLUSTER", "MYID"]));
+    let target_id = bulk_text(RawClient::connect(target).call(&["CLUSTER", "MYID"]));
+    let key = &layout.keys_on(source, "asked", 1)[0];
+    let slot = key_slot(key.as_bytes()).to_string();
+    call_ok(target, &["CLUSTER", "SETSLOT", &slot, "IMPORTING", &source_id]);
+    call_ok(source, &["CLUSTER", "SETSLOT", &slot, "MIGRATING", &target_id]);
+    let replica = layout.replica[&target];
+    let stopped = Stopped::new(cluster.nodes[layout.index[&replica]].pid());
+    let mut writer = RawClient::connect(proxy);
+    // A new key of a migrating slot: the source answers ASK, the target runs it.
+    set_all(&mut writer, std::slice::from_ref(key));
+    let mut asking = RawClient::connect(target);
+    asking.call(&["ASKING"]);
+    assert_eq!(
+        asking.call(&["EXISTS", key]).as_integer(),
+        Some(1),
+        "the write ran on the target"
+    );
+    assert_eq!(
+        integer(&writer.call(&["WAIT", "1", "300"])),
+        0,
+        "WAIT counted the source's replica for a write the target ran"
+    );
+    drop(stopped);
+    assert_eq!(integer(&writer.call(&["WAIT", "1", "10000"])), 1);
+    // The slot moves for good; another client's request meets the MOVED.
+    call_ok(target, &["CLUSTER", "SETSLOT", &slot, "NODE", &target_id]);
+    call_ok(source, &["CLUSTER", "SETSLOT", &slot, "NODE", &target_id]);
+    let mut reader = RawClient::connect(proxy);
+    assert_eq!(bulk_text(reader.call(&["GET", key])), *key);
+    let raw = writer.call_raw(&[b"WAIT", b"1", b"1000"]);
+    assert!(
+        show(&raw).contains("slot map changed"),
+        "WAIT after the slot map changed: {}",
+        show(&raw)
+    );
+    // A new trail: no write since, so the answer of a connection that never wrote.
+    assert_eq!(integer(&writer.call(&["WAIT", "1", "1000"])), 1);
+}
+
 /// redis-py's `wait` through the proxy.
 fn redis_py(layout: &Layout, proxy: u16) {
     let script = "import redis, sys\n\
@@ -350,4 +408,6 @@ fn wait_through_the_proxy_on_a_redis_cluster_with_replicas() {
     a_stopped_replica_is_not_counted(&cluster, &layout, proxy.port);
     edges(&cluster, &layout, proxy.port);
     redis_py(&layout, proxy.port);
+    // Last: it moves a slot.
+    redirected_writes(&cluster, &layout, proxy.port);
 }
