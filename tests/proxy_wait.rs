@@ -308,9 +308,8 @@ fn edges(cluster: &Cluster, layout: &Layout, proxy: u16) {
 }
 
 fn call_ok(port: u16, args: &[&str]) {
-    let raw = RawClient::connect(port).call_raw(
-        &args.iter().map(|a| a.as_bytes()).collect::<Vec<_>>(),
-    );
+    let raw =
+        RawClient::connect(port).call_raw(&args.iter().map(|a| a.as_bytes()).collect::<Vec<_>>());
     assert_eq!(show(&raw), "+OK\\r\\n", "{args:?} on {port}");
 }
 
@@ -327,10 +326,28 @@ fn redirected_writes(cluster: &Cluster, layout: &Layout, proxy: u16) {
     let (source, target) = (masters[1], masters[2]);
     let source_id = bulk_text(RawClient::connect(source).call(&["CLUSTER", "MYID"]));
     let target_id = bulk_text(RawClient::connect(target).call(&["CLUSTER", "MYID"]));
-    let key = &layout.keys_on(source, "asked", 1)[0];
+    // A slot the source holds no key of, so that it can be handed over at the end.
+    let mut counts = RawClient::connect(source);
+    let key = &layout
+        .keys_on(source, "asked", 50)
+        .into_iter()
+        .find(|k| {
+            let slot = key_slot(k.as_bytes()).to_string();
+            counts
+                .call(&["CLUSTER", "COUNTKEYSINSLOT", &slot])
+                .as_integer()
+                == Some(0)
+        })
+        .expect("an empty slot");
     let slot = key_slot(key.as_bytes()).to_string();
-    call_ok(target, &["CLUSTER", "SETSLOT", &slot, "IMPORTING", &source_id]);
-    call_ok(source, &["CLUSTER", "SETSLOT", &slot, "MIGRATING", &target_id]);
+    call_ok(
+        target,
+        &["CLUSTER", "SETSLOT", &slot, "IMPORTING", &source_id],
+    );
+    call_ok(
+        source,
+        &["CLUSTER", "SETSLOT", &slot, "MIGRATING", &target_id],
+    );
     let replica = layout.replica[&target];
     let stopped = Stopped::new(cluster.nodes[layout.index[&replica]].pid());
     let mut writer = RawClient::connect(proxy);
