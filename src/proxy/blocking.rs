@@ -1,5 +1,6 @@
 //! Blocking commands (BLPOP, BRPOP, BLMOVE, BLMPOP, BZPOPMIN, BZPOPMAX, BZMPOP, XREAD and
-//! XREADGROUP with BLOCK, WAIT) on a dedicated connection.
+//! XREADGROUP with BLOCK) on a dedicated connection. WAIT has its own path
+//! ([`super::wait`]).
 //!
 //! A blocked command would stall every other client on a shared connection, so it gets a
 //! connection of its own from the bounded dedicated pool, without the operation timeout.
