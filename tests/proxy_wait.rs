@@ -320,7 +320,8 @@ fn bulk_text(frame: Frame) -> String {
 /// A write a node redirected (ASK during a slot migration) ran on the target: WAIT counts
 /// the target's replicas, not the first master's. When the slot then moves for good (the
 /// proxy learns it from a MOVED), the writer's WAIT is an error, not a count; its next
-/// WAIT starts a new trail.
+/// WAIT starts a new trail. A client that wrote only to a master the move left alone
+/// still gets its count.
 fn redirected_writes(cluster: &Cluster, layout: &Layout, proxy: u16) {
     let masters = layout.masters();
     let (source, target) = (masters[1], masters[2]);
@@ -367,6 +368,9 @@ fn redirected_writes(cluster: &Cluster, layout: &Layout, proxy: u16) {
     );
     drop(stopped);
     assert_eq!(integer(&writer.call(&["WAIT", "1", "10000"])), 1);
+    // A client that wrote only to the third master.
+    let mut bystander = RawClient::connect(proxy);
+    set_all(&mut bystander, &layout.keys_on(masters[0], "bystander", 10));
     // The slot moves for good; another client's request meets the MOVED.
     call_ok(target, &["CLUSTER", "SETSLOT", &slot, "NODE", &target_id]);
     call_ok(source, &["CLUSTER", "SETSLOT", &slot, "NODE", &target_id]);
@@ -380,6 +384,13 @@ fn redirected_writes(cluster: &Cluster, layout: &Layout, proxy: u16) {
     );
     // A new trail: no write since, so the answer of a connection that never wrote.
     assert_eq!(integer(&writer.call(&["WAIT", "1", "1000"])), 1);
+    // The move did not touch the masters the bystander wrote to: its WAIT still counts.
+    let raw = bystander.call_raw(&[b"WAIT", b"1", b"5000"]);
+    assert_eq!(
+        show(&raw),
+        ":1\\r\\n",
+        "a bystander's WAIT after an unrelated move"
+    );
 }
 
 /// redis-py's `wait` through the proxy.

@@ -26,12 +26,12 @@
 //! (everything not flagged `readonly`), by its index in the slot map of the moment. A
 //! request that a node redirected (MOVED, ASK, TRYAGAIN) or that was retried elsewhere
 //! ran on another node than the one noted; [`RedirectNotes`] records where, from the retry
-//! loop, and WAIT adds those nodes. If the slot map changed after the first noted write (a
-//! failover, a slot moved), the nodes that hold the writes may no longer be the ones
-//! noted: WAIT answers an error and starts a new trail, as a client whose connection to
-//! a failed node broke starts again with a new connection. The trail is otherwise kept
-//! for the life of the client: on one server, WAIT covers every earlier write of the
-//! connection, not only those since the last WAIT.
+//! loop, and WAIT adds those nodes. If a master written to then lost a slot or left the
+//! slot map (a failover, a slot moved off it), the client's keys may now be elsewhere: WAIT
+//! answers an error and starts a new trail, as a client whose connection to a failed node
+//! broke starts again with a new connection. Changes among the other masters do not
+//! matter. The trail is otherwise kept for the life of the client: on one server, WAIT
+//! covers every earlier write of the connection, not only those since the last WAIT.
 //!
 //! A client with no write: `WAIT` alone on a fresh connection to one master, which is
 //! exactly what Redis answers on a connection that never wrote (its `woff` is 0).
@@ -68,51 +68,98 @@ pub const MULTI_OTHER_MASTERS: &str = "ERR slotproxy: WAIT inside MULTI counts t
 pub struct Writes(Option<Box<Trail>>);
 
 struct Trail {
-    /// The slot-map version the indexes below refer to.
-    version: u64,
+    /// The slot map the indexes below refer to.
+    topology: Arc<Topology>,
     /// Bit `i` set: `masters[i]` of that slot map ran a request of the client that may
     /// write.
     masters: Vec<u64>,
-    /// The slot map changed after a write, or a write ran on a node the map did not list.
+    /// A master written to lost a slot or left, or a write ran on a node the map did not
+    /// list: where the writes are now cannot be known.
     moved: bool,
 }
 
+impl Trail {
+    fn has(&self, index: usize) -> bool {
+        self.masters
+            .get(index / 64)
+            .is_some_and(|word| word & (1 << (index % 64)) != 0)
+    }
+
+    fn set(&mut self, index: usize) {
+        let word = index / 64;
+        if self.masters.len() <= word {
+            self.masters.resize(word + 1, 0);
+        }
+        self.masters[word] |= 1 << (index % 64);
+    }
+
+    /// Moves the trail onto a newer slot map. The writes stay where they are only if
+    /// every master written to is still a master (same address and id) and still serves
+    /// every slot it served: a slot it lost may have taken the client's keys elsewhere (a
+    /// migration, a failover). Changes among the other masters do not matter.
+    fn rebase(&mut self, next: &Arc<Topology>) {
+        let old = self.topology.clone();
+        let mut masters = Vec::new();
+        for (index, node) in old.masters.iter().enumerate() {
+            if !self.has(index) {
+                continue;
+            }
+            let same = |m: &crate::backend::topology::Node| {
+                m.addr == node.addr && (m.id.is_empty() || node.id.is_empty() || m.id == node.id)
+            };
+            let Some(now) = next.masters.iter().position(same) else {
+                self.moved = true;
+                return;
+            };
+            let kept_every_slot = (0..crate::cluster::SLOT_COUNT as u16).all(|slot| {
+                old.master_of_slot(slot) != Some(index) || next.master_of_slot(slot) == Some(now)
+            });
+            if !kept_every_slot {
+                self.moved = true;
+                return;
+            }
+            masters.push(now);
+        }
+        self.masters.clear();
+        self.topology = next.clone();
+        for index in masters {
+            self.set(index);
+        }
+    }
+}
+
 impl Writes {
-    fn trail(&mut self, topology: &Topology) -> Option<&mut Trail> {
+    fn trail(&mut self, topology: &Arc<Topology>) -> Option<&mut Trail> {
         let trail = self.0.get_or_insert_with(|| {
             Box::new(Trail {
-                version: topology.version,
+                topology: topology.clone(),
                 masters: Vec::new(),
                 moved: false,
             })
         });
-        if trail.version != topology.version {
-            trail.moved = true;
+        if !trail.moved && trail.topology.version != topology.version {
+            trail.rebase(topology);
         }
         (!trail.moved).then_some(trail)
     }
 
     /// The master at `index` in `topology.masters` ran a request that may write.
-    pub fn note_index(&mut self, topology: &Topology, index: usize) {
+    pub fn note_index(&mut self, topology: &Arc<Topology>, index: usize) {
         if let Some(trail) = self.trail(topology) {
-            let word = index / 64;
-            if trail.masters.len() <= word {
-                trail.masters.resize(word + 1, 0);
-            }
-            trail.masters[word] |= 1 << (index % 64);
+            trail.set(index);
         }
     }
 
     /// A request that may write went to the master of `slot` (none: it was refused there
     /// and then, and wrote nothing).
-    pub fn note_slot(&mut self, topology: &Topology, slot: u16) {
+    pub fn note_slot(&mut self, topology: &Arc<Topology>, slot: u16) {
         if let Some(index) = topology.master_of_slot(slot) {
             self.note_index(topology, index);
         }
     }
 
     /// A request that may write ran on the node at `addr`.
-    pub fn note_addr(&mut self, topology: &Topology, addr: &str) {
+    pub fn note_addr(&mut self, topology: &Arc<Topology>, addr: &str) {
         match topology.masters.iter().position(|m| m.addr == addr) {
             Some(index) => self.note_index(topology, index),
             None => {
@@ -124,7 +171,7 @@ impl Writes {
     }
 
     /// A request that may write went to every master.
-    pub fn note_all(&mut self, topology: &Topology) {
+    pub fn note_all(&mut self, topology: &Arc<Topology>) {
         for index in 0..topology.masters.len() {
             self.note_index(topology, index);
         }
@@ -132,24 +179,19 @@ impl Writes {
 
     /// The addresses of the masters written to, in slot-map order; an error when they
     /// cannot be known (the trail then starts anew).
-    fn masters(&mut self, topology: &Topology) -> Result<Vec<String>, &'static str> {
-        let Some(trail) = self.0.as_deref() else {
+    fn masters(&mut self, topology: &Arc<Topology>) -> Result<Vec<String>, &'static str> {
+        if self.0.is_none() {
             return Ok(Vec::new());
-        };
-        if trail.moved || trail.version != topology.version {
+        }
+        let Some(trail) = self.trail(topology) else {
             self.0 = None;
             return Err(MAP_CHANGED);
-        }
+        };
         Ok(topology
             .masters
             .iter()
             .enumerate()
-            .filter(|(i, _)| {
-                trail
-                    .masters
-                    .get(i / 64)
-                    .is_some_and(|word| word & (1 << (i % 64)) != 0)
-            })
+            .filter(|(i, _)| trail.has(*i))
             .map(|(_, node)| node.addr.clone())
             .collect())
     }
@@ -190,7 +232,7 @@ impl RedirectNotes {
 }
 
 /// The nodes' redirect notes for `lane`, added to the trail.
-fn absorb_notes(proxy: &Proxy, writes: &mut Writes, lane: Lane, topology: &Topology) {
+fn absorb_notes(proxy: &Proxy, writes: &mut Writes, lane: Lane, topology: &Arc<Topology>) {
     for addr in proxy.wait_notes.take(lane) {
         writes.note_addr(topology, &addr);
     }
@@ -253,10 +295,10 @@ pub async fn run(
             },
         }
     }
-    // A failover while WAIT waited: the node that counted may no longer hold the writes.
-    if proxy.topology.load().version != topology.version {
-        *writes = Writes::default();
-        return Ok(error_reply(MAP_CHANGED));
+    // A failover or slot move while WAIT waited: the node that counted may no longer
+    // hold the writes.
+    if let Err(e) = writes.masters(&proxy.topology.load_full()) {
+        return Ok(error_reply(e));
     }
     Ok(least(replies, proto))
 }
@@ -341,42 +383,43 @@ pub fn check_multi(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::topology::Node;
 
-    fn topology(version: u64) -> Topology {
-        let mut topology = Topology::default();
-        topology.version = version;
-        for port in [7000, 7001, 7002] {
-            topology.masters.push(Node {
-                addr: format!("127.0.0.1:{port}"),
-                id: String::new(),
-            });
-        }
-        topology
+    const A: &str = "127.0.0.1:7000";
+    const B: &str = "127.0.0.1:7001";
+    const C: &str = "127.0.0.1:7002";
+
+    /// Slot 0 on A, 1 on B, 2 on C.
+    fn three_masters() -> Arc<Topology> {
+        let map = Topology::default()
+            .with_moved(0, A)
+            .with_moved(1, B)
+            .with_moved(2, C);
+        Arc::new(map)
     }
 
     #[test]
-    fn the_trail_lists_written_masters_until_the_map_changes() {
-        let map = topology(3);
+    fn the_trail_lists_written_masters_until_one_loses_a_slot() {
+        let map = three_masters();
         let mut writes = Writes::default();
         assert_eq!(writes.masters(&map), Ok(vec![]));
-        writes.note_index(&map, 2);
-        writes.note_addr(&map, "127.0.0.1:7000");
-        assert_eq!(
-            writes.masters(&map),
-            Ok(vec![
-                "127.0.0.1:7000".to_string(),
-                "127.0.0.1:7002".to_string()
-            ])
-        );
+        writes.note_slot(&map, 2);
+        writes.note_addr(&map, A);
+        assert_eq!(writes.masters(&map), Ok(vec![A.to_string(), C.to_string()]));
         // Kept after a WAIT: the next one covers these writes too.
         assert_eq!(writes.masters(&map).map(|m| m.len()), Ok(2));
-        let changed = topology(4);
-        assert_eq!(writes.masters(&changed), Err(MAP_CHANGED));
-        // Then a new trail.
-        assert_eq!(writes.masters(&changed), Ok(vec![]));
-        writes.note_addr(&changed, "10.0.0.1:1");
-        assert_eq!(writes.masters(&changed), Err(MAP_CHANGED));
+        // A slot moves between masters the client did not write to: nothing changes.
+        let unrelated = Arc::new(map.with_moved(1, "127.0.0.1:7003"));
+        assert_eq!(
+            writes.masters(&unrelated),
+            Ok(vec![A.to_string(), C.to_string()])
+        );
+        // A master written to loses a slot: no count, then a new trail.
+        let lost = Arc::new(unrelated.with_moved(0, B));
+        assert_eq!(writes.masters(&lost), Err(MAP_CHANGED));
+        assert_eq!(writes.masters(&lost), Ok(vec![]));
+        // A write that ran on a node the map does not list.
+        writes.note_addr(&lost, "10.0.0.1:1");
+        assert_eq!(writes.masters(&lost), Err(MAP_CHANGED));
     }
 
     #[test]
