@@ -41,9 +41,7 @@
 //! earlier write of the client to that master. That is the client's whole trail only if
 //! its writes all went to that master; otherwise ([`check_multi`]) EXEC is refused.
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -54,182 +52,13 @@ use super::forward::error_reply;
 use super::Proxy;
 use crate::backend::dedicated::Dedicated;
 use crate::backend::{Lane, Topology};
-use crate::registry::lock;
 use crate::resp::{encode_request, Proto, ReplyBuf};
 
-/// The answer when the slot map changed after the client's writes.
-pub const MAP_CHANGED: &str = "ERR slotproxy: WAIT cannot count the replicas that acknowledged this client's writes: the cluster's slot map changed since they were made (failover or slot migration), so the nodes that hold them may have changed";
+mod trail;
+pub use trail::{RedirectNotes, Writes, MAP_CHANGED};
 
 /// The answer for WAIT in a transaction of one master when the client wrote to others.
 pub const MULTI_OTHER_MASTERS: &str = "ERR slotproxy: WAIT inside MULTI counts the replicas of the transaction's master only, and this client also wrote to other masters; call WAIT outside the transaction";
-
-/// The masters a client's possible writes went to.
-#[derive(Default)]
-pub struct Writes(Option<Box<Trail>>);
-
-struct Trail {
-    /// The slot map the indexes below refer to.
-    topology: Arc<Topology>,
-    /// Bit `i` set: `masters[i]` of that slot map ran a request of the client that may
-    /// write.
-    masters: Vec<u64>,
-    /// A master written to lost a slot or left, or a write ran on a node the map did not
-    /// list: where the writes are now cannot be known.
-    moved: bool,
-}
-
-impl Trail {
-    fn has(&self, index: usize) -> bool {
-        self.masters
-            .get(index / 64)
-            .is_some_and(|word| word & (1 << (index % 64)) != 0)
-    }
-
-    fn set(&mut self, index: usize) {
-        let word = index / 64;
-        if self.masters.len() <= word {
-            self.masters.resize(word + 1, 0);
-        }
-        self.masters[word] |= 1 << (index % 64);
-    }
-
-    /// Moves the trail onto a newer slot map. The writes stay where they are only if
-    /// every master written to is still a master (same address and id) and still serves
-    /// every slot it served: a slot it lost may have taken the client's keys elsewhere (a
-    /// migration, a failover). Changes among the other masters do not matter.
-    fn rebase(&mut self, next: &Arc<Topology>) {
-        let old = self.topology.clone();
-        let mut masters = Vec::new();
-        for (index, node) in old.masters.iter().enumerate() {
-            if !self.has(index) {
-                continue;
-            }
-            let same = |m: &crate::backend::topology::Node| {
-                m.addr == node.addr && (m.id.is_empty() || node.id.is_empty() || m.id == node.id)
-            };
-            let Some(now) = next.masters.iter().position(same) else {
-                self.moved = true;
-                return;
-            };
-            let kept_every_slot = (0..crate::cluster::SLOT_COUNT as u16).all(|slot| {
-                old.master_of_slot(slot) != Some(index) || next.master_of_slot(slot) == Some(now)
-            });
-            if !kept_every_slot {
-                self.moved = true;
-                return;
-            }
-            masters.push(now);
-        }
-        self.masters.clear();
-        self.topology = next.clone();
-        for index in masters {
-            self.set(index);
-        }
-    }
-}
-
-impl Writes {
-    fn trail(&mut self, topology: &Arc<Topology>) -> Option<&mut Trail> {
-        let trail = self.0.get_or_insert_with(|| {
-            Box::new(Trail {
-                topology: topology.clone(),
-                masters: Vec::new(),
-                moved: false,
-            })
-        });
-        if !trail.moved && trail.topology.version != topology.version {
-            trail.rebase(topology);
-        }
-        (!trail.moved).then_some(trail)
-    }
-
-    /// The master at `index` in `topology.masters` ran a request that may write.
-    pub fn note_index(&mut self, topology: &Arc<Topology>, index: usize) {
-        if let Some(trail) = self.trail(topology) {
-            trail.set(index);
-        }
-    }
-
-    /// A request that may write went to the master of `slot` (none: it was refused there
-    /// and then, and wrote nothing).
-    pub fn note_slot(&mut self, topology: &Arc<Topology>, slot: u16) {
-        if let Some(index) = topology.master_of_slot(slot) {
-            self.note_index(topology, index);
-        }
-    }
-
-    /// A request that may write ran on the node at `addr`.
-    pub fn note_addr(&mut self, topology: &Arc<Topology>, addr: &str) {
-        match topology.masters.iter().position(|m| m.addr == addr) {
-            Some(index) => self.note_index(topology, index),
-            None => {
-                if let Some(trail) = self.trail(topology) {
-                    trail.moved = true;
-                }
-            }
-        }
-    }
-
-    /// A request that may write went to every master.
-    pub fn note_all(&mut self, topology: &Arc<Topology>) {
-        for index in 0..topology.masters.len() {
-            self.note_index(topology, index);
-        }
-    }
-
-    /// The addresses of the masters written to, in slot-map order; an error when they
-    /// cannot be known (the trail then starts anew).
-    fn masters(&mut self, topology: &Arc<Topology>) -> Result<Vec<String>, &'static str> {
-        if self.0.is_none() {
-            return Ok(Vec::new());
-        }
-        let Some(trail) = self.trail(topology) else {
-            self.0 = None;
-            return Err(MAP_CHANGED);
-        };
-        Ok(topology
-            .masters
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| trail.has(*i))
-            .map(|(_, node)| node.addr.clone())
-            .collect())
-    }
-}
-
-/// Where requests ran after a redirect or a retry, per client, noted by the retry loop
-/// (which has the client's lane but not its session) and taken by the client's next WAIT.
-#[derive(Default)]
-pub struct RedirectNotes {
-    /// Whether any client has a note: most WAITs and disconnects take no lock.
-    any: AtomicBool,
-    by_client: Mutex<HashMap<(usize, usize), Vec<String>>>,
-}
-
-impl RedirectNotes {
-    /// A request of the client on `lane` was answered by `addr` after a redirect or retry.
-    pub fn note(&self, lane: Lane, addr: &str) {
-        let mut notes = lock(&self.by_client);
-        let addrs = notes.entry((lane.worker, lane.conn)).or_default();
-        if !addrs.iter().any(|a| a == addr) {
-            addrs.push(addr.to_string());
-        }
-        self.any.store(true, Ordering::Release);
-    }
-
-    /// The client's notes, removed.
-    pub fn take(&self, lane: Lane) -> Vec<String> {
-        if !self.any.load(Ordering::Acquire) {
-            return Vec::new();
-        }
-        let mut notes = lock(&self.by_client);
-        let taken = notes.remove(&(lane.worker, lane.conn)).unwrap_or_default();
-        if notes.is_empty() {
-            self.any.store(false, Ordering::Release);
-        }
-        taken
-    }
-}
 
 /// The nodes' redirect notes for `lane`, added to the trail.
 fn absorb_notes(proxy: &Proxy, writes: &mut Writes, lane: Lane, topology: &Arc<Topology>) {
@@ -383,44 +212,6 @@ pub fn check_multi(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const A: &str = "127.0.0.1:7000";
-    const B: &str = "127.0.0.1:7001";
-    const C: &str = "127.0.0.1:7002";
-
-    /// Slot 0 on A, 1 on B, 2 on C.
-    fn three_masters() -> Arc<Topology> {
-        let map = Topology::default()
-            .with_moved(0, A)
-            .with_moved(1, B)
-            .with_moved(2, C);
-        Arc::new(map)
-    }
-
-    #[test]
-    fn the_trail_lists_written_masters_until_one_loses_a_slot() {
-        let map = three_masters();
-        let mut writes = Writes::default();
-        assert_eq!(writes.masters(&map), Ok(vec![]));
-        writes.note_slot(&map, 2);
-        writes.note_addr(&map, A);
-        assert_eq!(writes.masters(&map), Ok(vec![A.to_string(), C.to_string()]));
-        // Kept after a WAIT: the next one covers these writes too.
-        assert_eq!(writes.masters(&map).map(|m| m.len()), Ok(2));
-        // A slot moves between masters the client did not write to: nothing changes.
-        let unrelated = Arc::new(map.with_moved(1, "127.0.0.1:7003"));
-        assert_eq!(
-            writes.masters(&unrelated),
-            Ok(vec![A.to_string(), C.to_string()])
-        );
-        // A master written to loses a slot: no count, then a new trail.
-        let lost = Arc::new(unrelated.with_moved(0, B));
-        assert_eq!(writes.masters(&lost), Err(MAP_CHANGED));
-        assert_eq!(writes.masters(&lost), Ok(vec![]));
-        // A write that ran on a node the map does not list.
-        writes.note_addr(&lost, "10.0.0.1:1");
-        assert_eq!(writes.masters(&lost), Err(MAP_CHANGED));
-    }
 
     #[test]
     fn the_least_count_or_the_first_error() {
