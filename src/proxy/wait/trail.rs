@@ -12,8 +12,9 @@ use crate::registry::lock;
 /// The answer when a master the client wrote to lost a slot or left the slot map.
 pub const MAP_CHANGED: &str = "ERR slotproxy: WAIT cannot count the replicas that acknowledged this client's writes: the cluster's slot map changed since they were made (failover or slot migration), so the nodes that hold them may have changed";
 
-/// Slot maps one trail may span before WAIT gives up on it (a client that kept writing
-/// through a long reshard): bounds its memory, and the check WAIT makes per map.
+/// Slot maps one trail may span (a client that kept writing through a reshard) before a
+/// write checks and folds them into one, as WAIT does: bounds the trail's memory, and
+/// makes that check once per so many map changes rather than on each.
 const MAX_MAPS: usize = 16;
 
 /// The masters a client's possible writes went to.
@@ -27,7 +28,7 @@ struct Trail {
     /// still where they were is left to WAIT, so clients that never call it pay nothing
     /// for a changing map.
     maps: Vec<(Arc<Topology>, Vec<u64>)>,
-    /// A write ran on a node its map did not list, or the trail spans too many maps.
+    /// A write ran on a node its map did not list, or a master written to lost a slot.
     lost: bool,
 }
 
@@ -72,14 +73,23 @@ impl Writes {
 
     /// The master at `index` in `topology.masters` ran a request that may write.
     pub fn note_index(&mut self, topology: &Arc<Topology>, index: usize) {
+        let full = self.0.as_deref().is_some_and(|trail| {
+            !trail.lost
+                && trail.maps.len() >= MAX_MAPS
+                && trail
+                    .maps
+                    .last()
+                    .is_some_and(|(map, _)| !Arc::ptr_eq(map, topology))
+        });
+        if full && self.masters(topology).is_err() {
+            self.trail().lost = true;
+        }
         let trail = self.trail();
         if trail.lost {
             return;
         }
-        let maps = trail.maps.len();
         match trail.maps.last_mut() {
             Some((map, bits)) if Arc::ptr_eq(map, topology) => set(bits, index),
-            _ if maps >= MAX_MAPS => trail.lost = true,
             _ => {
                 let mut bits = Vec::new();
                 set(&mut bits, index);
@@ -245,13 +255,21 @@ mod tests {
     }
 
     #[test]
-    fn a_trail_over_too_many_maps_is_given_up() {
+    fn a_trail_over_many_maps_is_folded_and_still_checked() {
         let mut map = three_masters();
         let mut writes = Writes::default();
-        for _ in 0..=MAX_MAPS {
+        for _ in 0..3 * MAX_MAPS {
             writes.note_slot(&map, 2);
             map = Arc::new(map.with_moved(0, B));
         }
+        assert!(writes.0.as_ref().is_some_and(|t| t.maps.len() <= MAX_MAPS));
+        assert_eq!(writes.masters(&map), Ok(vec![C.to_string()]));
+        // C loses its slot while the trail is being folded: the loss is remembered.
+        for _ in 0..MAX_MAPS {
+            writes.note_slot(&map, 1);
+            map = Arc::new(map.with_moved(2, B));
+        }
+        writes.note_slot(&map, 0);
         assert_eq!(writes.masters(&map), Err(MAP_CHANGED));
     }
 }
