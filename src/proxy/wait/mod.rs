@@ -52,7 +52,7 @@ use super::forward::error_reply;
 use super::Proxy;
 use crate::backend::dedicated::Dedicated;
 use crate::backend::{Lane, Topology};
-use crate::resp::{encode_request, Proto, ReplyBuf};
+use crate::resp::{encode_request, parse_frame, Proto, ReplyBuf};
 
 mod trail;
 pub use trail::{RedirectNotes, Writes, MAP_CHANGED};
@@ -170,10 +170,10 @@ fn least(replies: Vec<Option<Bytes>>, proto: Proto) -> Bytes {
         if reply.first() == Some(&b'-') {
             return reply;
         }
-        let count = std::str::from_utf8(&reply)
-            .ok()
-            .and_then(|text| text.strip_prefix(':'))
-            .and_then(|text| text.trim_end().parse::<i64>().ok());
+        let count = match parse_frame(&reply) {
+            Ok(Some((frame, _))) => frame.as_integer(),
+            _ => None,
+        };
         match count {
             Some(n) => least = Some(least.map_or(n, |l| l.min(n))),
             None => {
