@@ -393,6 +393,23 @@ fn redirected_writes(cluster: &Cluster, layout: &Layout, proxy: u16) {
     );
 }
 
+/// A master the client wrote to dies before its WAIT: an error, not the other master's
+/// count.
+fn a_dead_master_is_an_error(cluster: &mut Cluster, layout: &Layout, proxy: u16) {
+    let masters = layout.masters();
+    let mut writer = RawClient::connect(proxy);
+    set_all(&mut writer, &layout.keys_on(masters[2], "survivor", 5));
+    set_all(&mut writer, &layout.keys_on(masters[0], "doomed", 5));
+    assert_eq!(integer(&writer.call(&["WAIT", "1", "5000"])), 1);
+    cluster.nodes[layout.index[&masters[0]]].kill();
+    let raw = writer.call_raw(&[b"WAIT", b"1", b"1000"]);
+    assert!(
+        raw.starts_with(b"-"),
+        "WAIT with a dead master written to: {}",
+        show(&raw)
+    );
+}
+
 /// redis-py's `wait` through the proxy.
 fn redis_py(layout: &Layout, proxy: u16) {
     let script = "import redis, sys\n\
@@ -429,13 +446,14 @@ fn redis_py(layout: &Layout, proxy: u16) {
 
 #[test]
 fn wait_through_the_proxy_on_a_redis_cluster_with_replicas() {
-    let cluster = Cluster::redis_with_replicas(3);
+    let mut cluster = Cluster::redis_with_replicas(3);
     let layout = Layout::of(&cluster);
     let proxy = start_proxy(&cluster.seeds(), &[]);
     wait_counts_replicas_that_have_every_write(&layout, proxy.port);
     a_stopped_replica_is_not_counted(&cluster, &layout, proxy.port);
     edges(&cluster, &layout, proxy.port);
     redis_py(&layout, proxy.port);
-    // Last: it moves a slot.
+    // Last: they move a slot, then kill a master.
     redirected_writes(&cluster, &layout, proxy.port);
+    a_dead_master_is_an_error(&mut cluster, &layout, proxy.port);
 }
