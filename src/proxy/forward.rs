@@ -299,6 +299,10 @@ pub(super) async fn follow(
             Err(e) => {
                 proxy.request_refresh();
                 if !e.retry_safe() || attempt == MAX_REDIRECTS {
+                    if resent && !e.retry_safe() {
+                        // It may have run there before the connection failed.
+                        proxy.wait_notes.note(lane, &addr);
+                    }
                     return error_reply(&e.to_reply());
                 }
                 // The request never left: retry only where the slot map already points
