@@ -261,8 +261,8 @@ fn a_stopped_replica_is_not_counted(cluster: &Cluster, layout: &Layout, proxy: u
     assert_on_replicas(layout, &layout.keys_on(stalled, "stalled", 20));
 }
 
-/// WAIT without writes, argument errors (the node's own texts), and WAIT inside MULTI when
-/// the client also wrote to another master.
+/// WAIT without writes, argument errors (the node's own texts), RESP3, and WAIT inside
+/// MULTI when the client also wrote to another master.
 fn edges(cluster: &Cluster, layout: &Layout, proxy: u16) {
     let mut fresh = RawClient::connect(proxy);
     // No write: what Redis answers on a connection that never wrote (every replica).
@@ -285,6 +285,11 @@ fn edges(cluster: &Cluster, layout: &Layout, proxy: u16) {
         assert_eq!(show(&fresh.call_raw(&args)), show(&expected));
         assert_eq!(show(&writer.call_raw(&args)), show(&expected));
     }
+    // RESP3: the masters are asked in the client's protocol.
+    let mut resp3 = RawClient::connect(proxy);
+    resp3.call(&["HELLO", "3"]);
+    set_all(&mut resp3, &layout.keys_on(layout.masters()[1], "resp3", 3));
+    assert_eq!(show(&resp3.call_raw(&[b"WAIT", b"1", b"5000"])), ":1\\r\\n");
     // A transaction runs on one master: its WAIT cannot count the writes on the others.
     let key = &layout.keys_on(layout.masters()[0], "edges-tx", 1)[0];
     writer.call(&["MULTI"]);
