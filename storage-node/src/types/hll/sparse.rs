@@ -115,15 +115,14 @@ pub fn histogram(hll: &[u8]) -> Result<Histogram, Corrupt> {
 }
 
 /// Calls `each(index, value)` for every non-zero register, or fails if the opcodes do not
-/// cover exactly all the registers. A VAL run past the last register ends the walk without
-/// counting, as in Redis's `hllMerge` and `hllSparseToDense`: opcodes after a complete
-/// cover that start with a VAL are ignored there (and only there).
+/// cover exactly all the registers. A VAL run past the last register fails at once (even
+/// after a complete cover), as redis-server 7.0.15 does.
 pub fn for_each_register(hll: &[u8], mut each: impl FnMut(usize, u8)) -> Result<(), Corrupt> {
     let mut index = 0usize;
     for op in opcodes(hll) {
         if let Opcode::Val(value, len) = op {
             if index + len > REGISTERS {
-                break;
+                return Err(Corrupt);
             }
             for register in index..index + len {
                 each(register, value);
