@@ -27,8 +27,9 @@ fn elements() -> impl Strategy<Value = Vec<Vec<u8>>> {
         1 => prop::collection::vec(any::<u8>(), 0..12),
     ];
     prop_oneof![
-        3 => prop::collection::vec(element.clone(), 0..4),
-        1 => prop::collection::vec(element, 50..400),
+        2 => prop::collection::vec(element.clone(), 0..4),
+        1 => prop::collection::vec(element.clone(), 20..200),
+        1 => prop::collection::vec(element, 200..1200),
     ]
 }
 
@@ -170,17 +171,20 @@ fn run_command(d: &mut Differential, command: &Command) -> Result<(), TestCaseEr
 #[test]
 fn random_sequences_match_redis_reply_by_reply_and_byte_by_byte() {
     let d = RefCell::new(Differential::start());
-    let sequences = prop::collection::vec(command(), 1..40);
+    // Each sequence starts under its own hll-sparse-max-bytes, so sparse values reach the
+    // limit within a few commands.
+    let limits = prop::sample::select(&["20", "45", "100", "300", "3000"][..]);
+    let sequences = (limits, prop::collection::vec(command(), 1..40));
     TestRunner::new(Config {
-        cases: 48,
+        cases: 128,
         failure_persistence: None,
         ..Config::default()
     })
-    .run(&sequences, |commands| {
+    .run(&sequences, |(limit, commands)| {
         let mut d = d.borrow_mut();
         compare(&mut d, &[b"FLUSHALL".to_vec()])?;
-        let default_limit = ["CONFIG", "SET", "hll-sparse-max-bytes", "3000"];
-        compare(&mut d, &default_limit.map(|w| w.as_bytes().to_vec()))?;
+        let set_limit = ["CONFIG", "SET", "hll-sparse-max-bytes", limit];
+        compare(&mut d, &set_limit.map(|w| w.as_bytes().to_vec()))?;
         for command in &commands {
             run_command(&mut d, command)?;
         }
