@@ -334,7 +334,10 @@ fn watch_sees(d: &mut Differential, key: &str, change: &[&str]) -> Frame {
 
 #[test]
 fn watch_sees_the_changes_redis_signals() {
-    let mut d = Differential::start();
+    let mut d = Differential::start_with(
+        &["--enable-debug-command", "yes"],
+        &["--enable-debug-command", "yes"],
+    );
     d.check(&["PFADD", "h", "a", "b"]);
     // PFCOUNT writing the cache changes the key; answering from the cache does not.
     assert_eq!(watch_sees(&mut d, "h", &["PFCOUNT", "h"]), Frame::NullArray);
@@ -350,6 +353,17 @@ fn watch_sees_the_changes_redis_signals() {
     assert_eq!(watch_sees(&mut d, "h", &["PFMERGE", "h"]), Frame::NullArray);
     assert_eq!(
         watch_sees(&mut d, "new", &["PFADD", "new"]),
+        Frame::NullArray
+    );
+    // PFDEBUG's conversion to dense changes the bytes, but Redis does not signal the key.
+    d.check(&["PFADD", "sparse", "a"]);
+    assert_ne!(
+        watch_sees(&mut d, "sparse", &["PFDEBUG", "TODENSE", "sparse"]),
+        Frame::NullArray
+    );
+    d.check(&["PFADD", "sparse2", "a"]);
+    assert_ne!(
+        watch_sees(&mut d, "sparse2", &["PFDEBUG", "GETREG", "sparse2"]),
         Frame::NullArray
     );
 }

@@ -7,15 +7,19 @@
 //! - `ENCODING` → status `sparse` or `dense`.
 //! - `TODENSE` → 1 if the HLL was sparse and is now dense, else 0.
 //!
+//! A conversion counts as a change for propagation but, as in Redis, not for WATCH.
+//!
 //! The key is checked before the subcommand: a missing key answers `ERR The specified key
 //! does not exist`, a string that is not an HLL WRONGTYPE, and only then an unknown
 //! subcommand `ERR Unknown PFDEBUG subcommand '...'`.
 
 use bytes::Bytes;
 
+use super::super::errors::WRONGTYPE;
 use super::super::{CmdResult, Ctx};
-use super::{buffer, checked};
+use super::checked;
 use crate::types::hll::{self, sparse, Encoding};
+use crate::types::Value;
 
 /// What a subcommand answers.
 enum Answer {
@@ -28,11 +32,17 @@ enum Answer {
 pub(super) fn pfdebug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let key = &args[2];
     let db = ctx.keyspace.db(ctx.client.db);
-    let encoding = match db.get_mut(key) {
-        None => return Err("ERR The specified key does not exist".into()),
-        Some(entry) => checked(&entry.value)?.1,
+    // Redis changes the value here without signalling the key, so WATCH does not see a
+    // conversion: look it up without noting a write. A BGSAVE running meanwhile may save
+    // the dense form, which holds the same registers.
+    let Some(entry) = db.peek_mut(key) else {
+        return Err("ERR The specified key does not exist".into());
     };
-    let bytes = buffer(db, key)?;
+    let encoding = checked(&entry.value)?.1;
+    let Value::Str(string) = &mut entry.value else {
+        return Err(WRONGTYPE.into());
+    };
+    let bytes = string.make_raw();
     let answer = match args[1].to_ascii_lowercase().as_slice() {
         b"getreg" => {
             let converted = hll::to_dense(bytes)?;
