@@ -42,16 +42,28 @@ pub fn raise(registers: &mut [u8], index: usize, count: u8) -> bool {
     }
 }
 
-/// How many registers hold each value. Four registers fill three bytes exactly, so the
-/// registers are read in groups of four.
+/// Every register's value in order. Four registers fill three bytes exactly, so the
+/// registers are read in groups of four rather than one by one.
+pub fn values(registers: &[u8]) -> impl Iterator<Item = u8> + '_ {
+    registers
+        .chunks_exact(3)
+        .take(REGISTERS / 4)
+        .flat_map(|group| {
+            let (a, b, c) = (group[0], group[1], group[2]);
+            [
+                a & 63,
+                (a >> 6 | b << 2) & 63,
+                (b >> 4 | c << 4) & 63,
+                c >> 2,
+            ]
+        })
+}
+
+/// How many registers hold each value.
 pub fn histogram(registers: &[u8]) -> Histogram {
     let mut histogram = [0u64; 64];
-    for group in registers.chunks_exact(3).take(REGISTERS / 4) {
-        let (a, b, c) = (group[0], group[1], group[2]);
-        histogram[usize::from(a & 63)] += 1;
-        histogram[usize::from((a >> 6 | b << 2) & 63)] += 1;
-        histogram[usize::from((b >> 4 | c << 4) & 63)] += 1;
-        histogram[usize::from(c >> 2)] += 1;
+    for value in values(registers) {
+        histogram[usize::from(value)] += 1;
     }
     histogram
 }
@@ -75,6 +87,9 @@ mod tests {
         }
         let histogram = histogram(&registers);
         assert!(histogram.iter().all(|&n| n == (REGISTERS / 64) as u64));
+        assert!(values(&registers)
+            .enumerate()
+            .all(|(i, v)| v == (i % 64) as u8));
         assert!(!raise(&mut registers, 5, 5));
         assert!(raise(&mut registers, 5, 6));
         assert_eq!(get(&registers, 5), 6);

@@ -150,9 +150,8 @@ pub fn count(hll: &[u8]) -> Result<u64, Corrupt> {
 /// higher: the union of HLLs is the register-wise maximum.
 pub fn merge_into(max: &mut [u8], hll: &[u8]) -> Result<(), Corrupt> {
     if hll[ENCODING_AT] == DENSE {
-        let registers = &hll[HEADER_LEN..];
-        for (index, slot) in max.iter_mut().enumerate().take(REGISTERS) {
-            *slot = (*slot).max(dense::get(registers, index));
+        for (slot, value) in max.iter_mut().zip(dense::values(&hll[HEADER_LEN..])) {
+            *slot = (*slot).max(value);
         }
         return Ok(());
     }
@@ -175,7 +174,7 @@ pub fn count_registers(registers: &[u8]) -> u64 {
 
 /// The value of every register of a dense HLL.
 pub fn dense_registers(hll: &[u8]) -> impl Iterator<Item = u8> + '_ {
-    (0..REGISTERS).map(|index| dense::get(&hll[HEADER_LEN..], index))
+    dense::values(&hll[HEADER_LEN..])
 }
 
 #[cfg(test)]
