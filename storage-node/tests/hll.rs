@@ -251,6 +251,13 @@ fn a_valid_cached_count_is_answered_without_reading_the_registers() {
     check(&mut d, &[b"PFCOUNT", b"x", b"base"]);
     check(&mut d, &[b"PFADD", b"x", b"m1"]);
     check(&mut d, &[b"GET", b"x"]);
+    // An empty HLL with a valid cache, short enough to be stored `embstr`: PFCOUNT answers
+    // from the cache but still makes the string `raw`, as Redis's dbUnshareStringValue.
+    let empty = b"HYLL\x01\0\0\0\0\0\0\0\0\0\0\0\x7f\xff";
+    check(&mut d, &[b"SET", b"e", empty]);
+    check(&mut d, &[b"OBJECT", b"ENCODING", b"e"]);
+    check(&mut d, &[b"PFCOUNT", b"e"]);
+    check(&mut d, &[b"OBJECT", b"ENCODING", b"e"]);
 }
 
 /// Reads `key` from `from` and stores it on `to` with SET, and with DUMP/RESTORE.

@@ -10,39 +10,55 @@
 
 use bytes::Bytes;
 
+use super::super::errors::{CmdError, WRONGTYPE};
 use super::super::{CmdResult, Ctx};
-use super::{buffer, checked, sparse_max_bytes};
+use super::{checked, sparse_max_bytes};
 use crate::pubsub::notify;
 use crate::types::{hll, StringValue, Value};
 
 pub(super) fn pfadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let key = &args[1];
+    let elements = &args[2..];
     let max_bytes = sparse_max_bytes(ctx);
     let db = ctx.db();
-    let created = match db.get_mut(key) {
+    let (created, changed) = match db.get_mut(key) {
         Some(entry) => {
             checked(&entry.value)?;
-            false
+            let Value::Str(string) = &mut entry.value else {
+                return Err(WRONGTYPE.into());
+            };
+            let bytes = string.make_raw();
+            let changed = add_all(bytes, elements, max_bytes)?;
+            if changed > 0 {
+                hll::invalidate_cache(bytes);
+            }
+            (false, changed)
         }
         None => {
-            let empty = StringValue::Raw(hll::new_sparse());
+            // A fresh HLL cannot be corrupt, so it is filled before it is stored.
+            let mut bytes = hll::new_sparse();
+            let changed = add_all(&mut bytes, elements, max_bytes)?;
+            hll::invalidate_cache(&mut bytes);
             // Counts the creation as one change.
-            db.insert(key, Value::Str(empty), 0);
-            true
+            db.insert(key, Value::Str(StringValue::Raw(bytes)), 0);
+            (true, changed)
         }
     };
-    let bytes = buffer(db, key)?;
-    let mut changed = 0u64;
-    for element in &args[2..] {
-        if hll::add(bytes, element, max_bytes)? {
-            changed += 1;
-        }
-    }
     if changed > 0 || created {
-        hll::invalidate_cache(bytes);
         db.dirty += changed;
         ctx.notify(notify::STRING, "pfadd", key);
     }
     ctx.out.integer(i64::from(changed > 0 || created));
     Ok(())
+}
+
+/// Adds every element; returns how many changed a register.
+fn add_all(hll: &mut Vec<u8>, elements: &[Bytes], max_bytes: usize) -> Result<u64, CmdError> {
+    let mut changed = 0;
+    for element in elements {
+        if hll::add(hll, element, max_bytes)? {
+            changed += 1;
+        }
+    }
+    Ok(changed)
 }

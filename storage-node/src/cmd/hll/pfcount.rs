@@ -12,7 +12,7 @@ use bytes::Bytes;
 
 use super::super::{CmdResult, Ctx};
 use super::{buffer, checked};
-use crate::types::hll;
+use crate::types::{hll, StringValue, Value};
 
 pub(super) fn pfcount(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     if args.len() > 2 {
@@ -20,13 +20,22 @@ pub(super) fn pfcount(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     let key = &args[1];
     let db = ctx.db();
-    match db.get(key) {
+    let cached = match db.get(key) {
         None => {
             ctx.out.integer(0);
             return Ok(());
         }
-        Some(entry) => checked(&entry.value)?,
+        Some(entry) => {
+            let (bytes, _) = checked(&entry.value)?;
+            // Already `raw` with a valid cache: nothing to change, so no write lookup.
+            let raw = matches!(&entry.value, Value::Str(StringValue::Raw(_)));
+            hll::cached_cardinality(bytes).filter(|_| raw)
+        }
     };
+    if let Some(count) = cached {
+        ctx.out.integer(count as i64);
+        return Ok(());
+    }
     let bytes = buffer(db, key)?;
     let count = match hll::cached_cardinality(bytes) {
         Some(cached) => cached,
