@@ -9,7 +9,10 @@
 //! value dense. The functions follow Redis's `hllSparseSet` step by step (including where
 //! it stops scanning and how it merges neighbours afterwards), since the bytes it produces
 //! are what GET and DUMP show. An XZERO cut short by the end of a corrupt string reads its
-//! missing second byte as 0, as Redis reads the string's terminator there.
+//! missing second byte as 0, as Redis reads the string's terminator there. (After Redis
+//! splits such an opcode, a byte of the split can remain past the end, and Redis's next
+//! read of the cut opcode sees it; the node cannot keep bytes past a string's end, so its
+//! next read sees 0. The README lists this one difference.)
 
 use super::{dense, Corrupt, Histogram, HEADER_LEN, REGISTERS};
 
