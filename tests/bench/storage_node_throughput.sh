@@ -22,6 +22,11 @@
 #                   (e.g. TESTS=set,get,lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,lrange)
 #   EXTRA_COMMANDS  newline-separated custom commands, each a shell-quoted word list run as
 #                   `redis-benchmark ... WORDS`, e.g. $'PUBLISH chan msg\nEVAL "return 1" 0'
+#                   HyperLogLog:
+#                     EXTRA_COMMANDS=$'PFADD hll __rand_int__\nPFCOUNT hll\nPFCOUNT hll hll'
+#                   (PFADD fills one key, dense after a few thousand elements; PFCOUNT hll
+#                   then mostly answers from the cached count, while PFCOUNT hll hll merges
+#                   the registers and estimates on every call)
 #   DEPTHS          pipeline depths [1 16]
 #   ROUNDS          runs per server, test and depth [2]
 #   PICK            best | median of the rounds [best]

@@ -21,6 +21,7 @@ mod dump;
 mod expire;
 mod function;
 mod hash;
+mod hll;
 mod info;
 mod keys;
 mod list;
@@ -156,6 +157,7 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     expire::COMMANDS,
     function::COMMANDS,
     hash::COMMANDS,
+    hll::COMMANDS,
     info::COMMANDS,
     keys::COMMANDS,
     list::COMMANDS,
@@ -448,11 +450,16 @@ fn propagate(ctx: &mut Ctx<'_>, spec: &CommandSpec, args: &[Bytes], dirty_before
         .saturating_sub(dirty_before)
         .saturating_sub(expired);
     let propagation = &mut ctx.keyspace.propagation;
+    let is_write = spec.flags.contains(slotproxy::cluster::CommandFlags::WRITE);
+    // A command not flagged `write` that still changed data (PFCOUNT refreshing its
+    // cached count) says so with `propagate_as`, as Redis propagates any command that
+    // moved `dirty`.
     let changed = ctx.client.block.is_none()
-        && spec.flags.contains(slotproxy::cluster::CommandFlags::WRITE)
-        && (own_changes > 0
-            || propagation.rewritten()
-            || (ok && ALWAYS_PROPAGATED.contains(&spec.name.as_str())));
+        && ((is_write
+            && (own_changes > 0
+                || propagation.rewritten()
+                || (ok && ALWAYS_PROPAGATED.contains(&spec.name.as_str()))))
+            || (own_changes > 0 && propagation.rewritten()));
     propagation.command_ran(ctx.client.db, args, changed, ctx.client.nested);
     if !ctx.client.nested {
         propagation.end_unit();

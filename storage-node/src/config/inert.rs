@@ -15,7 +15,7 @@
 //!   FREQ / IDLETIME go: see `keyspace::lfu`);
 //! - `list-compress-depth`: the node never compresses list nodes; OBJECT ENCODING is
 //!   `quicklist` whatever the depth, as in Redis 7.0;
-//! - `stream-node-*`, `hll-sparse-max-bytes`: the node has no streams or HyperLogLogs;
+//! - `stream-node-*`: the node has no streams;
 //! - `cluster-announce-*`, `cluster-allow-*`, replica failover settings: the node's cluster
 //!   bus does not use them.
 //!
@@ -205,15 +205,6 @@ pub const INERT: &[Inert] = &[
         Kind::Bool,
         Access::Immutable,
         "no",
-    ),
-    inert(
-        "hll-sparse-max-bytes",
-        Kind::Memory {
-            min: 0,
-            max: i64::MAX,
-        },
-        Access::Mutable,
-        "3000",
     ),
     inert("ignore-warnings", Kind::Text, Access::Mutable, ""),
     inert("io-threads-do-reads", Kind::Bool, Access::Immutable, "no"),

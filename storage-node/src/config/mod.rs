@@ -101,6 +101,8 @@ pub struct Config {
     pub hash_max_listpack_entries: usize,
     /// Hashes with a longer field or value than this are `hashtable`-encoded.
     pub hash_max_listpack_value: usize,
+    /// A sparse HyperLogLog turns dense when it would grow past this many bytes.
+    pub hll_sparse_max_bytes: usize,
     /// Quicklist fill factor: negative for a node size limit, positive for an entry count.
     /// Only the node layout of DUMP payloads depends on it.
     pub list_max_listpack_size: i64,
@@ -232,6 +234,7 @@ impl Default for Config {
             hash_max_listpack_entries: 512,
             hash_max_listpack_value: 64,
             list_max_listpack_size: -2,
+            hll_sparse_max_bytes: 3000,
             maxmemory_policy: "noeviction".into(),
             lfu_log_factor: 10,
             lfu_decay_time: 1,

@@ -218,6 +218,14 @@ pub const PARAMS: &[Param] = &[
         Access::Mutable,
     ),
     param(
+        "hll-sparse-max-bytes",
+        Kind::Memory {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+    ),
+    param(
         "zset-max-listpack-entries",
         Kind::Int {
             min: 0,
@@ -625,6 +633,7 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         "cluster-node-timeout" => config.cluster_node_timeout = number(kind, values)? as u64,
         "cluster-require-full-coverage" => config.cluster_require_full_coverage = boolean(values)?,
         "set-max-intset-entries" => config.set_max_intset_entries = number(kind, values)? as usize,
+        "hll-sparse-max-bytes" => config.hll_sparse_max_bytes = number(kind, values)? as usize,
         "zset-max-listpack-entries" => {
             config.zset_max_listpack_entries = number(kind, values)? as usize
         }
@@ -711,6 +720,7 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
         "cluster-node-timeout" => config.cluster_node_timeout.to_string(),
         "cluster-require-full-coverage" => yes_no(config.cluster_require_full_coverage),
         "set-max-intset-entries" => config.set_max_intset_entries.to_string(),
+        "hll-sparse-max-bytes" => config.hll_sparse_max_bytes.to_string(),
         "zset-max-listpack-entries" => config.zset_max_listpack_entries.to_string(),
         "zset-max-listpack-value" => config.zset_max_listpack_value.to_string(),
         "hash-max-listpack-entries" => config.hash_max_listpack_entries.to_string(),

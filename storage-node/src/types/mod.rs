@@ -4,6 +4,7 @@
 
 pub mod bytes;
 pub mod hash;
+pub mod hll;
 pub mod list;
 pub mod long_double;
 pub mod set;
