@@ -20,6 +20,7 @@ mod debug;
 mod dump;
 mod expire;
 mod function;
+mod geo;
 mod hash;
 mod info;
 mod keys;
@@ -155,6 +156,7 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     dump::COMMANDS,
     expire::COMMANDS,
     function::COMMANDS,
+    geo::COMMANDS,
     hash::COMMANDS,
     info::COMMANDS,
     keys::COMMANDS,

@@ -57,6 +57,23 @@ impl LongDouble {
         round(n < 0, u128::from(n.unsigned_abs()), 0, false).unwrap_or(LongDouble::ZERO)
     }
 
+    /// A finite `f64`, exactly (the 80-bit format holds every `f64`), as C promotes a
+    /// `double` to `long double`; None for infinities and NaN.
+    pub fn from_f64(d: f64) -> Option<LongDouble> {
+        if !d.is_finite() {
+            return None;
+        }
+        let bits = d.to_bits();
+        let biased = ((bits >> 52) & 0x7ff) as i64;
+        let fraction = bits & ((1 << 52) - 1);
+        let (mantissa, exponent) = if biased == 0 {
+            (fraction, -1074)
+        } else {
+            (fraction | (1 << 52), biased - 1075)
+        };
+        round(d.is_sign_negative(), u128::from(mantissa), exponent, false)
+    }
+
     /// The nearest `f64` (infinite beyond its range), for uses that need no 80-bit
     /// precision, such as blocking timeouts.
     pub fn to_f64(&self) -> f64 {
