@@ -817,6 +817,67 @@ fn searches_near_the_antimeridian_and_the_poles_match_redis() {
     }
 }
 
+/// Members at the same position have equal distances: Redis's sorts (glibc's merge sort
+/// for all results, its own partial quicksort under COUNT) put them in their own orders.
+#[test]
+fn equal_distances_are_ordered_as_redis_orders_them() {
+    let mut d = Differential::start();
+    let mut add = words(&["GEOADD", "t"]);
+    for i in 0..70 {
+        let (lon, lat) = [("10.5", "20.5"), ("10.6", "20.6"), ("10.4", "20.45")][i % 3];
+        add.extend(words(&[lon, lat, &format!("m{i}")]));
+    }
+    let mut commands = vec![add];
+    for sort in ["ASC", "DESC"] {
+        commands.push(words(&[
+            "GEOSEARCH",
+            "t",
+            "FROMLONLAT",
+            "10.5",
+            "20.5",
+            "BYRADIUS",
+            "100",
+            "km",
+            sort,
+        ]));
+        for count in [1, 2, 3, 6, 7, 8, 9, 16, 23, 24, 25, 41, 47, 69, 70, 71] {
+            commands.push(words(&[
+                "GEOSEARCH",
+                "t",
+                "FROMLONLAT",
+                "10.5",
+                "20.5",
+                "BYRADIUS",
+                "100",
+                "km",
+                sort,
+                "COUNT",
+                &count.to_string(),
+                "WITHDIST",
+            ]));
+            commands.push(words(&[
+                "GEORADIUS",
+                "t",
+                "10.55",
+                "20.55",
+                "50",
+                "km",
+                sort,
+                "COUNT",
+                &count.to_string(),
+            ]));
+        }
+    }
+    for resp3 in [false, true] {
+        d.set_resp3(resp3);
+        d.check(&["FLUSHALL"]);
+        for command in &commands {
+            let args: Vec<&[u8]> = command.iter().map(|a| a.as_bytes()).collect();
+            d.check_bytes(&args);
+        }
+    }
+}
+
 #[test]
 fn geo_commands_publish_what_redis_publishes() {
     let d = Differential::start();
@@ -959,8 +1020,14 @@ fn coordinate(limit: f64) -> impl Strategy<Value = String> {
     (-micro..=micro).prop_map(|m| format!("{:.6}", m as f64 / 1e6))
 }
 
+/// Anywhere, or one of a few nearby positions (so members share positions and searches
+/// of any size find several, some at equal distances).
 fn position() -> impl Strategy<Value = (String, String)> {
-    (coordinate(180.0), coordinate(85.05))
+    prop_oneof![
+        (coordinate(180.0), coordinate(85.05)),
+        prop::sample::select(&[("2.35", "48.85"), ("2.36", "48.86"), ("2.3522", "48.8566")][..])
+            .prop_map(|(lon, lat)| (lon.to_string(), lat.to_string())),
+    ]
 }
 
 /// A search size in the given unit: from a few meters to a hemisphere.
@@ -979,7 +1046,7 @@ fn unit() -> impl Strategy<Value = String> {
 fn options() -> impl Strategy<Value = Vec<String>> {
     (
         prop::sample::select(&["", "ASC", "DESC"][..]),
-        prop::option::of((1u32..6, any::<bool>())),
+        prop::option::of((1u32..50, any::<bool>())),
         any::<bool>(),
         any::<bool>(),
         any::<bool>(),
@@ -1007,7 +1074,7 @@ fn options() -> impl Strategy<Value = Vec<String>> {
 fn search() -> impl Strategy<Value = Vec<String>> {
     let from = prop_oneof![
         position().prop_map(|(lon, lat)| vec!["FROMLONLAT".to_string(), lon, lat]),
-        (0usize..20).prop_map(|i| vec!["FROMMEMBER".to_string(), format!("m{i}")]),
+        (0usize..60).prop_map(|i| vec!["FROMMEMBER".to_string(), format!("m{i}")]),
     ];
     let by = prop_oneof![
         (size(), unit()).prop_map(|(r, u)| vec!["BYRADIUS".to_string(), r, u]),
@@ -1030,7 +1097,7 @@ fn radius_search() -> impl Strategy<Value = Vec<String>> {
     })
 }
 
-/// Up to 20 members `m0`..`m19` at random positions, then searches and distances over them.
+/// Up to 60 members `m0`..`m59` at random positions, then searches and distances over them.
 fn case() -> impl Strategy<Value = (Vec<(String, String)>, Vec<Vec<String>>)> {
     let query = prop_oneof![
         4 => search(),
@@ -1041,7 +1108,7 @@ fn case() -> impl Strategy<Value = (Vec<(String, String)>, Vec<Vec<String>>)> {
         1 => (0usize..20).prop_map(|i| words(&["GEOHASH", "g", &format!("m{i}")])),
     ];
     (
-        prop::collection::vec(position(), 1..20),
+        prop::collection::vec(position(), 1..60),
         prop::collection::vec(query, 1..12),
     )
 }

@@ -29,6 +29,8 @@
 //! COUNT argument`. A missing source gives an empty reply without checking the member
 //! (and a STORE form deletes its destination).
 
+use std::cmp::Ordering;
+
 use bytes::Bytes;
 
 use super::super::zset::bounds::ScoreRange;
@@ -38,6 +40,7 @@ use crate::cmd::args::{int, is};
 use crate::cmd::errors::{CmdError, SYNTAX};
 use crate::cmd::{CmdResult, Ctx};
 use crate::types::geo::search::{cells, score_range, Extent, Shape};
+use crate::types::geo::sort::{merge_sort, partial_quicksort};
 use crate::types::geo::{decode_score, score_as_i64, Hash};
 use crate::types::zset::ScoreTree;
 use crate::types::ZSetValue;
@@ -367,17 +370,47 @@ fn run(ctx: &mut Ctx<'_>, args: &[Bytes], form: Form) -> CmdResult {
         return finish(ctx, &request, &form, Vec::new(), 1.0);
     };
     let limit = if request.any { request.count } else { 0 };
-    let mut found = search(zset, &shape, limit);
-    // A stable sort, as glibc's qsort (a merge sort) keeps equal distances in scan order.
-    match request.sort {
-        Sort::Asc => found.sort_by(|a, b| a.distance.total_cmp(&b.distance)),
-        Sort::Desc => found.sort_by(|a, b| b.distance.total_cmp(&a.distance)),
-        Sort::None => {}
-    }
-    if request.count != 0 {
-        found.truncate(request.count);
-    }
+    let found = search(zset, &shape, limit);
+    let found = sorted(found, request.sort, request.count);
     finish(ctx, &request, &form, found, shape.to_meters)
+}
+
+/// The matches in reply order, cut to `count` (0: all): sorted as Redis sorts them, with
+/// C's `qsort` when all are returned and its partial quicksort otherwise (the two order
+/// equal distances differently).
+fn sorted(found: Vec<Found>, sort: Sort, count: usize) -> Vec<Found> {
+    let returned = if count == 0 {
+        found.len()
+    } else {
+        found.len().min(count)
+    };
+    let ascending = |a: &usize, b: &usize| {
+        let (a, b) = (found[*a].distance, found[*b].distance);
+        if a > b {
+            Ordering::Greater
+        } else if a == b {
+            Ordering::Equal
+        } else {
+            Ordering::Less
+        }
+    };
+    let mut order: Vec<usize> = (0..found.len()).collect();
+    match sort {
+        Sort::None => {}
+        Sort::Asc if returned == found.len() => merge_sort(&mut order, &ascending),
+        Sort::Desc if returned == found.len() => {
+            merge_sort(&mut order, &|a, b| ascending(a, b).reverse());
+        }
+        Sort::Asc => partial_quicksort(&mut order, 0, returned - 1, &ascending),
+        Sort::Desc => {
+            partial_quicksort(&mut order, 0, returned - 1, &|a, b| {
+                ascending(a, b).reverse()
+            });
+        }
+    }
+    order.truncate(returned);
+    let mut slots: Vec<Option<Found>> = found.into_iter().map(Some).collect();
+    order.iter().filter_map(|&i| slots[i].take()).collect()
 }
 
 /// Replies with the matches, or stores them.

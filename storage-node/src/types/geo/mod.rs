@@ -8,6 +8,7 @@
 //! the decoded positions and the cells agree with redis-server to the bit.
 
 pub mod search;
+pub mod sort;
 
 /// The longitudes and latitudes a position may have (EPSG:900913: no poles).
 pub const LONG_MIN: f64 = -180.0;
