@@ -827,7 +827,41 @@ fn equal_distances_are_ordered_as_redis_orders_them() {
         let (lon, lat) = [("10.5", "20.5"), ("10.6", "20.6"), ("10.4", "20.45")][i % 3];
         add.extend(words(&[lon, lat, &format!("m{i}")]));
     }
-    let mut commands = vec![add];
+    // Found by the property test: 23 results, most at one position, under COUNT 1.
+    let mut small = words(&["GEOADD", "u"]);
+    for (i, (lon, lat)) in [
+        ("0", "42.525565"),
+        ("0", "0"),
+        ("0", "14.805261"),
+        ("0", "30.108273"),
+        ("2.3522", "48.8566"),
+        ("-12.141647", "16.855731"),
+        ("-21.089051", "20.367352"),
+    ]
+    .into_iter()
+    .chain(std::iter::repeat_n(("2.35", "48.85"), 16))
+    .enumerate()
+    {
+        small.extend(words(&[lon, lat, &format!("m{i}")]));
+    }
+    let mut commands = vec![add, small];
+    for count in ["1", "2", "5", "22"] {
+        for sort in ["ASC", "DESC"] {
+            commands.push(words(&[
+                "GEOSEARCH",
+                "u",
+                "FROMLONLAT",
+                "2.35",
+                "48.85",
+                "BYRADIUS",
+                "3793.5",
+                "km",
+                "COUNT",
+                count,
+                sort,
+            ]));
+        }
+    }
     for sort in ["ASC", "DESC"] {
         commands.push(words(&[
             "GEOSEARCH",

@@ -83,7 +83,9 @@ fn swap_runs<T>(v: &mut [T], a: usize, b: usize, n: usize) {
 }
 
 /// Sorts enough of `v` that `v[first..=last]` holds what a full sort would put there, in
-/// that order; the rest is left partitioned. Redis's `pqsort`, without recursion: the
+/// that order; the rest is left partitioned. Redis 7.0's `pqsort` (which, unlike later
+/// versions, never falls back to an insertion sort for a part found already in order),
+/// without recursion: the
 /// parts still to sort wait on an explicit stack (each is disjoint from the others, so
 /// the order they are done in does not change the result).
 pub fn partial_quicksort<T>(
@@ -117,7 +119,6 @@ pub fn partial_quicksort<T>(
         // gather at both ends ([lo + 1, pa) and (pd, lo + n)) while the scan runs.
         let (mut pa, mut pb) = (lo + 1, lo + 1);
         let (mut pc, mut pd) = (lo + n - 1, lo + n - 1);
-        let mut swapped = false;
         loop {
             while pb <= pc {
                 let c = cmp(&v[pb], &v[lo]);
@@ -125,7 +126,6 @@ pub fn partial_quicksort<T>(
                     break;
                 }
                 if c == Ordering::Equal {
-                    swapped = true;
                     v.swap(pa, pb);
                     pa += 1;
                 }
@@ -137,7 +137,6 @@ pub fn partial_quicksort<T>(
                     break;
                 }
                 if c == Ordering::Equal {
-                    swapped = true;
                     v.swap(pc, pd);
                     pd -= 1;
                 }
@@ -147,14 +146,8 @@ pub fn partial_quicksort<T>(
                 break;
             }
             v.swap(pb, pc);
-            swapped = true;
             pb += 1;
             pc -= 1;
-        }
-        if !swapped {
-            // Already partitioned: finish with an insertion sort.
-            insertion_sort(v, lo, n, cmp);
-            continue;
         }
         let pn = lo + n;
         let r = (pa - lo).min(pb - pa);
