@@ -1123,6 +1123,37 @@ fn search() -> impl Strategy<Value = Vec<String>> {
     })
 }
 
+/// GEOSEARCHSTORE or GEORADIUS ... STORE|STOREDIST into `dst` (sometimes a string).
+fn store_search() -> impl Strategy<Value = Vec<String>> {
+    (search(), any::<bool>(), any::<bool>()).prop_map(|(search, dist, radius)| {
+        // The WITH* options are refused with STORE: keep them out of most commands.
+        let keep = |a: &String| !a.starts_with("WITH");
+        let mut c = if radius {
+            let mut c = words(&["GEORADIUS", "g", "2.35", "48.85", "500", "km"]);
+            c.extend(
+                search[2..]
+                    .iter()
+                    .filter(|a| keep(a))
+                    .skip_while(|a| !matches!(a.as_str(), "ASC" | "DESC" | "COUNT"))
+                    .cloned(),
+            );
+            c.extend(words(&[if dist { "STOREDIST" } else { "STORE" }, "dst"]));
+            c
+        } else {
+            let mut c = words(&["GEOSEARCHSTORE", "dst"]);
+            c.extend(search[1..].iter().filter(|a| keep(a)).cloned());
+            if dist {
+                c.push("STOREDIST".into());
+            }
+            c
+        };
+        if search.len() % 5 == 0 {
+            c.push("WITHDIST".into());
+        }
+        c
+    })
+}
+
 fn radius_search() -> impl Strategy<Value = Vec<String>> {
     (position(), size(), unit(), options()).prop_map(|((lon, lat), r, u, options)| {
         let mut c = words(&["GEORADIUS", "g", &lon, &lat, &r, &u]);
@@ -1136,6 +1167,9 @@ fn case() -> impl Strategy<Value = (Vec<(String, String)>, Vec<Vec<String>>)> {
     let query = prop_oneof![
         4 => search(),
         2 => radius_search(),
+        2 => store_search(),
+        1 => Just(words(&["ZRANGE", "dst", "0", "-1", "WITHSCORES"])),
+        1 => Just(words(&["SET", "dst", "string"])),
         1 => (0usize..20, 0usize..20, unit())
             .prop_map(|(a, b, u)| words(&["GEODIST", "g", &format!("m{a}"), &format!("m{b}"), &u])),
         1 => (0usize..20).prop_map(|i| words(&["GEOPOS", "g", &format!("m{i}")])),
