@@ -22,6 +22,10 @@
 #                   (e.g. TESTS=set,get,lpush,rpush,lpop,rpop,sadd,hset,spop,zadd,lrange)
 #   EXTRA_COMMANDS  newline-separated custom commands, each a shell-quoted word list run as
 #                   `redis-benchmark ... WORDS`, e.g. $'PUBLISH chan msg\nEVAL "return 1" 0'
+#                   GEO (issue 18): GEOADD into one set, then GEOSEARCH BYRADIUS in it (the
+#                   __rand_int__ digits become the coordinates' decimals, all in Sicily):
+#                   EXTRA_COMMANDS=$'GEOADD geo:bench 13.__rand_int__ 38.__rand_int__ m:__rand_int__
+#                   GEOSEARCH geo:bench FROMLONLAT 13.5 38.5 BYRADIUS 500 m ASC COUNT 10'
 #   DEPTHS          pipeline depths [1 16]
 #   ROUNDS          runs per server, test and depth [2]
 #   PICK            best | median of the rounds [best]
