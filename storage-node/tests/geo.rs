@@ -363,6 +363,31 @@ fn searches_near_the_antimeridian_and_the_poles_match_redis() {
             }
         }
     }
+    // Antipodes: distances of half the globe, where the haversine's rounding shows.
+    commands.push(line(
+        "GEOADD ap 180 0 a -180 0 b 0 0 c 179.999999 0.000001 d 90 0 e -90 0 f 0 85 g \
+         180 -85 h 45 45 i -135 -45 j",
+    ));
+    for centre in [
+        "0 0",
+        "180 0",
+        "-180 0",
+        "90 0",
+        "45 45",
+        "0 -85",
+        "-135 -45",
+        "0.000001 0",
+    ] {
+        commands.push(line(&format!(
+            "GEOSEARCH ap FROMLONLAT {centre} BYRADIUS 40000 km WITHDIST ASC"
+        )));
+        commands.push(line(&format!(
+            "GEOSEARCH ap FROMLONLAT {centre} BYBOX 40000 20000 km WITHDIST DESC"
+        )));
+    }
+    for pair in ["a c", "i j", "g h", "b d", "e f"] {
+        commands.push(line(&format!("GEODIST ap {pair}")));
+    }
     check_both_protocols(&mut d, &commands);
 }
 

@@ -68,9 +68,19 @@ fn unit(arg: &[u8]) -> Result<f64, CmdError> {
     }
 }
 
-/// A distance as GEODIST and WITHDIST reply it: `"%.4f"` in a bulk string.
+/// A distance as GEODIST and WITHDIST reply it: `"%.4f"` in a bulk string. Nearly
+/// antipodal points can round the haversine's sine above 1, making the distance NaN, which
+/// glibc prints with its sign.
 fn reply_distance(out: &mut ReplyBuf<'_>, distance: f64) {
-    out.bulk(format!("{distance:.4}").as_bytes());
+    if distance.is_nan() {
+        out.bulk(if distance.is_sign_negative() {
+            b"-nan"
+        } else {
+            b"nan"
+        });
+    } else {
+        out.bulk(format!("{distance:.4}").as_bytes());
+    }
 }
 
 /// A coordinate as Redis's `addReplyHumanLongDouble` writes it.
