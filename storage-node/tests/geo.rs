@@ -185,7 +185,22 @@ fn georadius_family_matches_redis() {
         "BYRADIUS 1 km",
         "bogus",
     ];
-    let mut commands = vec![line(SICILY)];
+    // More results than a listpack holds: the stored set is a skiplist.
+    let mut many = line("GEOADD many");
+    for i in 0..150 {
+        many.extend(line(&format!("15.{i:03} 37 m{i}")));
+    }
+    let mut commands = vec![line(SICILY), many];
+    commands.extend(
+        [
+            "GEORADIUS many 15 37 100 km STORE dst",
+            "OBJECT ENCODING dst",
+            "GEOSEARCHSTORE dst many FROMLONLAT 15 37 BYRADIUS 100 km COUNT 128 STOREDIST",
+            "OBJECT ENCODING dst",
+            "ZRANGE dst 0 -1 WITHSCORES",
+        ]
+        .map(line),
+    );
     for o in options {
         commands.push(line(&format!("GEORADIUS Sicily 15 37 200 km {o}")));
         commands.push(line(&format!(
@@ -472,6 +487,11 @@ fn geo_writes_are_propagated_as_redis_propagates_them() {
         "GEORADIUS Sicily 15 37 1 m STORE dst",
         "GEOSEARCHSTORE d2 Sicily FROMMEMBER Palermo BYRADIUS 1 km",
         "GEOSEARCH Sicily FROMMEMBER Palermo BYRADIUS 1 km",
+        "MULTI",
+        "GEOADD Sicily 1 1 inmulti",
+        "GEORADIUS Sicily 1 1 1 km STOREDIST d3",
+        "EXEC",
+        "EVAL redis.call('geoadd',KEYS[1],'2','2','inscript') 1 Sicily",
     ];
     let node_dir = scratch_dir("geo-n");
     let redis_dir = scratch_dir("geo-r");

@@ -148,7 +148,7 @@ fn case() -> impl Strategy<Value = (Vec<(String, String)>, Vec<Vec<String>>)> {
 fn random_positions_and_searches_match_redis() {
     let d = RefCell::new(Differential::start());
     let mut runner = TestRunner::new(Config {
-        cases: 64,
+        cases: 256,
         failure_persistence: None,
         ..Config::default()
     });
