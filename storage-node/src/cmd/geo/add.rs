@@ -11,7 +11,7 @@
 use bytes::Bytes;
 
 use super::super::zset::zadd;
-use super::long_lat;
+use super::{invalid_pair, long_lat};
 use crate::cmd::args::is;
 use crate::cmd::errors::SYNTAX;
 use crate::cmd::{CmdResult, Ctx};
@@ -40,7 +40,8 @@ pub fn geoadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     zadd_args.extend_from_slice(&args[1..first]);
     for triple in triples.chunks(3) {
         let (longitude, latitude) = long_lat(&triple[0], &triple[1])?;
-        let score = score_of(longitude, latitude).ok_or(SYNTAX)?;
+        let score =
+            score_of(longitude, latitude).ok_or_else(|| invalid_pair(longitude, latitude))?;
         zadd_args.push(Bytes::from(score.to_string()));
         zadd_args.push(triple[2].clone());
     }

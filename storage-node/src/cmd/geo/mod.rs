@@ -48,13 +48,14 @@ fn long_lat(longitude: &[u8], latitude: &[u8]) -> Result<(f64, f64), CmdError> {
     let longitude = number(longitude, NOT_FLOAT)?;
     let latitude = number(latitude, NOT_FLOAT)?;
     if !(LONG_MIN..=LONG_MAX).contains(&longitude) || !(LAT_MIN..=LAT_MAX).contains(&latitude) {
-        return Err(format!(
-            "ERR invalid longitude,latitude pair {:.6},{:.6}",
-            longitude, latitude
-        )
-        .into());
+        return Err(invalid_pair(longitude, latitude));
     }
     Ok((longitude, latitude))
+}
+
+/// Redis's error for a position outside its limits (`%f` for each coordinate).
+fn invalid_pair(longitude: f64, latitude: f64) -> CmdError {
+    format!("ERR invalid longitude,latitude pair {longitude:.6},{latitude:.6}").into()
 }
 
 /// Meters per unit: `m`, `km`, `ft` or `mi`, any case.
