@@ -102,9 +102,36 @@ fn geoadd_scores_positions_and_hashes_match_redis() {
     check_both_protocols(
         &mut d,
         &[
+            line(SICILY),
             words(&["GEOADD", "Sicily", "", "0", "a"]),
             words(&["GEOADD", "Sicily", " 1", "0", "a"]),
             words(&["GEOADD", "Sicily", "1", "2 ", "a"]),
+            // Replies seen by scripts: RESP2, and RESP3 doubles after redis.setresp(3).
+            words(&[
+                "EVAL",
+                "return redis.call('geopos', KEYS[1], 'Palermo')",
+                "1",
+                "Sicily",
+            ]),
+            words(&[
+                "EVAL",
+                "redis.setresp(3); return redis.call('geopos', KEYS[1], 'Palermo', 'x')",
+                "1",
+                "Sicily",
+            ]),
+            words(&[
+                "EVAL",
+                "redis.setresp(3); return redis.call('geosearch', KEYS[1], 'FROMLONLAT', \
+                 '15', '37', 'BYRADIUS', '200', 'km', 'WITHCOORD', 'WITHDIST', 'ASC')",
+                "1",
+                "Sicily",
+            ]),
+            words(&[
+                "EVAL",
+                "return redis.call('geodist', KEYS[1], 'Palermo', 'Catania', 'km') .. ''",
+                "1",
+                "Sicily",
+            ]),
         ],
     );
 }
