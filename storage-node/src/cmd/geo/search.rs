@@ -32,6 +32,7 @@
 use std::cmp::Ordering;
 
 use bytes::Bytes;
+use slotproxy::resp::ReplyBuf;
 
 use super::super::zset::bounds::ScoreRange;
 use super::super::zset::{db_and_out, limits, read_zset, store_result};
@@ -296,9 +297,9 @@ impl Request {
     }
 }
 
-/// A member inside the search.
-struct Found {
-    member: Vec<u8>,
+/// A member inside the search (borrowed from the source set).
+struct Found<'z> {
+    member: &'z [u8],
     score: f64,
     /// Meters from the centre.
     distance: f64,
@@ -307,7 +308,7 @@ struct Found {
 
 /// The members inside `shape`, scanning its cells as Redis does; with `limit` (COUNT ...
 /// ANY) it stops once that many are found.
-fn search(zset: &ZSetValue, shape: &Shape, limit: usize) -> Vec<Found> {
+fn search<'z>(zset: &'z ZSetValue, shape: &Shape, limit: usize) -> Vec<Found<'z>> {
     let cells = cells(shape);
     let mut found = Vec::new();
     let mut last_scanned = 0;
@@ -329,7 +330,13 @@ fn search(zset: &ZSetValue, shape: &Shape, limit: usize) -> Vec<Found> {
     found
 }
 
-fn scan_cell(zset: &ZSetValue, cell: Hash, shape: &Shape, limit: usize, found: &mut Vec<Found>) {
+fn scan_cell<'z>(
+    zset: &'z ZSetValue,
+    cell: Hash,
+    shape: &Shape,
+    limit: usize,
+    found: &mut Vec<Found<'z>>,
+) {
     let (min, max) = score_range(cell);
     let range = ScoreRange {
         min,
@@ -345,7 +352,7 @@ fn scan_cell(zset: &ZSetValue, cell: Hash, shape: &Shape, limit: usize, found: &
         });
         if let Some((position, distance)) = inside {
             found.push(Found {
-                member: member.to_vec(),
+                member,
                 score,
                 distance,
                 position,
@@ -363,22 +370,44 @@ fn run(ctx: &mut Ctx<'_>, args: &[Bytes], form: Form) -> CmdResult {
     } else {
         &args[1]
     };
-    let db = ctx.db();
+    let limits = limits(ctx);
+    let (db, out) = db_and_out(ctx);
     let zset = read_zset(db, source)?;
     let request = Request::parse(args, form, zset)?;
-    let (Some(zset), Some(shape)) = (zset, request.shape()) else {
-        return finish(ctx, &request, &form, Vec::new(), 1.0);
+    let shape = request.shape();
+    let found = match (zset, shape) {
+        (Some(zset), Some(shape)) => {
+            let limit = if request.any { request.count } else { 0 };
+            sorted(search(zset, &shape, limit), request.sort, request.count)
+        }
+        _ => Vec::new(),
     };
-    let limit = if request.any { request.count } else { 0 };
-    let found = search(zset, &shape, limit);
-    let found = sorted(found, request.sort, request.count);
-    finish(ctx, &request, &form, found, shape.to_meters)
+    let to_meters = shape.map_or(1.0, |shape| shape.to_meters);
+    let Some(destination) = &request.store else {
+        reply_matches(out, &request, &found, to_meters);
+        return Ok(());
+    };
+    let mut tree = ScoreTree::new();
+    for m in &found {
+        let score = if request.store_dist {
+            m.distance / to_meters
+        } else {
+            m.score
+        };
+        tree.set_score(m.member, score);
+    }
+    let event = match form {
+        Form::Search { .. } => "geosearchstore",
+        Form::Radius { .. } => "georadiusstore",
+    };
+    store_result(ctx, destination, ZSetValue::from_tree(tree, limits), event);
+    Ok(())
 }
 
 /// The matches in reply order, cut to `count` (0: all): sorted as Redis sorts them, with
 /// C's `qsort` when all are returned and its partial quicksort otherwise (the two order
 /// equal distances differently).
-fn sorted(found: Vec<Found>, sort: Sort, count: usize) -> Vec<Found> {
+fn sorted(found: Vec<Found<'_>>, sort: Sort, count: usize) -> Vec<Found<'_>> {
     let returned = if count == 0 {
         found.len()
     } else {
@@ -413,38 +442,7 @@ fn sorted(found: Vec<Found>, sort: Sort, count: usize) -> Vec<Found> {
     order.iter().filter_map(|&i| slots[i].take()).collect()
 }
 
-/// Replies with the matches, or stores them.
-fn finish(
-    ctx: &mut Ctx<'_>,
-    request: &Request,
-    form: &Form,
-    found: Vec<Found>,
-    to_meters: f64,
-) -> CmdResult {
-    let Some(destination) = &request.store else {
-        reply_matches(ctx, request, &found, to_meters);
-        return Ok(());
-    };
-    let mut tree = ScoreTree::new();
-    for m in &found {
-        let score = if request.store_dist {
-            m.distance / to_meters
-        } else {
-            m.score
-        };
-        tree.set_score(&m.member, score);
-    }
-    let event = match form {
-        Form::Search { .. } => "geosearchstore",
-        Form::Radius { .. } => "georadiusstore",
-    };
-    let value = ZSetValue::from_tree(tree, limits(ctx));
-    store_result(ctx, destination, value, event);
-    Ok(())
-}
-
-fn reply_matches(ctx: &mut Ctx<'_>, request: &Request, found: &[Found], to_meters: f64) {
-    let (_, out) = db_and_out(ctx);
+fn reply_matches(out: &mut ReplyBuf<'_>, request: &Request, found: &[Found], to_meters: f64) {
     let extras = [request.with_dist, request.with_hash, request.with_coord]
         .iter()
         .filter(|&&on| on)
@@ -454,7 +452,7 @@ fn reply_matches(ctx: &mut Ctx<'_>, request: &Request, found: &[Found], to_meter
         if extras > 0 {
             out.array(extras + 1);
         }
-        out.bulk(&m.member);
+        out.bulk(m.member);
         if request.with_dist {
             reply_distance(out, m.distance / to_meters);
         }

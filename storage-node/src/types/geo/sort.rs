@@ -13,28 +13,33 @@ use std::cmp::Ordering;
 
 /// glibc's merge sort: halves of `n / 2` and `n - n / 2`, merged taking from the left
 /// half unless its head compares greater. Recursion depth is log2 of the length.
-pub fn merge_sort<T: Clone>(v: &mut [T], cmp: &impl Fn(&T, &T) -> Ordering) {
+pub fn merge_sort<T: Copy>(v: &mut [T], cmp: &impl Fn(&T, &T) -> Ordering) {
+    let mut scratch = Vec::with_capacity(v.len());
+    merge_sort_with(v, &mut scratch, cmp);
+}
+
+fn merge_sort_with<T: Copy>(v: &mut [T], scratch: &mut Vec<T>, cmp: &impl Fn(&T, &T) -> Ordering) {
     if v.len() <= 1 {
         return;
     }
     let n1 = v.len() / 2;
     let (left, right) = v.split_at_mut(n1);
-    merge_sort(left, cmp);
-    merge_sort(right, cmp);
-    let mut merged = Vec::with_capacity(v.len());
+    merge_sort_with(left, scratch, cmp);
+    merge_sort_with(right, scratch, cmp);
+    scratch.clear();
     let (mut i, mut j) = (0, n1);
     while i < n1 && j < v.len() {
         if cmp(&v[i], &v[j]) != Ordering::Greater {
-            merged.push(v[i].clone());
+            scratch.push(v[i]);
             i += 1;
         } else {
-            merged.push(v[j].clone());
+            scratch.push(v[j]);
             j += 1;
         }
     }
-    merged.extend_from_slice(&v[i..n1]);
-    merged.extend_from_slice(&v[j..]);
-    v.clone_from_slice(&merged);
+    scratch.extend_from_slice(&v[i..n1]);
+    scratch.extend_from_slice(&v[j..]);
+    v.copy_from_slice(scratch);
 }
 
 /// Insertion sort of `v[lo..lo + n]`.
