@@ -5,12 +5,14 @@
 //! - `read`: GEOPOS, GEODIST, GEOHASH.
 //! - `search`: GEORADIUS, GEORADIUS_RO, GEORADIUSBYMEMBER, GEORADIUSBYMEMBER_RO, GEOSEARCH,
 //!   GEOSEARCHSTORE.
+//! - `request`: the arguments of those searches.
 //!
 //! Distances are replied with four decimals, coordinates with up to 17 (`"%.17Lf"` without
 //! trailing zeros, as Redis writes them: a bulk string in RESP2, a double in RESP3).
 
 mod add;
 mod read;
+mod request;
 mod search;
 
 use slotproxy::resp::ReplyBuf;
