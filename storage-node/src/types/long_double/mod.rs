@@ -231,6 +231,19 @@ fn round(negative: bool, magnitude: u128, exponent: i64, sticky: bool) -> Option
 mod tests {
     use super::*;
 
+    #[test]
+    fn doubles_convert_exactly() {
+        // What Redis's addReplyHumanLongDouble prints for these doubles.
+        let human = |d: f64| LongDouble::from_f64(d).unwrap().to_human_string();
+        assert_eq!(human(85.05112877999999910), "85.0511287799999991");
+        assert_eq!(human(-179.99999731779098511), "-179.99999731779098511");
+        assert_eq!(human(180.0), "180");
+        assert_eq!(human(-0.0), "0");
+        assert_eq!(human(2f64.powi(-18)), "0.00000381469726562");
+        assert_eq!(human(5e-324), "0");
+        assert!(LongDouble::from_f64(f64::INFINITY).is_none());
+    }
+
     fn value(text: &str) -> LongDouble {
         match parse(text.as_bytes()) {
             Some(Parsed::Finite(v)) => v,
