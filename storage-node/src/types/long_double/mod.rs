@@ -235,8 +235,10 @@ mod tests {
     fn doubles_convert_exactly() {
         // What Redis's addReplyHumanLongDouble prints for these doubles.
         let human = |d: f64| LongDouble::from_f64(d).unwrap().to_human_string();
-        assert_eq!(human(85.05112877999999910), "85.0511287799999991");
-        assert_eq!(human(-179.99999731779098511), "-179.99999731779098511");
+        assert_eq!(human(85.05112878), "85.0511287799999991");
+        // The centre of the westmost geohash cell.
+        let west = -180.0 + 0.5 * 360.0 / 2f64.powi(26);
+        assert_eq!(human(west), "-179.99999731779098511");
         assert_eq!(human(180.0), "180");
         assert_eq!(human(-0.0), "0");
         assert_eq!(human(2f64.powi(-18)), "0.00000381469726562");
