@@ -141,19 +141,21 @@ fn steps_for_radius(mut range_meters: f64, latitude: f64) -> u8 {
 pub fn cells(shape: &Shape) -> [Hash; 9] {
     let [min_lon, min_lat, max_lon, max_lat] = shape.bounding_box();
     let mut steps = steps_for_radius(shape.reach_in_meters(), shape.latitude);
-    let around = |steps: u8| -> (Hash, Neighbors, Option<Area>) {
+    // The centre's cell at a step, its neighbours and its area. A centre outside Redis's
+    // limits has no cell (callers check positions first): then nothing is scanned.
+    let around = |steps: u8| -> Option<(Hash, Neighbors, Area)> {
         let hash = encode(
             LONG_RANGE,
             LAT_RANGE,
             shape.longitude,
             shape.latitude,
             steps,
-        )
-        .unwrap_or_default();
-        let neighbors = neighbors(hash);
-        (hash, neighbors, decode(LONG_RANGE, LAT_RANGE, hash))
+        )?;
+        Some((hash, neighbors(hash), decode(LONG_RANGE, LAT_RANGE, hash)?))
     };
-    let (mut hash, mut n, mut area) = around(steps);
+    let Some((mut hash, mut n, mut area)) = around(steps) else {
+        return [Hash::default(); 9];
+    };
     // Near a cell's edge the estimated step can be too fine for the neighbours to cover
     // the search: then use cells twice as large.
     let side = |h: Hash| decode(LONG_RANGE, LAT_RANGE, h);
@@ -163,31 +165,32 @@ pub fn cells(shape: &Shape) -> [Hash; 9] {
         || side(n.west).is_some_and(|a| a.longitude.min > min_lon);
     if steps > 1 && too_small {
         steps -= 1;
-        (hash, n, area) = around(steps);
+        let Some(coarser) = around(steps) else {
+            return [Hash::default(); 9];
+        };
+        (hash, n, area) = coarser;
     }
     // Drop the neighbours on the sides the search does not reach.
     if steps >= 2 {
-        if let Some(area) = area {
-            if area.latitude.min < min_lat {
-                n.south = Hash::default();
-                n.south_west = Hash::default();
-                n.south_east = Hash::default();
-            }
-            if area.latitude.max > max_lat {
-                n.north = Hash::default();
-                n.north_east = Hash::default();
-                n.north_west = Hash::default();
-            }
-            if area.longitude.min < min_lon {
-                n.west = Hash::default();
-                n.south_west = Hash::default();
-                n.north_west = Hash::default();
-            }
-            if area.longitude.max > max_lon {
-                n.east = Hash::default();
-                n.south_east = Hash::default();
-                n.north_east = Hash::default();
-            }
+        if area.latitude.min < min_lat {
+            n.south = Hash::default();
+            n.south_west = Hash::default();
+            n.south_east = Hash::default();
+        }
+        if area.latitude.max > max_lat {
+            n.north = Hash::default();
+            n.north_east = Hash::default();
+            n.north_west = Hash::default();
+        }
+        if area.longitude.min < min_lon {
+            n.west = Hash::default();
+            n.south_west = Hash::default();
+            n.north_west = Hash::default();
+        }
+        if area.longitude.max > max_lon {
+            n.east = Hash::default();
+            n.south_east = Hash::default();
+            n.north_east = Hash::default();
         }
     }
     [
@@ -228,6 +231,17 @@ mod tests {
         let (lon2, lat2) = stored(15.087269, 37.502669);
         let d = distance(lon1, lat1, lon2, lat2);
         assert_eq!(format!("{d:.4}"), "166274.1516");
+    }
+
+    #[test]
+    fn a_centre_without_a_cell_scans_nothing() {
+        let shape = Shape {
+            longitude: 0.0,
+            latitude: 89.0,
+            extent: Extent::Radius(1.0),
+            to_meters: 1.0,
+        };
+        assert!(cells(&shape).iter().all(Hash::is_zero));
     }
 
     #[test]
