@@ -10,7 +10,7 @@
 
 use bytes::Bytes;
 
-use super::super::zset::zadd;
+use super::super::zset::zadd_scored;
 use super::{invalid_pair, long_lat};
 use crate::cmd::args::is;
 use crate::cmd::errors::SYNTAX;
@@ -38,15 +38,19 @@ pub fn geoadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let mut zadd_args: Vec<Bytes> = Vec::with_capacity(first + triples.len() / 3 * 2);
     zadd_args.push(Bytes::from_static(b"zadd"));
     zadd_args.extend_from_slice(&args[1..first]);
+    let mut scores = Vec::with_capacity(triples.len() / 3);
     for triple in triples.chunks(3) {
         let (longitude, latitude) = long_lat(&triple[0], &triple[1])?;
         let score =
             score_of(longitude, latitude).ok_or_else(|| invalid_pair(longitude, latitude))?;
+        // The integer's text, as the propagated ZADD carries it; ZADD is given the number
+        // too, so it does not read the text back.
         zadd_args.push(Bytes::from(score.to_string()));
         zadd_args.push(triple[2].clone());
+        scores.push(score as f64);
     }
     let dirty_before = ctx.keyspace.dirty();
-    zadd(ctx, &zadd_args)?;
+    zadd_scored(ctx, &zadd_args, Some(&scores))?;
     if ctx.keyspace.dirty() != dirty_before {
         ctx.propagate_as(zadd_args);
     }

@@ -19,7 +19,7 @@ mod range;
 mod remove;
 
 /// GEOADD runs ZADD itself, as Redis's `geoaddCommand` does.
-pub(super) use add::zadd;
+pub(super) use add::zadd_scored;
 
 use slotproxy::resp::ReplyBuf;
 
