@@ -55,6 +55,8 @@ fn geoadd_scores_positions_and_hashes_match_redis() {
             EDGES,
             "ZRANGE Sicily 0 -1 WITHSCORES",
             "ZRANGE edges 0 -1 WITHSCORES",
+            "DUMP Sicily",
+            "DUMP edges",
             "GEOPOS Sicily Palermo Catania nope edge1",
             "GEOPOS edges ne sw origin east west date date2 north south zero",
             "GEOHASH edges ne sw origin east west date north zero x",
