@@ -222,6 +222,7 @@ fn georadius_family_matches_redis() {
     let mut commands = vec![line(SICILY), many];
     commands.extend(
         [
+            "DUMP many",
             "GEORADIUS many 15 37 100 km STORE dst",
             "OBJECT ENCODING dst",
             "GEOSEARCHSTORE dst many FROMLONLAT 15 37 BYRADIUS 100 km COUNT 128 STOREDIST",
