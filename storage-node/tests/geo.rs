@@ -134,6 +134,26 @@ fn geoadd_scores_positions_and_hashes_match_redis() {
                 "1",
                 "Sicily",
             ]),
+            // GEORADIUS may store, so read-only scripts may not call it; the _RO form is fine.
+            words(&[
+                "EVAL_RO",
+                "return redis.call('georadius', KEYS[1], '15', '37', '200', 'km')",
+                "1",
+                "Sicily",
+            ]),
+            words(&[
+                "EVAL_RO",
+                "return redis.call('georadius_ro', KEYS[1], '15', '37', '200', 'km')",
+                "1",
+                "Sicily",
+            ]),
+            words(&[
+                "EVAL_RO",
+                "return redis.call('geosearch', KEYS[1], 'FROMMEMBER', 'Palermo', \
+                 'BYRADIUS', '200', 'km', 'ASC')",
+                "1",
+                "Sicily",
+            ]),
         ],
     );
 }
