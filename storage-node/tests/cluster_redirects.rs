@@ -160,6 +160,60 @@ fn moved_and_crossslot() {
         (0, &["ASKING"]),
         (0, &["GET", "foo"]),
         (0, &["CLUSTER", "SLOTS"]),
+        // A GEO search's STORE destination counts as a key.
+        (0, &["GEOADD", "{bar}g", "13.361389", "38.115556", "p"]),
+        (
+            0,
+            &[
+                "GEORADIUS",
+                "{bar}g",
+                "13",
+                "38",
+                "100",
+                "km",
+                "STORE",
+                "foo",
+            ],
+        ),
+        (
+            0,
+            &[
+                "GEORADIUS",
+                "{bar}g",
+                "13",
+                "38",
+                "100",
+                "km",
+                "STORE",
+                "{bar}d",
+            ],
+        ),
+        (
+            0,
+            &[
+                "GEOSEARCHSTORE",
+                "foo",
+                "{bar}g",
+                "FROMMEMBER",
+                "p",
+                "BYRADIUS",
+                "1",
+                "km",
+            ],
+        ),
+        (
+            1,
+            &[
+                "GEOSEARCH",
+                "{bar}g",
+                "FROMMEMBER",
+                "p",
+                "BYRADIUS",
+                "1",
+                "km",
+            ],
+        ),
+        (1, &["GEORADIUS_RO", "{bar}g", "13", "38", "100", "km"]),
     ]);
 }
 

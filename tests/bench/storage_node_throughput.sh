@@ -27,6 +27,10 @@
 #                   (PFADD fills one key, dense after a few thousand elements; PFCOUNT hll
 #                   then mostly answers from the cached count, while PFCOUNT hll hll merges
 #                   the registers and estimates on every call)
+#                   GEO (issue 18): GEOADD into one set, then GEOSEARCH BYRADIUS in it (the
+#                   __rand_int__ digits become the coordinates' decimals, all in Sicily):
+#                   EXTRA_COMMANDS=$'GEOADD geo:bench 13.__rand_int__ 38.__rand_int__ m:__rand_int__
+#                   GEOSEARCH geo:bench FROMLONLAT 13.5 38.5 BYRADIUS 500 m ASC COUNT 10'
 #   DEPTHS          pipeline depths [1 16]
 #   ROUNDS          runs per server, test and depth [2]
 #   PICK            best | median of the rounds [best]

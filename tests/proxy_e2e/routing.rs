@@ -156,4 +156,32 @@ pub fn same_slot_rules(port: u16) {
         c.call(&["MSETNX", "{t}x", "1", "{t}y", "2"]),
         Frame::Integer(1)
     );
+    // A GEO search's STORE destination is a key like its source.
+    assert_eq!(
+        c.call(&["GEOADD", "{g}src", "13.361389", "38.115556", "p"]),
+        Frame::Integer(1)
+    );
+    let georadius = ["GEORADIUS", "{g}src", "13", "38", "100", "km", "STORE"];
+    assert_eq!(c.call(&[&georadius[..], &["dst"]].concat()), crossslot);
+    assert_eq!(
+        c.call(&[&georadius[..6], &["STOREDIST", "dst"]].concat()),
+        crossslot
+    );
+    let search = ["{g}src", "FROMMEMBER", "p", "BYRADIUS", "1", "km"];
+    assert_eq!(
+        c.call(&[&["GEOSEARCHSTORE", "dst"][..], &search].concat()),
+        crossslot
+    );
+    assert_eq!(
+        c.call(&[&georadius[..], &["{g}dst"]].concat()),
+        Frame::Integer(1)
+    );
+    assert_eq!(
+        c.call(&[&["GEOSEARCHSTORE", "{g}d2"][..], &search].concat()),
+        Frame::Integer(1)
+    );
+    assert_eq!(
+        c.call(&["GEORADIUSBYMEMBER_RO", "{g}dst", "p", "1", "km"]),
+        Frame::Array(vec![Frame::bulk("p")])
+    );
 }

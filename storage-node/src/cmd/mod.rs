@@ -20,6 +20,7 @@ mod debug;
 mod dump;
 mod expire;
 mod function;
+mod geo;
 mod hash;
 mod hll;
 mod info;
@@ -156,6 +157,7 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     dump::COMMANDS,
     expire::COMMANDS,
     function::COMMANDS,
+    geo::COMMANDS,
     hash::COMMANDS,
     hll::COMMANDS,
     info::COMMANDS,

@@ -3,6 +3,7 @@
 //! Every Redis type is a variant here; collections are boxed so that a [`Value`] stays small.
 
 pub mod bytes;
+pub mod geo;
 pub mod hash;
 pub mod hll;
 pub mod list;

@@ -46,6 +46,13 @@ enum Outcome {
 }
 
 pub fn zadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    zadd_scored(ctx, args, None)
+}
+
+/// ZADD with its scores already read when `scores` is given (GEOADD computes them and
+/// builds the ZADD it stands for): one per pair, in order, used instead of the pairs'
+/// score arguments.
+pub fn zadd_scored(ctx: &mut Ctx<'_>, args: &[Bytes], scores: Option<&[f64]>) -> CmdResult {
     let mut flags = Flags::default();
     let mut at = 2;
     while let Some(arg) = args.get(at) {
@@ -73,6 +80,9 @@ pub fn zadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     if flags.incr && pairs.len() > 2 {
         return Err("ERR INCR option supports a single increment-element pair".into());
+    }
+    if let Some(scores) = scores.filter(|s| s.len() * 2 == pairs.len()) {
+        return add_pairs(ctx, &args[1], pairs, scores, &flags);
     }
     let scores = pairs
         .chunks(2)

@@ -18,6 +18,9 @@ mod random;
 mod range;
 mod remove;
 
+/// GEOADD runs ZADD itself, as Redis's `geoaddCommand` does.
+pub(super) use add::zadd_scored;
+
 use slotproxy::resp::ReplyBuf;
 
 use super::errors::{CmdError, WRONGTYPE};

@@ -57,6 +57,23 @@ impl LongDouble {
         round(n < 0, u128::from(n.unsigned_abs()), 0, false).unwrap_or(LongDouble::ZERO)
     }
 
+    /// A finite `f64`, exactly (the 80-bit format holds every `f64`), as C promotes a
+    /// `double` to `long double`; None for infinities and NaN.
+    pub fn from_f64(d: f64) -> Option<LongDouble> {
+        if !d.is_finite() {
+            return None;
+        }
+        let bits = d.to_bits();
+        let biased = ((bits >> 52) & 0x7ff) as i64;
+        let fraction = bits & ((1 << 52) - 1);
+        let (mantissa, exponent) = if biased == 0 {
+            (fraction, -1074)
+        } else {
+            (fraction | (1 << 52), biased - 1075)
+        };
+        round(d.is_sign_negative(), u128::from(mantissa), exponent, false)
+    }
+
     /// The nearest `f64` (infinite beyond its range), for uses that need no 80-bit
     /// precision, such as blocking timeouts.
     pub fn to_f64(&self) -> f64 {
@@ -213,6 +230,21 @@ fn round(negative: bool, magnitude: u128, exponent: i64, sticky: bool) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn doubles_convert_exactly() {
+        // What Redis's addReplyHumanLongDouble prints for these doubles.
+        let human = |d: f64| LongDouble::from_f64(d).unwrap().to_human_string();
+        assert_eq!(human(85.05112878), "85.0511287799999991");
+        // The centre of the westmost geohash cell.
+        let west = -180.0 + 0.5 * 360.0 / 2f64.powi(26);
+        assert_eq!(human(west), "-179.99999731779098511");
+        assert_eq!(human(180.0), "180");
+        assert_eq!(human(-0.0), "0");
+        assert_eq!(human(2f64.powi(-18)), "0.00000381469726562");
+        assert_eq!(human(5e-324), "0");
+        assert!(LongDouble::from_f64(f64::INFINITY).is_none());
+    }
 
     fn value(text: &str) -> LongDouble {
         match parse(text.as_bytes()) {
