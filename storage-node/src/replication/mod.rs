@@ -94,6 +94,50 @@ impl Replication {
         self.end_tx.send_replace(end);
     }
 
+    /// A replica passes its master's stream on unchanged (chained replicas, PSYNC2 after
+    /// a promotion): the bytes go to the backlog as they came, which is created at the
+    /// current offset if there is none yet.
+    pub fn feed_from_master(&self, chunk: &Bytes) {
+        let mut state = self.state();
+        let offset = state.offset;
+        let backlog = state
+            .backlog
+            .get_or_insert_with(|| Backlog::new(DEFAULT_BACKLOG_SIZE, offset));
+        backlog.push(chunk.clone(), u64::MAX);
+        let end = backlog.end();
+        drop(state);
+        self.end_tx.send_replace(end);
+    }
+
+    /// A full sync from a master loaded its data: this node's history is now the
+    /// master's `replid`, at `offset`. The backlog (if any) starts afresh there, and the
+    /// previous ids are forgotten.
+    pub fn reset_history(&self, replid: String, offset: u64) {
+        let mut state = self.state();
+        state.replid = replid;
+        state.replid2 = "0".repeat(40);
+        state.second_offset = -1;
+        state.offset = offset;
+        if let Some(backlog) = state.backlog.as_mut() {
+            let size = backlog.size();
+            *backlog = Backlog::new(size, offset);
+        }
+        drop(state);
+        self.end_tx.send_replace(offset);
+    }
+
+    /// A replica becomes a master (REPLICAOF NO ONE, FAILOVER): the old history stays
+    /// valid as `replid2` up to the current offset, so former siblings that followed it
+    /// continue with `+CONTINUE`; a new `replid` starts (Redis's `shiftReplicationId`).
+    pub fn shift_replid(&self) {
+        let mut state = self.state();
+        let end = state.end();
+        state.replid2 = std::mem::replace(&mut state.replid, crate::server::random_hex_id());
+        // Redis's second_replid_offset is the 1-based offset of the first byte the new
+        // history adds.
+        state.second_offset = end as i64 + 1;
+    }
+
     /// Follows the stream's end offset (for a task that sends the stream to a replica).
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.end_tx.subscribe()
