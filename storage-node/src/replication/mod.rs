@@ -14,7 +14,10 @@
 //! the previous one after a promotion, so the former siblings can continue partially.
 
 pub mod backlog;
+pub mod info;
+pub mod master;
 pub mod replica;
+pub mod wait;
 
 pub use backlog::Backlog;
 
@@ -35,6 +38,8 @@ pub struct Replication {
     end_tx: watch::Sender<u64>,
     /// The replica side (when this node replicates from a master).
     pub link: replica::Link,
+    /// The master side: the replicas of this node.
+    pub master: master::Replicas,
 }
 
 /// What PSYNC and INFO replication read, under one lock.
@@ -70,6 +75,7 @@ impl Default for Replication {
             }),
             end_tx: watch::channel(0).0,
             link: replica::Link::default(),
+            master: master::Replicas::default(),
         }
     }
 }
@@ -82,13 +88,14 @@ impl Replication {
     }
 
     /// Appends a piece of the stream to the backlog, if there is one, and wakes the
-    /// replica feeders. Called under the keyspace lock.
+    /// replica feeders. Called under the keyspace lock. The backlog keeps the bytes from
+    /// `keep_from` and those a replica has not been sent yet.
     pub fn feed(&self, chunk: &Bytes, keep_from: u64) {
         let mut state = self.state();
         let Some(backlog) = state.backlog.as_mut() else {
             return;
         };
-        backlog.push(chunk.clone(), keep_from);
+        backlog.push(chunk.clone(), keep_from.min(self.master.keep_from()));
         let end = backlog.end();
         drop(state);
         self.end_tx.send_replace(end);
@@ -136,6 +143,51 @@ impl Replication {
         // Redis's second_replid_offset is the 1-based offset of the first byte the new
         // history adds.
         state.second_offset = end as i64 + 1;
+    }
+
+    /// `master_repl_offset`: bytes ever fed to the stream.
+    pub fn end(&self) -> u64 {
+        self.state().end()
+    }
+
+    /// Creates the backlog at the current offset if there is none (the first replica
+    /// arrived), with `repl-backlog-size`. Returns whether it was created. Called under
+    /// the keyspace lock, which must then turn propagation on.
+    pub fn ensure_backlog(&self, size: u64) -> bool {
+        let mut state = self.state();
+        if state.backlog.is_some() {
+            return false;
+        }
+        let offset = state.offset;
+        state.backlog = Some(Backlog::new(size, offset));
+        true
+    }
+
+    /// Frees the backlog (`repl-backlog-ttl` passed without replicas); the offset stays.
+    pub fn free_backlog(&self) {
+        let mut state = self.state();
+        if let Some(backlog) = state.backlog.take() {
+            state.offset = backlog.end();
+        }
+    }
+
+    /// Whether a backlog exists (propagation must then be on).
+    pub fn has_backlog(&self) -> bool {
+        self.state().backlog.is_some()
+    }
+
+    /// `CONFIG SET repl-backlog-size`.
+    pub fn resize_backlog(&self, size: u64) {
+        if let Some(backlog) = self.state().backlog.as_mut() {
+            backlog.set_size(size);
+        }
+    }
+
+    /// Feeds bytes only replicas get (PING heartbeats, `REPLCONF GETACK`), not the AOF.
+    /// Called under the keyspace lock after [`crate::propagation::publish`], so they
+    /// follow everything propagated before.
+    pub fn feed_replicas_only(&self, bytes: &'static [u8]) {
+        self.feed(&Bytes::from_static(bytes), u64::MAX);
     }
 
     /// Follows the stream's end offset (for a task that sends the stream to a replica).
