@@ -5,6 +5,9 @@ use super::params::{Access, Kind, Param};
 
 const INT_MAX: i64 = i32::MAX as i64;
 
+/// The smallest backlog Redis keeps, whatever `repl-backlog-size` says.
+const MIN_BACKLOG_SIZE: u64 = 16 * 1024;
+
 #[derive(Clone, Debug)]
 pub struct ReplSettings {
     /// `repl-backlog-size`: bytes of the stream kept for partial resyncs.
@@ -81,7 +84,8 @@ pub const PARAMS: &[Param] = &[
 pub fn apply(settings: &mut ReplSettings, name: &str, value: &str) -> Result<(), String> {
     let number = || value.parse::<u64>().map_err(|_| "bad number".to_string());
     match name {
-        "repl-backlog-size" => settings.backlog_size = number()?,
+        // Redis raises a smaller size to its minimum (`CONFIG_REPL_BACKLOG_MIN_SIZE`).
+        "repl-backlog-size" => settings.backlog_size = number()?.max(MIN_BACKLOG_SIZE),
         "repl-backlog-ttl" => settings.backlog_ttl = number()?,
         "repl-diskless-sync" => settings.diskless_sync = value == "yes",
         "repl-diskless-sync-delay" => settings.diskless_sync_delay = number()?,
