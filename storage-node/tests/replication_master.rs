@@ -112,7 +112,7 @@ fn write_round(c: &mut RawClient, i: usize) {
     ok(c, &["SET", &k("ttl"), &n, "EX", "5000"]);
     ok(c, &["PEXPIRE", &k("hash"), "9000000"]);
     ok(c, &["SET", &format!("short:{i}"), "gone", "PX", "150"]);
-    if i % 5 == 0 {
+    if i.is_multiple_of(5) {
         ok(c, &["DEL", &k("list")]);
     }
     ok(
@@ -238,4 +238,173 @@ fn diskless_full_sync_under_load_gives_the_same_data() {
 #[test]
 fn disk_full_sync_under_load_gives_the_same_data() {
     full_sync_under_load("no");
+}
+
+/// A master with a replica that completed its first sync.
+fn synced_pair(extra: &[&str]) -> (ServerProcess, ServerProcess, RawClient, RawClient) {
+    let mut args = vec!["--repl-diskless-sync-delay", "0"];
+    args.extend_from_slice(extra);
+    let node = master(&args);
+    let mut m = RawClient::connect(node.port);
+    prepare(&mut m);
+    let replica = replica_of(&node);
+    let mut r = RawClient::connect(replica.port);
+    wait_caught_up(&mut m, &mut r);
+    (node, replica, m, r)
+}
+
+fn kill_replica_links(m: &mut RawClient) -> i64 {
+    m.call(&["CLIENT", "KILL", "TYPE", "replica"])
+        .as_integer()
+        .unwrap()
+}
+
+#[test]
+fn link_cuts_during_load_continue_with_psync() {
+    let (node, replica, mut m, mut r) = synced_pair(&[]);
+    load_while(&node, |progress| {
+        let mut admin = RawClient::connect(node.port);
+        for cut in 0..20 {
+            let before = info_u64(&mut admin, "stats", "sync_partial_ok");
+            assert_eq!(kill_replica_links(&mut admin), 1, "cut {cut}");
+            wait_until("the replica to continue", Duration::from_secs(60), || {
+                info_u64(&mut admin, "stats", "sync_partial_ok") > before
+            });
+            more_rounds(progress, 3);
+        }
+    });
+    assert_eq!(info_u64(&mut m, "stats", "sync_full"), 1);
+    assert_eq!(info_u64(&mut m, "stats", "sync_partial_ok"), 20);
+    assert_eq!(info_u64(&mut m, "stats", "sync_partial_err"), 0);
+    assert_replica_matches(&mut m, &mut r);
+    // ROLE lists the replica with the offset it acknowledged.
+    let offset = info_u64(&mut m, "replication", "master_repl_offset");
+    wait_until(
+        "the replica's ACK of the end",
+        Duration::from_secs(30),
+        || {
+            let Frame::Array(role) = m.call(&["ROLE"]) else {
+                return false;
+            };
+            let Frame::Array(replicas) = &role[2] else {
+                return false;
+            };
+            let [Frame::Array(first)] = &replicas[..] else {
+                return false;
+            };
+            let field = |i: usize| String::from_utf8(bytes_of(&first[i])).unwrap();
+            assert_eq!(field(0), "127.0.0.1");
+            assert_eq!(field(1), replica.port.to_string());
+            field(2).parse::<u64>().unwrap() >= offset
+        },
+    );
+}
+
+#[test]
+fn a_tiny_backlog_falls_back_to_a_full_sync_with_the_same_data() {
+    let (node, replica, mut m, mut r) = synced_pair(&["--repl-backlog-size", "16kb"]);
+    // The replica cannot reconnect while it is stopped: the writes made meanwhile (far
+    // more than the backlog holds) push its offset out of the backlog.
+    signal(&replica, "STOP");
+    assert_eq!(kill_replica_links(&mut m), 1);
+    let value = "v".repeat(1000);
+    for i in 0..200 {
+        ok(&mut m, &["SET", &format!("big:{i}"), &value]);
+    }
+    signal(&replica, "CONT");
+    wait_until("a second full sync", Duration::from_secs(60), || {
+        info_u64(&mut m, "stats", "sync_full") == 2
+    });
+    assert_eq!(info_u64(&mut m, "stats", "sync_partial_err"), 1);
+    assert_replica_matches(&mut m, &mut r);
+    drop(node);
+}
+
+#[test]
+fn wait_counts_only_replicas_that_acknowledged_the_writes() {
+    let (_node, replica, mut m, mut r) = synced_pair(&[]);
+    let mut counted = 0;
+    for i in 0..100 {
+        let (key, value) = (format!("wait:{i}"), format!("v{i}"));
+        ok(&mut m, &["SET", &key, &value]);
+        let acked = m.call(&["WAIT", "1", "1000"]).as_integer().unwrap();
+        assert!(acked == 0 || acked == 1, "WAIT answered {acked}");
+        if acked == 1 {
+            counted += 1;
+            // Acknowledged means applied: the write is on the replica already.
+            assert_eq!(bytes_of(&r.call(&["GET", &key])), value.as_bytes(), "{key}");
+        }
+    }
+    assert!(counted >= 90, "only {counted} of 100 WAITs saw the replica");
+    // A stopped replica acknowledges nothing: WAIT times out with 0.
+    signal(&replica, "STOP");
+    ok(&mut m, &["SET", "wait:stopped", "1"]);
+    assert_eq!(m.call(&["WAIT", "1", "300"]).as_integer(), Some(0));
+    signal(&replica, "CONT");
+    // Without a timeout it waits until the replica has it.
+    assert_eq!(m.call(&["WAIT", "1", "0"]).as_integer(), Some(1));
+    assert_eq!(bytes_of(&r.call(&["GET", "wait:stopped"])), b"1");
+    // Inside MULTI it does not block: the count now.
+    ok(&mut m, &["MULTI"]);
+    m.call(&["SET", "wait:multi", "1"]);
+    m.call(&["WAIT", "5", "0"]);
+    match m.call(&["EXEC"]) {
+        Frame::Array(replies) => assert!(matches!(replies[1], Frame::Integer(0 | 1))),
+        other => panic!("EXEC: {other:?}"),
+    }
+}
+
+#[test]
+fn min_replicas_refuses_writes_without_enough_good_replicas() {
+    const NOREPLICAS: &str = "NOREPLICAS Not enough good replicas to write.";
+    let node = master(&[
+        "--repl-diskless-sync-delay",
+        "0",
+        "--min-replicas-to-write",
+        "1",
+        "--min-replicas-max-lag",
+        "2",
+    ]);
+    let mut m = RawClient::connect(node.port);
+    let refused = |m: &mut RawClient| match m.call(&["SET", "k", "v"]) {
+        Frame::Error(e) => {
+            assert_eq!(e, NOREPLICAS.as_bytes());
+            true
+        }
+        _ => false,
+    };
+    assert!(refused(&mut m), "a write with no replica at all");
+    assert_eq!(bytes_of(&m.call(&["PING"])), b"PONG");
+    let replica = replica_of(&node);
+    wait_until("writes to be accepted", Duration::from_secs(60), || {
+        !refused(&mut m)
+    });
+    assert_eq!(info_u64(&mut m, "replication", "min_slaves_good_slaves"), 1);
+    signal(&replica, "STOP");
+    wait_until(
+        "the stopped replica to lag",
+        Duration::from_secs(60),
+        || refused(&mut m),
+    );
+    // Reads still work; a script's write and a transaction that writes are refused.
+    assert_eq!(bytes_of(&m.call(&["GET", "k"])), b"v");
+    match m.call(&["EVAL", "return redis.call('SET', 'k', 'w')", "0"]) {
+        Frame::Error(e) => assert!(e.starts_with(b"NOREPLICAS"), "{e:?}"),
+        other => panic!("EVAL: {other:?}"),
+    }
+    ok(&mut m, &["MULTI"]);
+    m.call(&["SET", "k", "x"]);
+    match m.call(&["EXEC"]) {
+        Frame::Error(e) => assert!(
+            e.starts_with(b"NOREPLICAS") || e.starts_with(b"EXECABORT"),
+            "{e:?}"
+        ),
+        other => panic!("EXEC: {other:?}"),
+    }
+    signal(&replica, "CONT");
+    wait_until(
+        "writes to be accepted again",
+        Duration::from_secs(60),
+        || !refused(&mut m),
+    );
 }
