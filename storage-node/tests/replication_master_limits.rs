@@ -1,0 +1,171 @@
+//! A storage-node master's limits on its redis-server 7.0 replicas: the replica output
+//! buffer limit, `repl-timeout`, `repl-backlog-ttl`, and one diskless snapshot shared by
+//! the replicas `repl-diskless-sync-max-replicas` waits for.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use test_harness::{RawClient, ServerProcess};
+
+mod persistence_fixture;
+use persistence_fixture::{bytes_of, ok};
+
+fn info(client: &mut RawClient, section: &str, name: &str) -> String {
+    let text = String::from_utf8(bytes_of(&client.call(&["INFO", section]))).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}:")))
+        .unwrap_or_else(|| panic!("no {name} in {text}"))
+        .to_string()
+}
+
+fn wait_until(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn signal(process: &ServerProcess, name: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{name}"), &process.pid().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{name}");
+}
+
+fn replica_of(master: &ServerProcess) -> ServerProcess {
+    ServerProcess::redis_server(&["--replicaof", "127.0.0.1", &master.port.to_string()])
+}
+
+fn wait_online(m: &mut RawClient, replicas: usize) {
+    wait_until("the replicas to be online", Duration::from_secs(60), || {
+        let text = String::from_utf8(bytes_of(&m.call(&["INFO", "replication"]))).unwrap();
+        text.matches("state=online").count() == replicas
+    });
+}
+
+fn connected_replicas(m: &mut RawClient) -> usize {
+    info(m, "replication", "connected_slaves").parse().unwrap()
+}
+
+#[test]
+fn a_replica_past_the_output_buffer_hard_limit_is_dropped() {
+    let node = ServerProcess::storage_node(&[
+        "--repl-diskless-sync-delay",
+        "0",
+        "--client-output-buffer-limit",
+        "replica 1mb 0 0",
+    ]);
+    let mut m = RawClient::connect(node.port);
+    let replica = replica_of(&node);
+    wait_online(&mut m, 1);
+    signal(&replica, "STOP");
+    // Far more than the socket buffers and the limit together.
+    let value = "x".repeat(64 * 1024);
+    let mut i = 0;
+    wait_until(
+        "the replica to be dropped",
+        Duration::from_secs(120),
+        || {
+            for _ in 0..16 {
+                ok(&mut m, &["SET", &format!("big:{}", i % 64), &value]);
+                i += 1;
+            }
+            connected_replicas(&mut m) == 0
+        },
+    );
+    assert!(
+        node.log().contains("replica output buffer hard limit"),
+        "{}",
+        node.log()
+    );
+    signal(&replica, "CONT");
+}
+
+#[test]
+fn a_silent_replica_is_dropped_after_repl_timeout() {
+    let node =
+        ServerProcess::storage_node(&["--repl-diskless-sync-delay", "0", "--repl-timeout", "2"]);
+    let mut m = RawClient::connect(node.port);
+    let replica = replica_of(&node);
+    wait_online(&mut m, 1);
+    signal(&replica, "STOP");
+    wait_until("the replica to time out", Duration::from_secs(60), || {
+        connected_replicas(&mut m) == 0
+    });
+    assert!(
+        node.log().contains("no ACK within repl-timeout"),
+        "{}",
+        node.log()
+    );
+    signal(&replica, "CONT");
+}
+
+#[test]
+fn the_backlog_is_freed_after_repl_backlog_ttl_without_replicas() {
+    let node = ServerProcess::storage_node(&[
+        "--repl-diskless-sync-delay",
+        "0",
+        "--repl-backlog-ttl",
+        "1",
+    ]);
+    let mut m = RawClient::connect(node.port);
+    assert_eq!(info(&mut m, "replication", "repl_backlog_active"), "0");
+    let replica = replica_of(&node);
+    wait_online(&mut m, 1);
+    assert_eq!(info(&mut m, "replication", "repl_backlog_active"), "1");
+    ok(&mut m, &["SET", "k", "v"]);
+    let replid = info(&mut m, "replication", "master_replid");
+    drop(replica);
+    wait_until("the backlog to be freed", Duration::from_secs(60), || {
+        info(&mut m, "replication", "repl_backlog_active") == "0"
+    });
+    // Freed with its history: a new id, the offset kept.
+    assert_ne!(info(&mut m, "replication", "master_replid"), replid);
+    assert_ne!(info(&mut m, "replication", "master_repl_offset"), "0");
+}
+
+#[test]
+fn replicas_that_max_replicas_waits_for_share_one_diskless_snapshot() {
+    let node = ServerProcess::storage_node(&[
+        "--repl-diskless-sync-delay",
+        "600",
+        "--repl-diskless-sync-max-replicas",
+        "2",
+    ]);
+    let mut m = RawClient::connect(node.port);
+    ok(&mut m, &["SET", "k", "v"]);
+    let first = replica_of(&node);
+    let mut r1 = RawClient::connect(first.port);
+    // The delay holds the first one until the second comes.
+    wait_until("the first replica to wait", Duration::from_secs(60), || {
+        info(&mut m, "replication", "connected_slaves") == "1"
+    });
+    let waiting = info(&mut m, "replication", "slave0");
+    assert!(waiting.contains("state=wait_bgsave"), "{waiting}");
+    let second = replica_of(&node);
+    let mut r2 = RawClient::connect(second.port);
+    wait_online(&mut m, 2);
+    let log = node.log();
+    assert_eq!(
+        log.matches("Starting BGSAVE for SYNC with target: replicas sockets")
+            .count(),
+        1,
+        "{log}"
+    );
+    for r in [&mut r1, &mut r2] {
+        wait_until("the data on the replica", Duration::from_secs(30), || {
+            bytes_of(&r.call(&["GET", "k"])) == b"v"
+        });
+    }
+    // They are replicas in CLIENT LIST (flag S), and not clients in INFO clients.
+    let list =
+        String::from_utf8(bytes_of(&m.call(&["CLIENT", "LIST", "TYPE", "replica"]))).unwrap();
+    assert_eq!(
+        list.lines().filter(|l| l.contains("flags=S")).count(),
+        2,
+        "{list}"
+    );
+    assert_eq!(info(&mut m, "clients", "connected_clients"), "1");
+}
