@@ -408,3 +408,45 @@ fn min_replicas_refuses_writes_without_enough_good_replicas() {
         || !refused(&mut m),
     );
 }
+
+#[test]
+fn replication_commands_and_settings_answer_as_redis_does() {
+    let mut d = test_harness::Differential::start();
+    d.check_all(&[
+        &["ROLE"],
+        &["WAIT", "0", "0"],
+        &["WAIT", "1", "1"],
+        &["WAIT", "x", "1"],
+        &["WAIT", "1", "-1"],
+        &["WAIT", "1", "abc"],
+        &["REPLCONF", "foo", "bar"],
+        &["REPLCONF", "foo"],
+        &["REPLCONF", "listening-port", "x"],
+        &[
+            "REPLCONF",
+            "listening-port",
+            "6380",
+            "capa",
+            "eof",
+            "capa",
+            "psync2",
+        ],
+        &["REPLCONF", "capa", "unknown"],
+        &["PSYNC", "?"],
+        &["PSYNC", "?", "x"],
+        &["CONFIG", "SET", "repl-backlog-size", "1"],
+        &["CONFIG", "GET", "repl-backlog-size"],
+        &["CONFIG", "SET", "repl-backlog-size", "2mb"],
+        &["CONFIG", "GET", "repl-backlog-size"],
+        &["CONFIG", "SET", "min-slaves-to-write", "2"],
+        &["CONFIG", "GET", "min-replicas-to-write"],
+        &["CONFIG", "SET", "repl-ping-replica-period", "0"],
+        &["CONFIG", "GET", "repl-timeout"],
+        &["CONFIG", "GET", "repl-diskless-sync"],
+        &["CONFIG", "GET", "repl-diskless-sync-delay"],
+        &["CONFIG", "GET", "repl-backlog-ttl"],
+        &["CONFIG", "GET", "min-replicas-max-lag"],
+    ]);
+    // With min-replicas-to-write 2 and no replica, writes are refused on both.
+    d.check_all(&[&["SET", "k", "v"], &["GET", "k"]]);
+}

@@ -148,6 +148,12 @@ pub fn attach(
         start: tx,
     });
     cron::start(shared);
+    if shared.persistence.background.busy() {
+        // It is not for replicas (or they got theirs already): the next one is.
+        crate::log::notice!(
+            "Can't attach the replica to the current BGSAVE. Waiting for next BGSAVE for SYNC"
+        );
+    }
     try_start(shared, keyspace);
     Attach::Full {
         info,
