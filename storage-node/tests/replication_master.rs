@@ -93,7 +93,12 @@ fn write_round(c: &mut RawClient, i: usize) {
     ok(c, &["SELECT", &db]);
     let n = i.to_string();
     let k = |name: &str| format!("load:{name}:{}", i % 17);
-    ok(c, &["SET", &k("str"), &format!("value-{i}")]);
+    // Longer than an embstr: APPEND leaves a `raw` string, which a replica loading the
+    // RDB would make `embstr` again if it were short (so would a redis-server master's).
+    ok(
+        c,
+        &["SET", &k("str"), &format!("value-{i}-{}", "s".repeat(40))],
+    );
     ok(c, &["APPEND", &k("str"), "+"]);
     ok(c, &["INCRBY", "load:counter", "3"]);
     // Never integral: the replica would store the propagated SET as an `int`, where the
@@ -104,8 +109,16 @@ fn write_round(c: &mut RawClient, i: usize) {
     ok(c, &["LPOP", &k("list")]);
     ok(c, &["HSET", &k("hash"), &format!("f{}", i % 5), &n]);
     ok(c, &["HINCRBY", &k("hash"), "count", "1"]);
-    ok(c, &["SADD", &k("set"), &n, &format!("m{}", i % 7)]);
-    ok(c, &["SPOP", &k("set")]);
+    // A set keeps a string member: one left with integers only would load from the RDB
+    // as an intset while the master keeps its hashtable (so would a redis-server master).
+    ok(
+        c,
+        &["SADD", &k("set"), &n, &format!("m{}", i % 7), "always"],
+    );
+    ok(c, &["SREM", &k("set"), &i.saturating_sub(17).to_string()]);
+    // SPOP is propagated as SREM of the member it chose.
+    ok(c, &["SADD", &k("ints"), &n, &(i * 3).to_string()]);
+    ok(c, &["SPOP", &k("ints")]);
     ok(c, &["ZADD", &k("zset"), &n, &format!("m{}", i % 9)]);
     ok(c, &["ZINCRBY", &k("zset"), "0.5", "m0"]);
     // Expiry: relative TTLs (propagated as absolute times), keys that expire soon.

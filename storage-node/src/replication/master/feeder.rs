@@ -77,12 +77,16 @@ impl Feeder<'_> {
                 let line = format!("+FULLRESYNC {} {}\r\n", started.replid, started.offset);
                 self.send(line.as_bytes()).await?;
             }
+            let diskless = matches!(started.payload, Payload::Socket(_));
             self.send_payload(started.payload).await?;
             crate::log::notice!(
                 "Synchronization with replica {}:{} succeeded",
                 self.info.ip(),
                 self.info.handshake.port
             );
+            if diskless {
+                self.wait_first_ack().await?;
+            }
         }
         self.info.set_phase(Phase::Online);
         self.info.ack_time_ms.store(unix_time_ms(), Relaxed);
@@ -125,6 +129,28 @@ impl Feeder<'_> {
             if newline_at.elapsed() >= Duration::from_secs(1) {
                 newline_at = Instant::now();
                 self.send(b"\n").await?;
+            }
+        }
+    }
+
+    /// After a diskless payload the stream waits for the replica's first ACK, as Redis
+    /// does: a replica reads the payload in chunks and looks for the end mark at the end of
+    /// what it read, so stream bytes right behind the mark would hide it. A replica that
+    /// never ACKs (SYNC) or stays silent is dropped after `repl-timeout`.
+    async fn wait_first_ack(&mut self) -> Result<(), String> {
+        let handle = self.info.handle.clone();
+        let since = Instant::now();
+        loop {
+            tokio::select! {
+                _ = self.info.acked.notified() => return Ok(()),
+                _ = self.tick.tick() => {
+                    let timeout = self.shared.config().repl.timeout;
+                    if since.elapsed() > Duration::from_secs(timeout) {
+                        return Err("timeout: no ACK after the diskless transfer".into());
+                    }
+                    self.check()?;
+                }
+                _ = handle.kill.notified() => return Err("closed by request".into()),
             }
         }
     }

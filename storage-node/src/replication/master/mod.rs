@@ -72,6 +72,8 @@ pub struct ReplicaInfo {
     pub sent: AtomicU64,
     /// `SYNC` (not PSYNC): an old replica that sends no ACKs.
     pub pre_psync: AtomicBool,
+    /// Signalled by every ACK (a diskless sync waits for the first one).
+    pub acked: tokio::sync::Notify,
 }
 
 impl ReplicaInfo {
@@ -84,6 +86,7 @@ impl ReplicaInfo {
             ack_time_ms: AtomicU64::new(unix_time_ms()),
             sent: AtomicU64::new(u64::MAX),
             pre_psync: AtomicBool::new(false),
+            acked: tokio::sync::Notify::new(),
         }
     }
 
@@ -121,6 +124,7 @@ impl ReplicaInfo {
     pub fn ack(&self, offset: u64) {
         self.ack_offset.fetch_max(offset, Relaxed);
         self.ack_time_ms.store(unix_time_ms(), Relaxed);
+        self.acked.notify_one();
     }
 }
 
