@@ -463,3 +463,46 @@ fn replication_commands_and_settings_answer_as_redis_does() {
     // With min-replicas-to-write 2 and no replica, writes are refused on both.
     d.check_all(&[&["SET", "k", "v"], &["GET", "k"]]);
 }
+
+/// The field names of an INFO section, in order.
+fn field_names(client: &mut RawClient, section: &str) -> Vec<String> {
+    String::from_utf8(bytes_of(&client.call(&["INFO", section])))
+        .unwrap()
+        .lines()
+        .map(|l| l.split(':').next().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn info_replication_of_a_master_lists_redis_fields_in_redis_order() {
+    let settings = [
+        "--repl-diskless-sync-delay",
+        "0",
+        "--min-replicas-to-write",
+        "1",
+    ];
+    let node = master(&settings);
+    let redis = ServerProcess::redis_server(&settings);
+    let mut names = Vec::new();
+    for m in [&node, &redis] {
+        let replica = replica_of(m);
+        let mut c = RawClient::connect(m.port);
+        let mut r = RawClient::connect(replica.port);
+        wait_caught_up(&mut c, &mut r);
+        let line = info(&mut c, "replication", "slave0");
+        assert!(
+            line.starts_with(&format!(
+                "ip=127.0.0.1,port={},state=online,offset=",
+                replica.port
+            )),
+            "{line}"
+        );
+        assert_eq!(info(&mut c, "replication", "repl_backlog_active"), "1");
+        assert_eq!(
+            info(&mut c, "replication", "repl_backlog_first_byte_offset"),
+            "1"
+        );
+        names.push(field_names(&mut c, "replication"));
+    }
+    assert_eq!(names[0], names[1]);
+}
