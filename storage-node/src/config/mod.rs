@@ -85,7 +85,7 @@ pub struct Config {
     pub config_file: Option<PathBuf>,
     /// `notify-keyspace-events` as flags (`crate::pubsub::notify`).
     pub notify_keyspace_events: u32,
-    /// `client-output-buffer-limit`; the `pubsub` class is enforced.
+    /// `client-output-buffer-limit`; the `pubsub` and `replica` classes are enforced.
     pub client_output_buffer_limit: crate::pubsub::OutputBufferLimits,
     pub cluster_enabled: bool,
     /// The nodes file, relative to `dir`.
