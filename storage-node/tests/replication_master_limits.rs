@@ -169,3 +169,34 @@ fn replicas_that_max_replicas_waits_for_share_one_diskless_snapshot() {
     );
     assert_eq!(info(&mut m, "clients", "connected_clients"), "1");
 }
+
+#[test]
+fn a_sync_waits_for_the_running_snapshot_instead_of_failing() {
+    let node = ServerProcess::storage_node(&["--repl-diskless-sync-delay", "0"]);
+    let mut m = RawClient::connect(node.port);
+    let value = "x".repeat(1024 * 1024);
+    for i in 0..24 {
+        ok(&mut m, &["SET", &format!("big:{i}"), &value]);
+    }
+    // A replica that does not read holds its diskless snapshot: the socket and the
+    // snapshot's channel fill up and the snapshot waits.
+    let mut holder = std::net::TcpStream::connect(("127.0.0.1", node.port)).unwrap();
+    std::io::Write::write_all(&mut holder, b"REPLCONF capa eof\r\nPSYNC ? -1\r\n").unwrap();
+    wait_until("the first snapshot to run", Duration::from_secs(30), || {
+        info(&mut m, "persistence", "rdb_bgsave_in_progress") == "1"
+    });
+    let replica = replica_of(&node);
+    let mut r = RawClient::connect(replica.port);
+    wait_until("the second sync to wait", Duration::from_secs(30), || {
+        node.log().contains("Waiting for next BGSAVE for SYNC")
+    });
+    assert_eq!(info(&mut m, "persistence", "rdb_bgsave_in_progress"), "1");
+    assert_ne!(info(&mut r, "replication", "master_link_status"), "up");
+    // The holder goes: its snapshot stops, and the waiting sync gets the next one.
+    drop(holder);
+    wait_until("the replica to sync", Duration::from_secs(60), || {
+        info(&mut r, "replication", "master_link_status") == "up"
+    });
+    assert_eq!(r.call(&["DBSIZE"]).as_integer(), Some(24));
+    assert_eq!(info(&mut m, "stats", "sync_full"), "2");
+}
