@@ -124,7 +124,8 @@ pub fn attach(
         let config = shared.config();
         (config.repl.backlog_size, config.repl.diskless_sync)
     };
-    let first = master.count() == 0;
+    // A replica's history is its master's: only a master starts a new one.
+    let first = master.count() == 0 && !crate::replication::replica::is_replica(shared);
     if replication.ensure_backlog(size) && first {
         // A backlog made from scratch has no past history: a new id, no second one
         // (Redis's changeReplicationId + clearReplicationId2).
