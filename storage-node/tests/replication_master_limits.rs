@@ -200,3 +200,99 @@ fn a_sync_waits_for_the_running_snapshot_instead_of_failing() {
     assert_eq!(r.call(&["DBSIZE"]).as_integer(), Some(24));
     assert_eq!(info(&mut m, "stats", "sync_full"), "2");
 }
+
+#[test]
+fn a_replica_over_the_soft_limit_for_its_seconds_is_dropped() {
+    let node = ServerProcess::storage_node(&[
+        "--repl-diskless-sync-delay",
+        "0",
+        "--client-output-buffer-limit",
+        "replica 0 1mb 1",
+    ]);
+    let mut m = RawClient::connect(node.port);
+    let replica = replica_of(&node);
+    wait_online(&mut m, 1);
+    signal(&replica, "STOP");
+    let value = "x".repeat(64 * 1024);
+    let mut i = 0;
+    wait_until(
+        "the replica to be dropped",
+        Duration::from_secs(120),
+        || {
+            for _ in 0..16 {
+                ok(&mut m, &["SET", &format!("big:{}", i % 64), &value]);
+                i += 1;
+            }
+            connected_replicas(&mut m) == 0
+        },
+    );
+    assert!(
+        node.log().contains("soft limit for 1 seconds"),
+        "{}",
+        node.log()
+    );
+    signal(&replica, "CONT");
+}
+
+/// Reads from a raw replica connection until `needle` has arrived (bounded by the
+/// client's read timeout and `limit`).
+fn read_until(stream: &mut std::net::TcpStream, needle: &[u8], limit: Duration) -> Vec<u8> {
+    use std::io::Read;
+    stream
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let deadline = Instant::now() + limit;
+    let mut got = Vec::new();
+    while !got.windows(needle.len()).any(|w| w == needle) {
+        assert!(
+            Instant::now() < deadline,
+            "no {:?} in {:?}",
+            String::from_utf8_lossy(needle),
+            String::from_utf8_lossy(&got)
+        );
+        let mut chunk = [0u8; 65536];
+        match stream.read(&mut chunk) {
+            Ok(0) => panic!("the master closed the connection"),
+            Ok(n) => got.extend_from_slice(&chunk[..n]),
+            Err(_) => {}
+        }
+    }
+    got
+}
+
+#[test]
+fn sync_sends_the_rdb_without_fullresync_and_pings_follow_the_period() {
+    let node = ServerProcess::storage_node(&[
+        "--repl-diskless-sync",
+        "no",
+        "--repl-ping-replica-period",
+        "1",
+    ]);
+    let mut m = RawClient::connect(node.port);
+    ok(&mut m, &["SET", "k", "v"]);
+    let mut replica = std::net::TcpStream::connect(("127.0.0.1", node.port)).unwrap();
+    std::io::Write::write_all(&mut replica, b"SYNC\r\n").unwrap();
+    // Old protocol: newlines while the RDB is written, then `$<len>` and the file.
+    let got = read_until(&mut replica, b"REDIS0010", Duration::from_secs(30));
+    let start = got.iter().position(|&b| b != b'\n').unwrap();
+    assert!(
+        got[start..].starts_with(b"$"),
+        "{:?}",
+        String::from_utf8_lossy(&got)
+    );
+    // The heartbeat, then a write, in the stream.
+    read_until(
+        &mut replica,
+        b"*1\r\n$4\r\nPING\r\n",
+        Duration::from_secs(30),
+    );
+    ok(&mut m, &["SET", "k", "w"]);
+    read_until(
+        &mut replica,
+        b"$1\r\nk\r\n$1\r\nw\r\n",
+        Duration::from_secs(30),
+    );
+    // CONFIG SET resizes the live backlog.
+    ok(&mut m, &["CONFIG", "SET", "repl-backlog-size", "64kb"]);
+    assert_eq!(info(&mut m, "replication", "repl_backlog_size"), "65536");
+}
