@@ -117,9 +117,13 @@ impl Replication {
     }
 
     /// A full sync from a master loaded its data: this node's history is now the
-    /// master's `replid`, at `offset`. The backlog (if any) starts afresh there, and the
-    /// previous ids are forgotten.
+    /// master's `replid`, at `offset`. The backlog (if any) starts afresh there, the
+    /// previous ids are forgotten, and this node's own replicas are disconnected: they
+    /// followed the old history and must sync again (Redis's `disconnectSlaves`).
     pub fn reset_history(&self, replid: String, offset: u64) {
+        for replica in self.master.all() {
+            replica.handle.request_kill();
+        }
         let mut state = self.state();
         state.replid = replid;
         state.replid2 = "0".repeat(40);
