@@ -199,3 +199,39 @@ impl Replication {
         self.end_tx.subscribe()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn history_resets_and_shifts_as_redis_does() {
+        let replication = Replication::default();
+        assert!(replication.ensure_backlog(100));
+        replication.feed(&Bytes::from_static(b"abcdef"), u64::MAX);
+        let old = replication.state().replid.clone();
+        // Promotion: the old history stays valid up to the offset, the new one follows.
+        replication.shift_replid();
+        {
+            let state = replication.state();
+            assert_eq!(state.replid2, old);
+            assert_ne!(state.replid, old);
+            assert_eq!(state.second_offset, 7);
+            assert_eq!(state.end(), 6);
+        }
+        // A full sync from a master: its id and offset, the backlog empty from there.
+        replication.reset_history("f".repeat(40), 1000);
+        let state = replication.state();
+        assert_eq!(state.replid, "f".repeat(40));
+        assert_eq!(
+            (state.replid2.as_str(), state.second_offset),
+            (&*"0".repeat(40), -1)
+        );
+        let backlog = state.backlog.as_ref().unwrap();
+        assert_eq!((backlog.start(), backlog.end()), (1000, 1000));
+        drop(state);
+        // A replica passes its master's bytes on unchanged.
+        replication.feed_from_master(&Bytes::from_static(b"xyz"));
+        assert_eq!(replication.end(), 1003);
+    }
+}
