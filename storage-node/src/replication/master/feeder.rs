@@ -341,6 +341,8 @@ fn handle_request(shared: &Shared, info: &ReplicaInfo, args: &[Bytes]) {
         return;
     };
     info.ack(offset);
+    // CLIENT LIST shows a replica's last command as Redis does: its ACK.
+    info.handle.set_last_command("replconf");
     let master = &shared.replication.master;
     master.waiters.wake(master);
 }
