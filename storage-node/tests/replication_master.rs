@@ -511,3 +511,25 @@ fn info_replication_of_a_master_lists_redis_fields_in_redis_order() {
     }
     assert_eq!(names[0], names[1]);
 }
+
+#[test]
+fn a_promoted_replica_lets_its_sibling_continue_partially() {
+    let (node, a, mut m, mut ra) = synced_pair(&[]);
+    let b = replica_of(&node);
+    let mut rb = RawClient::connect(b.port);
+    load_while(&node, |progress| more_rounds(progress, 50));
+    wait_short_ttls_gone(&mut m);
+    wait_caught_up(&mut m, &mut ra);
+    wait_caught_up(&mut m, &mut rb);
+    let want = state_of(&mut m);
+    // A takes over; B follows it and continues the node's history with +CONTINUE.
+    ok(&mut ra, &["REPLICAOF", "NO", "ONE"]);
+    ok(&mut rb, &["REPLICAOF", "127.0.0.1", &a.port.to_string()]);
+    wait_until("B to follow A", Duration::from_secs(60), || {
+        info(&mut rb, "replication", "master_link_status") == "up"
+            && info(&mut rb, "replication", "master_port") == a.port.to_string()
+    });
+    assert_eq!(info_u64(&mut ra, "stats", "sync_partial_ok"), 1);
+    assert_eq!(info_u64(&mut ra, "stats", "sync_full"), 0);
+    assert_same_state(&want, &state_of(&mut rb));
+}
