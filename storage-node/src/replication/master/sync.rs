@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, oneshot};
 
+use super::cron;
 use super::transfer::{DiskSync, Piece, SocketSync};
 use super::{Handshake, Phase, ReplicaInfo};
 use crate::keyspace::Keyspace;
@@ -162,8 +163,6 @@ pub fn attach(
         psync: request.psync.is_some(),
     }
 }
-
-use super::cron;
 
 /// The stream position a `PSYNC <replid> <offset>` continues from, if it can.
 fn partial_from(shared: &Shared, replid: &str, offset: i64) -> Option<u64> {
