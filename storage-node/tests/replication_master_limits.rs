@@ -296,3 +296,45 @@ fn sync_sends_the_rdb_without_fullresync_and_pings_follow_the_period() {
     ok(&mut m, &["CONFIG", "SET", "repl-backlog-size", "64kb"]);
     assert_eq!(info(&mut m, "replication", "repl_backlog_size"), "65536");
 }
+
+#[test]
+fn an_rdb_only_replica_gets_the_snapshot_and_is_closed() {
+    use std::io::{Read, Write};
+    let node = ServerProcess::storage_node(&["--repl-diskless-sync-delay", "0"]);
+    let mut m = RawClient::connect(node.port);
+    ok(&mut m, &["SET", "a", "1"]);
+    // What `redis-cli --rdb` sends.
+    let mut replica = std::net::TcpStream::connect(("127.0.0.1", node.port)).unwrap();
+    replica
+        .write_all(b"REPLCONF capa eof\r\nREPLCONF rdb-only 1\r\nPSYNC ? -1\r\n")
+        .unwrap();
+    replica
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut got = Vec::new();
+    loop {
+        assert!(
+            Instant::now() < deadline,
+            "not closed: {:?}",
+            String::from_utf8_lossy(&got)
+        );
+        let mut chunk = [0u8; 65536];
+        match replica.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => got.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+            Err(_) => {}
+        }
+    }
+    let text = String::from_utf8_lossy(&got).into_owned();
+    assert!(text.starts_with("+OK\r\n+OK\r\n+FULLRESYNC "), "{text}");
+    // The payload ends with its EOF mark, and nothing follows it.
+    let mark = text.split("$EOF:").nth(1).unwrap()[..40].to_string();
+    assert!(text.ends_with(&mark), "{text}");
+    wait_until(
+        "the replica to be forgotten",
+        Duration::from_secs(30),
+        || connected_replicas(&mut m) == 0,
+    );
+}

@@ -4,6 +4,7 @@
 //! - `listening-port <port>`, `ip-address <ip>`: how INFO and ROLE show the replica.
 //! - `capa eof`, `capa psync2`: it reads the diskless form, and `+CONTINUE <replid>`
 //!   (other capabilities are ignored, as Redis ignores what it does not know).
+//! - `rdb-only 0|1`: the snapshot only, then the connection closes (`redis-cli --rdb`).
 //! - `ACK <offset> [FACK <offset>]` and `GETACK *` reply nothing: ACKs arrive on the
 //!   replica's own connection (`replication::master::feeder`), GETACK on a replica's
 //!   link to its master.
@@ -12,7 +13,7 @@
 
 use bytes::Bytes;
 
-use super::args::{int, is, text};
+use super::args::{int, int_in_range, is, text};
 use super::{CmdResult, Ctx, Handler};
 
 pub const COMMANDS: &[(&str, Handler)] = &[("replconf", replconf)];
@@ -46,6 +47,8 @@ fn replconf(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             } else if is(value, "psync2") {
                 handshake.capa_psync2 = true;
             }
+        } else if is(option, "rdb-only") {
+            handshake.rdb_only = int_in_range(value, 0, 1)? == 1;
         } else if is(option, "ack") || is(option, "getack") {
             return Ok(());
         } else {

@@ -34,6 +34,9 @@ pub struct Handshake {
     pub capa_eof: bool,
     /// `capa psync2`: `+CONTINUE` carries the replication id.
     pub capa_psync2: bool,
+    /// `rdb-only 1`: the connection wants the snapshot only (`redis-cli --rdb`); it is
+    /// closed once the RDB is sent.
+    pub rdb_only: bool,
 }
 
 /// Where a replica is in its sync, as INFO's `state=` names it.
