@@ -79,6 +79,13 @@ impl Feeder<'_> {
             }
             let diskless = matches!(started.payload, Payload::Socket(_));
             self.send_payload(started.payload).await?;
+            if self.info.handshake.rdb_only {
+                crate::log::notice!(
+                    "Replica {} asked for the RDB only: closing after it",
+                    self.info.handle.addr
+                );
+                return Ok(());
+            }
             crate::log::notice!(
                 "Synchronization with replica {}:{} succeeded",
                 self.info.ip(),
