@@ -171,7 +171,7 @@ fn reply(ctx: &mut Ctx<'_>, mode: &[u8]) -> CmdResult {
 }
 
 /// Client types as CLIENT LIST / KILL TYPE name them: a client with subscriptions is
-/// `pubsub`, every other one `normal` until replication exists.
+/// `pubsub`, a replica of this node `replica` (`slave`), every other one `normal`.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum ClientType {
     Normal,
@@ -196,7 +196,9 @@ fn client_type(name: &Bytes) -> Result<ClientType, super::CmdError> {
 }
 
 fn type_of(client: &ClientHandle) -> ClientType {
-    if client.pubsub.is_subscriber() {
+    if client.replica.load(Relaxed) {
+        ClientType::Replica
+    } else if client.pubsub.is_subscriber() {
         ClientType::PubSub
     } else {
         ClientType::Normal
@@ -337,6 +339,9 @@ fn kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 pub fn info_line(client: &ClientHandle) -> String {
     let mut flags = String::new();
     let multi = client.multi_queued.load(Relaxed);
+    if client.replica.load(Relaxed) {
+        flags.push('S');
+    }
     if client.pubsub.is_subscriber() {
         flags.push('P');
     }

@@ -159,6 +159,9 @@ fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     crate::server::busy_poll::set_budget_usecs(updated.busy_poll_usecs);
     crate::log::set_level(updated.log_level());
     ctx.shared.aof.apply_settings(&updated);
+    ctx.shared
+        .replication
+        .resize_backlog(updated.repl.backlog_size);
     let appendonly = updated.appendonly;
     *ctx.shared.config_mut() = updated;
     switch_aof(ctx, appendonly)?;

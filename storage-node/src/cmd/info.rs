@@ -103,7 +103,7 @@ fn write_section(ctx: &mut Ctx<'_>, section: &str, out: &mut String) {
         "memory" => memory(ctx, out),
         "persistence" => persistence(ctx, out),
         "stats" => stats(ctx, out),
-        "replication" => replication(ctx.shared, out),
+        "replication" => crate::replication::info::write(ctx.shared, out),
         "cpu" => cpu(out),
         "modules" => out.push_str("# Modules\r\n"),
         "commandstats" => {
@@ -240,7 +240,12 @@ fn server(ctx: &mut Ctx<'_>, out: &mut String) {
 }
 
 fn clients(ctx: &mut Ctx<'_>, out: &mut String) {
-    let connected = ctx.shared.clients.count();
+    // Replicas are counted in `connected_slaves` instead, as Redis does.
+    let connected = ctx
+        .shared
+        .clients
+        .count()
+        .saturating_sub(ctx.shared.replication.master.count());
     // Peaks of the last seconds, as the client cron recorded them (see `client_peaks`).
     let now = client_peaks::current_second(ctx.shared);
     let (max_input, max_output) = ctx.shared.client_peaks.recent_max(now);
@@ -440,9 +445,11 @@ fn stats(ctx: &mut Ctx<'_>, out: &mut String) {
         "rejected_connections",
         count(&counters.rejected_connections)
     );
-    field!(out, "sync_full", 0);
-    field!(out, "sync_partial_ok", 0);
-    field!(out, "sync_partial_err", 0);
+    let master = &ctx.shared.replication.master;
+    let synced = |n: &std::sync::atomic::AtomicU64| n.load(std::sync::atomic::Ordering::Relaxed);
+    field!(out, "sync_full", synced(&master.sync_full));
+    field!(out, "sync_partial_ok", synced(&master.sync_partial_ok));
+    field!(out, "sync_partial_err", synced(&master.sync_partial_err));
     field!(out, "expired_keys", keyspace.expired_keys);
     field!(out, "evicted_keys", 0);
     field!(out, "evicted_clients", 0);
@@ -460,24 +467,6 @@ fn stats(ctx: &mut Ctx<'_>, out: &mut String) {
         "total_error_replies",
         count(&counters.total_error_replies)
     );
-}
-
-fn replication(shared: &crate::server::Shared, out: &mut String) {
-    out.push_str("# Replication\r\n");
-    field!(out, "role", "master");
-    field!(out, "connected_slaves", 0);
-    field!(out, "master_failover_state", "no-failover");
-    field!(
-        out,
-        "master_replid",
-        shared.replication.state().replid.clone()
-    );
-    field!(out, "master_replid2", "0".repeat(40));
-    field!(out, "master_repl_offset", 0);
-    field!(out, "second_repl_offset", -1);
-    field!(out, "repl_backlog_active", 0);
-    field!(out, "repl_backlog_first_byte_offset", 0);
-    field!(out, "repl_backlog_histlen", 0);
 }
 
 fn cpu(out: &mut String) {

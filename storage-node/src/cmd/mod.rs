@@ -28,6 +28,8 @@ mod keys;
 mod list;
 mod object;
 mod pubsub;
+mod replconf;
+mod role;
 mod save;
 mod scan;
 mod scripting;
@@ -36,7 +38,9 @@ mod set;
 pub mod shutdown;
 mod sort;
 mod strings;
+mod sync;
 pub mod transaction;
+mod wait;
 pub mod wakeup;
 mod zset;
 
@@ -165,6 +169,8 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     list::COMMANDS,
     object::COMMANDS,
     pubsub::COMMANDS,
+    replconf::COMMANDS,
+    role::COMMANDS,
     scan::COMMANDS,
     scripting::COMMANDS,
     save::COMMANDS,
@@ -173,7 +179,9 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     set::COMMANDS,
     sort::COMMANDS,
     strings::COMMANDS,
+    sync::COMMANDS,
     transaction::COMMANDS,
+    wait::COMMANDS,
     crate::cluster::commands::COMMANDS,
     zset::COMMANDS,
 ];
@@ -347,7 +355,8 @@ fn dispatch(
     // Redis's gates after the argument checks, in its order.
     let gates = transaction::check_allowed(ctx.client, spec)
         .and_then(|()| pubsub::check_subscriber_mode(&ctx, spec))
-        .and_then(|()| check_disk_errors(&ctx, spec));
+        .and_then(|()| check_disk_errors(&ctx, spec))
+        .and_then(|()| check_good_replicas(&ctx, spec));
     if let Err(e) = gates {
         ctx.keyspace.command_stats.rejected(spec.name.as_str());
         return Err(transaction::rejected(ctx.keyspace, ctx.client, args, e));
@@ -428,6 +437,21 @@ fn check_disk_errors(ctx: &Ctx<'_>, spec: &CommandSpec) -> CmdResult {
         Some(refusal) => Err(refusal.into()),
         None => Ok(()),
     }
+}
+
+/// `min-replicas-to-write`: writes (and EXEC of a transaction that writes) are refused
+/// with `-NOREPLICAS` without enough good replicas, as Redis's `processCommand` does.
+/// A script's writes are checked where it calls them (`scripting::call`).
+fn check_good_replicas(ctx: &Ctx<'_>, spec: &CommandSpec) -> CmdResult {
+    if ctx.client.nested || ctx.client.loading {
+        return Ok(());
+    }
+    let writes = spec.flags.contains(slotproxy::cluster::CommandFlags::WRITE)
+        || (spec.name == "exec" && ctx.client.multi.as_ref().is_some_and(save::queues_a_write));
+    if !writes {
+        return Ok(());
+    }
+    crate::replication::master::check_good_replicas(ctx.shared).map_err(CmdError::from)
 }
 
 /// Commands written to the stream whenever they succeed, even if no key changed (Redis's

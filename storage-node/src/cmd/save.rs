@@ -118,7 +118,8 @@ pub fn refuse_writes_after_failed_save(
     }
 }
 
-fn queues_a_write(multi: &super::transaction::Multi) -> bool {
+/// Whether a transaction holds a write command (EXEC then counts as a write).
+pub(super) fn queues_a_write(multi: &super::transaction::Multi) -> bool {
     let table = slotproxy::cluster::CommandTable::get();
     multi.queued().iter().any(|args| {
         table

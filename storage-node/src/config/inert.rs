@@ -267,24 +267,6 @@ pub const INERT: &[Inert] = &[
         "5",
     ),
     inert(
-        "min-replicas-max-lag",
-        Kind::Int {
-            min: 0,
-            max: INT_MAX,
-        },
-        Access::Mutable,
-        "10",
-    ),
-    inert(
-        "min-replicas-to-write",
-        Kind::Int {
-            min: 0,
-            max: INT_MAX,
-        },
-        Access::Mutable,
-        "0",
-    ),
-    inert(
         "oom-score-adj",
         Kind::Enum(&["no", "yes", "relative", "absolute"]),
         Access::Mutable,
@@ -316,24 +298,6 @@ pub const INERT: &[Inert] = &[
         "yes",
     ),
     inert(
-        "repl-backlog-size",
-        Kind::Memory {
-            min: 1,
-            max: i64::MAX,
-        },
-        Access::Mutable,
-        "1048576",
-    ),
-    inert(
-        "repl-backlog-ttl",
-        Kind::Int {
-            min: 0,
-            max: i64::MAX,
-        },
-        Access::Mutable,
-        "3600",
-    ),
-    inert(
         "repl-disable-tcp-nodelay",
         Kind::Bool,
         Access::Mutable,
@@ -344,43 +308,6 @@ pub const INERT: &[Inert] = &[
         Kind::Enum(&["disabled", "on-empty-db", "swapdb"]),
         Access::Mutable,
         "disabled",
-    ),
-    inert("repl-diskless-sync", Kind::Bool, Access::Mutable, "yes"),
-    inert(
-        "repl-diskless-sync-delay",
-        Kind::Int {
-            min: 0,
-            max: INT_MAX,
-        },
-        Access::Mutable,
-        "5",
-    ),
-    inert(
-        "repl-diskless-sync-max-replicas",
-        Kind::Int {
-            min: 0,
-            max: INT_MAX,
-        },
-        Access::Mutable,
-        "0",
-    ),
-    inert(
-        "repl-ping-replica-period",
-        Kind::Int {
-            min: 1,
-            max: INT_MAX,
-        },
-        Access::Mutable,
-        "10",
-    ),
-    inert(
-        "repl-timeout",
-        Kind::Int {
-            min: 1,
-            max: INT_MAX,
-        },
-        Access::Mutable,
-        "60",
     ),
     inert("replica-announce-ip", Kind::Text, Access::Mutable, ""),
     inert(

@@ -8,6 +8,7 @@ mod checks;
 mod file;
 pub mod inert;
 pub mod params;
+pub mod repl;
 mod rewrite;
 
 pub use file::{apply_file, parse_args, stdin_config, ConfigError};
@@ -78,11 +79,13 @@ pub struct Config {
     pub appendonly: bool,
     /// The AOF's other settings.
     pub aof: aof::AofSettings,
+    /// The master side's replication settings.
+    pub repl: repl::ReplSettings,
     /// The config file the node was started with, if any (INFO `config_file`).
     pub config_file: Option<PathBuf>,
     /// `notify-keyspace-events` as flags (`crate::pubsub::notify`).
     pub notify_keyspace_events: u32,
-    /// `client-output-buffer-limit`; the `pubsub` class is enforced.
+    /// `client-output-buffer-limit`; the `pubsub` and `replica` classes are enforced.
     pub client_output_buffer_limit: crate::pubsub::OutputBufferLimits,
     pub cluster_enabled: bool,
     /// The nodes file, relative to `dir`.
@@ -220,6 +223,7 @@ impl Default for Config {
             save_lines_read: false,
             appendonly: false,
             aof: aof::AofSettings::default(),
+            repl: repl::ReplSettings::default(),
             config_file: None,
             notify_keyspace_events: 0,
             client_output_buffer_limit: crate::pubsub::OutputBufferLimits::default(),

@@ -41,7 +41,11 @@ pub fn rewrite(config: &Config) -> Result<(), String> {
         }
     }
     let mut signed = false;
-    for param in PARAMS.iter().chain(INERT.iter().map(|i| &i.param)) {
+    for param in PARAMS
+        .iter()
+        .chain(super::repl::PARAMS)
+        .chain(INERT.iter().map(|i| &i.param))
+    {
         let changed = params::get(config, param.name) != params::get(&defaults, param.name);
         if written.contains(param.name) || !changed {
             continue;

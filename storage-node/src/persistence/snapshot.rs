@@ -27,6 +27,7 @@ use super::rdb_file::{Sink, Written};
 use crate::keyspace::snapshot_cow::{ChunkProgress, SnapshotDb};
 use crate::keyspace::Entry;
 use crate::keyspace::{unix_time_ms, Keyspace};
+use crate::replication::master::transfer::{DiskSync, SocketSync};
 use crate::server::clients::lock;
 use crate::server::Shared;
 
@@ -211,6 +212,10 @@ pub enum Target {
     Rdb,
     /// A new AOF base file (BGREWRITEAOF), installed by `aof::rewrite::finish`.
     AofBase(Box<Plan>),
+    /// A full sync, disk-based: the RDB file, then handed to the waiting replicas.
+    ReplicaDisk(Box<DiskSync>),
+    /// A full sync, diskless: straight to the replicas' sockets.
+    ReplicaSocket(Box<SocketSync>),
 }
 
 /// What the writer thread needs, fixed when the snapshot starts.
@@ -255,8 +260,9 @@ pub fn start_for(
     background.for_aof.store(for_aof, Relaxed);
     let setup = SaveSetup::new(shared);
     *lock(&background.temp) = match &target {
-        Target::Rdb => setup.temp(BG_TAG),
+        Target::Rdb | Target::ReplicaDisk(_) => setup.temp(BG_TAG),
         Target::AofBase(plan) => plan.temp.clone(),
+        Target::ReplicaSocket(_) => PathBuf::new(),
     };
     if for_aof {
         background.aof_scheduled.store(false, Relaxed);
@@ -270,6 +276,11 @@ pub fn start_for(
     background.keys_done.store(0, Relaxed);
     background.cow_now.store(0, Relaxed);
     background.cow_peak.store(0, Relaxed);
+    let job_kind = match &target {
+        Target::AofBase(_) => JobKind::Aof,
+        Target::ReplicaSocket(_) => JobKind::Socket,
+        Target::Rdb | Target::ReplicaDisk(_) => JobKind::Rdb,
+    };
     let job = Job {
         target,
         setup,
@@ -284,10 +295,14 @@ pub fn start_for(
         .spawn(move || run(job));
     match spawned {
         Ok(_) => {
-            if for_aof {
-                crate::log::notice!("Background append only file rewriting started");
-            } else {
-                crate::log::notice!("Background saving started");
+            match &job_kind {
+                JobKind::Aof => {
+                    crate::log::notice!("Background append only file rewriting started")
+                }
+                JobKind::Rdb => crate::log::notice!("Background saving started"),
+                JobKind::Socket => {
+                    crate::log::notice!("Starting BGSAVE for SYNC with target: replicas sockets")
+                }
             }
             Ok(())
         }
@@ -306,15 +321,24 @@ pub fn start_for(
     }
 }
 
+/// What the start logs.
+enum JobKind {
+    Rdb,
+    Aof,
+    Socket,
+}
+
 /// The temp file's tag (`temp-bg-<pid>.rdb`): SAVE's own temp file is another.
 const BG_TAG: &str = "bg-";
 
-fn run(job: Job) {
+fn run(mut job: Job) {
+    // The target is used apart from the rest of the job (the replicas' hand-over).
+    let mut target = std::mem::replace(&mut job.target, Target::Rdb);
     let shared = &job.shared;
     let background = &shared.persistence.background;
     let temp = lock(&background.temp).clone();
-    let write = || match &job.target {
-        Target::Rdb => write_temp(&temp, |file| {
+    let write = || match &mut target {
+        Target::Rdb | Target::ReplicaDisk(_) => write_temp(&temp, |file| {
             let params = job.setup.params(&job.libraries);
             write_snapshot(&job, Sink::start(file, &params))
         })
@@ -325,8 +349,18 @@ fn run(job: Job) {
                 return Err(io::Error::new(io::ErrorKind::Interrupted, "aborted"));
             }
             install(&temp, &job.setup)?;
+            if let Target::ReplicaDisk(sync) = &mut target {
+                // Under the gate: no other save renames over the file meanwhile.
+                sync.deliver(&job.setup.target);
+            }
             Ok(written)
         }),
+        Target::ReplicaSocket(sync) => {
+            let params = job.setup.params(&job.libraries);
+            let written = write_snapshot(&job, Sink::start(&**sync, &params))?;
+            sync.finish();
+            Ok(written)
+        }
         Target::AofBase(plan) => write_temp(&temp, |file| {
             if plan.preamble {
                 let mut params = job.setup.params(&job.libraries);
@@ -355,7 +389,21 @@ fn run(job: Job) {
     keyspace.end_snapshot();
     // Abort is decided under the keyspace lock, which is held from here to the end.
     let aborted = background.abort.load(Relaxed);
-    if let Target::AofBase(plan) = &job.target {
+    if let Target::ReplicaSocket(_) = &target {
+        match &result {
+            Ok(written) => crate::log::notice!(
+                "Diskless rdb transfer done: {} keys, {} bytes",
+                written.keys,
+                written.bytes
+            ),
+            Err(e) => crate::log::warning!("Diskless rdb transfer failed: {e}"),
+        }
+        background.running.store(false, Relaxed);
+        shared.aof.snapshot_running.store(false, Relaxed);
+        drop(keyspace);
+        return;
+    }
+    if let Target::AofBase(plan) = &target {
         let result = match result {
             Ok(_) if aborted => {
                 let _ = std::fs::remove_file(&temp);

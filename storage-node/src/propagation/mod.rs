@@ -23,7 +23,7 @@
 //!
 //! The bytes wait in the stream until the batch that produced them ends; then
 //! [`publish`] hands them, still under the keyspace lock (so in order), to the consumers:
-//! the AOF now, the replication backlog later.
+//! the AOF and the replication backlog.
 
 use bytes::{Bytes, BytesMut};
 use slotproxy::resp::encode_request;
@@ -169,6 +169,15 @@ impl Propagation {
         }
         self.taken += self.stream.len() as u64;
         Some(self.stream.split().freeze())
+    }
+}
+
+/// Turns propagation on or off after a consumer came or went: it is on while the AOF
+/// logs or a replication backlog exists, the one rule for both.
+pub fn refresh_consumers(shared: &Shared, keyspace: &mut Keyspace) {
+    let wanted = shared.aof.is_on() || shared.replication.has_backlog();
+    if wanted != keyspace.propagation.enabled() {
+        keyspace.propagation.set_enabled(wanted);
     }
 }
 

@@ -4,7 +4,8 @@
 //! The value is written as Redis writes it: groups of `<class> <hard> <soft> <seconds>`, where
 //! class is `normal`, `replica` (or `slave`) or `pubsub` and sizes take memory units (`32mb`).
 //! CONFIG SET changes only the classes it names. The node enforces the `pubsub` class (a
-//! subscriber's undelivered messages); the others are kept and shown.
+//! subscriber's undelivered messages) and the `replica` class (the stream a replica has not
+//! been sent, `replication::master::feeder`); `normal` is kept and shown.
 
 use crate::config::params::parse_memory;
 

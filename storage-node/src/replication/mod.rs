@@ -14,7 +14,10 @@
 //! the previous one after a promotion, so the former siblings can continue partially.
 
 pub mod backlog;
+pub mod info;
+pub mod master;
 pub mod replica;
+pub mod wait;
 
 pub use backlog::Backlog;
 
@@ -35,6 +38,8 @@ pub struct Replication {
     end_tx: watch::Sender<u64>,
     /// The replica side (when this node replicates from a master).
     pub link: replica::Link,
+    /// The master side: the replicas of this node.
+    pub master: master::Replicas,
 }
 
 /// What PSYNC and INFO replication read, under one lock.
@@ -70,6 +75,7 @@ impl Default for Replication {
             }),
             end_tx: watch::channel(0).0,
             link: replica::Link::default(),
+            master: master::Replicas::default(),
         }
     }
 }
@@ -82,20 +88,150 @@ impl Replication {
     }
 
     /// Appends a piece of the stream to the backlog, if there is one, and wakes the
-    /// replica feeders. Called under the keyspace lock.
+    /// replica feeders. Called under the keyspace lock. The backlog keeps the bytes from
+    /// `keep_from` and those a replica has not been sent yet.
     pub fn feed(&self, chunk: &Bytes, keep_from: u64) {
         let mut state = self.state();
         let Some(backlog) = state.backlog.as_mut() else {
             return;
         };
-        backlog.push(chunk.clone(), keep_from);
+        backlog.push(chunk.clone(), keep_from.min(self.master.keep_from()));
         let end = backlog.end();
         drop(state);
         self.end_tx.send_replace(end);
     }
 
+    /// A replica passes its master's stream on unchanged (chained replicas, PSYNC2 after
+    /// a promotion): the bytes go to the backlog as they came, which is created at the
+    /// current offset if there is none yet.
+    pub fn feed_from_master(&self, chunk: &Bytes) {
+        let mut state = self.state();
+        let offset = state.offset;
+        let backlog = state
+            .backlog
+            .get_or_insert_with(|| Backlog::new(DEFAULT_BACKLOG_SIZE, offset));
+        backlog.push(chunk.clone(), u64::MAX);
+        let end = backlog.end();
+        drop(state);
+        self.end_tx.send_replace(end);
+    }
+
+    /// A full sync from a master loaded its data: this node's history is now the
+    /// master's `replid`, at `offset`. The backlog (if any) starts afresh there, the
+    /// previous ids are forgotten, and this node's own replicas are disconnected: they
+    /// followed the old history and must sync again (Redis's `disconnectSlaves`).
+    pub fn reset_history(&self, replid: String, offset: u64) {
+        for replica in self.master.all() {
+            replica.handle.request_kill();
+        }
+        let mut state = self.state();
+        state.replid = replid;
+        state.replid2 = "0".repeat(40);
+        state.second_offset = -1;
+        state.offset = offset;
+        if let Some(backlog) = state.backlog.as_mut() {
+            let size = backlog.size();
+            *backlog = Backlog::new(size, offset);
+        }
+        drop(state);
+        self.end_tx.send_replace(offset);
+    }
+
+    /// A replica becomes a master (REPLICAOF NO ONE, FAILOVER): the old history stays
+    /// valid as `replid2` up to the current offset, so former siblings that followed it
+    /// continue with `+CONTINUE`; a new `replid` starts (Redis's `shiftReplicationId`).
+    pub fn shift_replid(&self) {
+        let mut state = self.state();
+        let end = state.end();
+        state.replid2 = std::mem::replace(&mut state.replid, crate::server::random_hex_id());
+        // Redis's second_replid_offset is the 1-based offset of the first byte the new
+        // history adds.
+        state.second_offset = end as i64 + 1;
+    }
+
+    /// `master_repl_offset`: bytes ever fed to the stream.
+    pub fn end(&self) -> u64 {
+        self.state().end()
+    }
+
+    /// Creates the backlog at the current offset if there is none (the first replica
+    /// arrived), with `repl-backlog-size`. Returns whether it was created. Called under
+    /// the keyspace lock, which must then turn propagation on.
+    pub fn ensure_backlog(&self, size: u64) -> bool {
+        let mut state = self.state();
+        if state.backlog.is_some() {
+            return false;
+        }
+        let offset = state.offset;
+        state.backlog = Some(Backlog::new(size, offset));
+        true
+    }
+
+    /// Frees the backlog (`repl-backlog-ttl` passed without replicas); the offset stays.
+    pub fn free_backlog(&self) {
+        let mut state = self.state();
+        if let Some(backlog) = state.backlog.take() {
+            state.offset = backlog.end();
+        }
+    }
+
+    /// Whether a backlog exists (propagation must then be on).
+    pub fn has_backlog(&self) -> bool {
+        self.state().backlog.is_some()
+    }
+
+    /// `CONFIG SET repl-backlog-size`.
+    pub fn resize_backlog(&self, size: u64) {
+        if let Some(backlog) = self.state().backlog.as_mut() {
+            backlog.set_size(size);
+        }
+    }
+
+    /// Feeds bytes only replicas get (PING heartbeats, `REPLCONF GETACK`), not the AOF.
+    /// Called under the keyspace lock after [`crate::propagation::publish`], so they
+    /// follow everything propagated before.
+    pub fn feed_replicas_only(&self, bytes: &'static [u8]) {
+        self.feed(&Bytes::from_static(bytes), u64::MAX);
+    }
+
     /// Follows the stream's end offset (for a task that sends the stream to a replica).
     pub fn subscribe(&self) -> watch::Receiver<u64> {
         self.end_tx.subscribe()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn history_resets_and_shifts_as_redis_does() {
+        let replication = Replication::default();
+        assert!(replication.ensure_backlog(100));
+        replication.feed(&Bytes::from_static(b"abcdef"), u64::MAX);
+        let old = replication.state().replid.clone();
+        // Promotion: the old history stays valid up to the offset, the new one follows.
+        replication.shift_replid();
+        {
+            let state = replication.state();
+            assert_eq!(state.replid2, old);
+            assert_ne!(state.replid, old);
+            assert_eq!(state.second_offset, 7);
+            assert_eq!(state.end(), 6);
+        }
+        // A full sync from a master: its id and offset, the backlog empty from there.
+        replication.reset_history("f".repeat(40), 1000);
+        let state = replication.state();
+        assert_eq!(state.replid, "f".repeat(40));
+        assert_eq!(
+            (state.replid2.as_str(), state.second_offset),
+            (&*"0".repeat(40), -1)
+        );
+        let backlog = state.backlog.as_ref().unwrap();
+        assert_eq!((backlog.start(), backlog.end()), (1000, 1000));
+        drop(state);
+        // A replica passes its master's bytes on unchanged.
+        replication.feed_from_master(&Bytes::from_static(b"xyz"));
+        assert_eq!(replication.end(), 1003);
     }
 }

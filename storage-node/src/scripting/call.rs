@@ -122,6 +122,8 @@ impl CallEnv {
         }
         super::cluster_keys_check(&self.shared, keyspace, self.asking, spec, &argv)?;
         if writes {
+            // `min-replicas-to-write` (Redis's scriptVerifyWriteCommandAllow).
+            crate::replication::master::check_good_replicas(&self.shared)?;
             self.shared.scripting.state.note_write();
         }
         Ok(argv)

@@ -49,6 +49,8 @@ pub struct ClientHandle {
     pub multi_queued: AtomicI64,
     /// Subscription counts (CLIENT LIST `sub`, `psub`, `ssub`, flag `P`).
     pub pubsub: crate::pubsub::HandleState,
+    /// The connection is a replica of this node (after SYNC/PSYNC; flag `S`).
+    pub replica: AtomicBool,
 }
 
 impl ClientHandle {
@@ -92,6 +94,7 @@ impl ClientHandle {
             watch_dirty: AtomicBool::new(false),
             multi_queued: AtomicI64::new(-1),
             pubsub: crate::pubsub::HandleState::default(),
+            replica: AtomicBool::new(false),
         }
     }
 
@@ -175,6 +178,14 @@ pub struct Client {
     /// state says this node serves at start (no MOVED, ASK or CLUSTERDOWN), as Redis's
     /// loading client is never redirected.
     pub loading: bool,
+    /// What REPLCONF said before SYNC/PSYNC.
+    pub replica_handshake: crate::replication::master::Handshake,
+    /// Set by SYNC/PSYNC: the connection becomes the replica's feeder after this batch.
+    pub takeover: Option<crate::replication::master::sync::Attach>,
+    /// The stream offset after this client's last write (Redis's `woff`), for WAIT.
+    pub woff: u64,
+    /// Set by a WAIT that must wait for acknowledgements.
+    pub ack_wait: Option<crate::replication::wait::AckWait>,
 }
 
 impl Client {
@@ -195,6 +206,10 @@ impl Client {
             asking: false,
             readonly: false,
             loading: false,
+            replica_handshake: Default::default(),
+            takeover: None,
+            woff: 0,
+            ack_wait: None,
         }
     }
 

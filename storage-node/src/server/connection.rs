@@ -35,6 +35,9 @@ const MAX_QUEUED: usize = 64 * 1024;
 struct Wait {
     reply: oneshot::Receiver<Bytes>,
     deadline: Option<Instant>,
+    /// WAIT: the stream offset the replicas must acknowledge (its timeout answers the
+    /// count at that moment instead of a blocking command's timeout reply).
+    acks: Option<u64>,
 }
 
 pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<ClientHandle>) {
@@ -78,7 +81,24 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
                         args,
                         request,
                     );
-                    wait = Some(Wait { reply, deadline });
+                    wait = Some(Wait {
+                        reply,
+                        deadline,
+                        acks: None,
+                    });
+                    break;
+                }
+                if let Some(ack) = client.ack_wait.take() {
+                    wait = Some(Wait {
+                        reply: ack.reply,
+                        deadline: ack.timeout.map(|t| Instant::now() + t),
+                        acks: Some(ack.offset),
+                    });
+                    break;
+                }
+                if client.takeover.is_some() {
+                    // The connection is a replica's from now on.
+                    queued.clear();
                     break;
                 }
                 wakeup::serve_ready_keys(&shared, &mut keyspace);
@@ -91,6 +111,8 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
             if stream_after != stream_before {
                 crate::propagation::publish(&shared, &mut keyspace);
                 durable_upto = Some(stream_after);
+                // WAIT waits for the replicas to acknowledge this.
+                client.woff = shared.replication.end();
             }
             drop(keyspace);
             handle.touch();
@@ -127,7 +149,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
                 output = BytesMut::with_capacity(READ_CHUNK);
             }
         }
-        if client.close_after_reply || handle.killed.load(Relaxed) {
+        if client.close_after_reply || handle.killed.load(Relaxed) || client.takeover.is_some() {
             break;
         }
         settings.refresh(&shared);
@@ -187,7 +209,12 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
                     output.extend_from_slice(&reply);
                 }
             }
-            _ = sleep_until(deadline), if blocked => {
+            _ = sleep_until(deadline), if blocked && wait.as_ref().is_some_and(|w| w.acks.is_some()) => {
+                let offset = wait.take().and_then(|w| w.acks).unwrap_or_default();
+                let count = shared.replication.master.count_acked(offset);
+                output.extend_from_slice(&crate::replication::wait::count_reply(count));
+            }
+            _ = sleep_until(deadline), if blocked && wait.as_ref().is_some_and(|w| w.acks.is_none()) => {
                 let mut keyspace = busy::lock_keyspace_patiently(&shared).await;
                 match wakeup::expire_wait(&mut keyspace, handle.id) {
                     Some(reply) => output.extend_from_slice(&reply),
@@ -210,6 +237,18 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
         crate::cmd::release_client_state(&mut keyspace, &mut client);
     }
     drop(mailbox);
+    if let Some(attach) = client.takeover.take() {
+        let feeder = crate::replication::master::feeder::serve(
+            shared.clone(),
+            stream,
+            handle.clone(),
+            attach,
+            input,
+        );
+        feeder.await;
+        shared.clients.unregister(handle.id);
+        return;
+    }
     let _ = stream.shutdown().await;
     shared.clients.unregister(handle.id);
 }

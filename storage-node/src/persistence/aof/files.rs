@@ -128,7 +128,9 @@ pub fn stop(shared: &Shared, keyspace: &mut Keyspace) {
     let mut writer = lock(&aof.writer);
     writer.file = None;
     writer.buffer.clear();
-    keyspace.propagation.set_enabled(false);
+    drop(writer);
+    // Replicas may still consume the stream.
+    crate::propagation::refresh_consumers(shared, keyspace);
 }
 
 /// The first start with `appendonly yes` and no AOF (the data is empty): base, incremental

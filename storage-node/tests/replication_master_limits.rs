@@ -1,0 +1,340 @@
+//! A storage-node master's limits on its redis-server 7.0 replicas: the replica output
+//! buffer limit, `repl-timeout`, `repl-backlog-ttl`, and one diskless snapshot shared by
+//! the replicas `repl-diskless-sync-max-replicas` waits for.
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use test_harness::{RawClient, ServerProcess};
+
+mod persistence_fixture;
+use persistence_fixture::{bytes_of, ok};
+
+fn info(client: &mut RawClient, section: &str, name: &str) -> String {
+    let text = String::from_utf8(bytes_of(&client.call(&["INFO", section]))).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}:")))
+        .unwrap_or_else(|| panic!("no {name} in {text}"))
+        .to_string()
+}
+
+fn wait_until(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn signal(process: &ServerProcess, name: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{name}"), &process.pid().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{name}");
+}
+
+fn replica_of(master: &ServerProcess) -> ServerProcess {
+    ServerProcess::redis_server(&["--replicaof", "127.0.0.1", &master.port.to_string()])
+}
+
+fn wait_online(m: &mut RawClient, replicas: usize) {
+    wait_until("the replicas to be online", Duration::from_secs(60), || {
+        let text = String::from_utf8(bytes_of(&m.call(&["INFO", "replication"]))).unwrap();
+        text.matches("state=online").count() == replicas
+    });
+}
+
+fn connected_replicas(m: &mut RawClient) -> usize {
+    info(m, "replication", "connected_slaves").parse().unwrap()
+}
+
+#[test]
+fn a_replica_past_the_output_buffer_hard_limit_is_dropped() {
+    let node = ServerProcess::storage_node(&[
+        "--repl-diskless-sync-delay",
+        "0",
+        "--client-output-buffer-limit",
+        "replica 1mb 0 0",
+    ]);
+    let mut m = RawClient::connect(node.port);
+    let replica = replica_of(&node);
+    wait_online(&mut m, 1);
+    signal(&replica, "STOP");
+    // Far more than the socket buffers and the limit together.
+    let value = "x".repeat(64 * 1024);
+    let mut i = 0;
+    wait_until(
+        "the replica to be dropped",
+        Duration::from_secs(120),
+        || {
+            for _ in 0..16 {
+                ok(&mut m, &["SET", &format!("big:{}", i % 64), &value]);
+                i += 1;
+            }
+            connected_replicas(&mut m) == 0
+        },
+    );
+    assert!(
+        node.log().contains("replica output buffer hard limit"),
+        "{}",
+        node.log()
+    );
+    signal(&replica, "CONT");
+}
+
+#[test]
+fn a_silent_replica_is_dropped_after_repl_timeout() {
+    let node =
+        ServerProcess::storage_node(&["--repl-diskless-sync-delay", "0", "--repl-timeout", "2"]);
+    let mut m = RawClient::connect(node.port);
+    let replica = replica_of(&node);
+    wait_online(&mut m, 1);
+    signal(&replica, "STOP");
+    wait_until("the replica to time out", Duration::from_secs(60), || {
+        connected_replicas(&mut m) == 0
+    });
+    assert!(
+        node.log().contains("no ACK within repl-timeout"),
+        "{}",
+        node.log()
+    );
+    signal(&replica, "CONT");
+}
+
+#[test]
+fn the_backlog_is_freed_after_repl_backlog_ttl_without_replicas() {
+    let node = ServerProcess::storage_node(&[
+        "--repl-diskless-sync-delay",
+        "0",
+        "--repl-backlog-ttl",
+        "1",
+    ]);
+    let mut m = RawClient::connect(node.port);
+    assert_eq!(info(&mut m, "replication", "repl_backlog_active"), "0");
+    let replica = replica_of(&node);
+    wait_online(&mut m, 1);
+    assert_eq!(info(&mut m, "replication", "repl_backlog_active"), "1");
+    ok(&mut m, &["SET", "k", "v"]);
+    let replid = info(&mut m, "replication", "master_replid");
+    drop(replica);
+    wait_until("the backlog to be freed", Duration::from_secs(60), || {
+        info(&mut m, "replication", "repl_backlog_active") == "0"
+    });
+    // Freed with its history: a new id, the offset kept.
+    assert_ne!(info(&mut m, "replication", "master_replid"), replid);
+    assert_ne!(info(&mut m, "replication", "master_repl_offset"), "0");
+}
+
+#[test]
+fn replicas_that_max_replicas_waits_for_share_one_diskless_snapshot() {
+    let node = ServerProcess::storage_node(&[
+        "--repl-diskless-sync-delay",
+        "600",
+        "--repl-diskless-sync-max-replicas",
+        "2",
+    ]);
+    let mut m = RawClient::connect(node.port);
+    ok(&mut m, &["SET", "k", "v"]);
+    let first = replica_of(&node);
+    let mut r1 = RawClient::connect(first.port);
+    // The delay holds the first one until the second comes.
+    wait_until("the first replica to wait", Duration::from_secs(60), || {
+        info(&mut m, "replication", "connected_slaves") == "1"
+    });
+    let waiting = info(&mut m, "replication", "slave0");
+    assert!(waiting.contains("state=wait_bgsave"), "{waiting}");
+    let second = replica_of(&node);
+    let mut r2 = RawClient::connect(second.port);
+    wait_online(&mut m, 2);
+    let log = node.log();
+    assert_eq!(
+        log.matches("Starting BGSAVE for SYNC with target: replicas sockets")
+            .count(),
+        1,
+        "{log}"
+    );
+    for r in [&mut r1, &mut r2] {
+        wait_until("the data on the replica", Duration::from_secs(30), || {
+            bytes_of(&r.call(&["GET", "k"])) == b"v"
+        });
+    }
+    // They are replicas in CLIENT LIST (flag S), and not clients in INFO clients.
+    let list =
+        String::from_utf8(bytes_of(&m.call(&["CLIENT", "LIST", "TYPE", "replica"]))).unwrap();
+    assert_eq!(
+        list.lines().filter(|l| l.contains("flags=S")).count(),
+        2,
+        "{list}"
+    );
+    assert_eq!(info(&mut m, "clients", "connected_clients"), "1");
+}
+
+#[test]
+fn a_sync_waits_for_the_running_snapshot_instead_of_failing() {
+    let node = ServerProcess::storage_node(&["--repl-diskless-sync-delay", "0"]);
+    let mut m = RawClient::connect(node.port);
+    let value = "x".repeat(1024 * 1024);
+    for i in 0..24 {
+        ok(&mut m, &["SET", &format!("big:{i}"), &value]);
+    }
+    // A replica that does not read holds its diskless snapshot: the socket and the
+    // snapshot's channel fill up and the snapshot waits.
+    let mut holder = std::net::TcpStream::connect(("127.0.0.1", node.port)).unwrap();
+    std::io::Write::write_all(&mut holder, b"REPLCONF capa eof\r\nPSYNC ? -1\r\n").unwrap();
+    wait_until("the first snapshot to run", Duration::from_secs(30), || {
+        info(&mut m, "persistence", "rdb_bgsave_in_progress") == "1"
+    });
+    let replica = replica_of(&node);
+    let mut r = RawClient::connect(replica.port);
+    wait_until("the second sync to wait", Duration::from_secs(30), || {
+        node.log().contains("Waiting for next BGSAVE for SYNC")
+    });
+    assert_eq!(info(&mut m, "persistence", "rdb_bgsave_in_progress"), "1");
+    assert_ne!(info(&mut r, "replication", "master_link_status"), "up");
+    // The holder goes: its snapshot stops, and the waiting sync gets the next one.
+    drop(holder);
+    wait_until("the replica to sync", Duration::from_secs(60), || {
+        info(&mut r, "replication", "master_link_status") == "up"
+    });
+    assert_eq!(r.call(&["DBSIZE"]).as_integer(), Some(24));
+    assert_eq!(info(&mut m, "stats", "sync_full"), "2");
+}
+
+#[test]
+fn a_replica_over_the_soft_limit_for_its_seconds_is_dropped() {
+    let node = ServerProcess::storage_node(&[
+        "--repl-diskless-sync-delay",
+        "0",
+        "--client-output-buffer-limit",
+        "replica 0 1mb 1",
+    ]);
+    let mut m = RawClient::connect(node.port);
+    let replica = replica_of(&node);
+    wait_online(&mut m, 1);
+    signal(&replica, "STOP");
+    let value = "x".repeat(64 * 1024);
+    let mut i = 0;
+    wait_until(
+        "the replica to be dropped",
+        Duration::from_secs(120),
+        || {
+            for _ in 0..16 {
+                ok(&mut m, &["SET", &format!("big:{}", i % 64), &value]);
+                i += 1;
+            }
+            connected_replicas(&mut m) == 0
+        },
+    );
+    assert!(
+        node.log().contains("soft limit for 1 seconds"),
+        "{}",
+        node.log()
+    );
+    signal(&replica, "CONT");
+}
+
+/// Reads from a raw replica connection until `needle` has arrived (bounded by the
+/// client's read timeout and `limit`).
+fn read_until(stream: &mut std::net::TcpStream, needle: &[u8], limit: Duration) -> Vec<u8> {
+    use std::io::Read;
+    stream
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let deadline = Instant::now() + limit;
+    let mut got = Vec::new();
+    while !got.windows(needle.len()).any(|w| w == needle) {
+        assert!(
+            Instant::now() < deadline,
+            "no {:?} in {:?}",
+            String::from_utf8_lossy(needle),
+            String::from_utf8_lossy(&got)
+        );
+        let mut chunk = [0u8; 65536];
+        match stream.read(&mut chunk) {
+            Ok(0) => panic!("the master closed the connection"),
+            Ok(n) => got.extend_from_slice(&chunk[..n]),
+            Err(_) => {}
+        }
+    }
+    got
+}
+
+#[test]
+fn sync_sends_the_rdb_without_fullresync_and_pings_follow_the_period() {
+    let node = ServerProcess::storage_node(&[
+        "--repl-diskless-sync",
+        "no",
+        "--repl-ping-replica-period",
+        "1",
+    ]);
+    let mut m = RawClient::connect(node.port);
+    ok(&mut m, &["SET", "k", "v"]);
+    let mut replica = std::net::TcpStream::connect(("127.0.0.1", node.port)).unwrap();
+    std::io::Write::write_all(&mut replica, b"SYNC\r\n").unwrap();
+    // Old protocol: newlines while the RDB is written, then `$<len>` and the file.
+    let got = read_until(&mut replica, b"REDIS0010", Duration::from_secs(30));
+    let start = got.iter().position(|&b| b != b'\n').unwrap();
+    assert!(
+        got[start..].starts_with(b"$"),
+        "{:?}",
+        String::from_utf8_lossy(&got)
+    );
+    // The heartbeat, then a write, in the stream.
+    read_until(
+        &mut replica,
+        b"*1\r\n$4\r\nPING\r\n",
+        Duration::from_secs(30),
+    );
+    ok(&mut m, &["SET", "k", "w"]);
+    read_until(
+        &mut replica,
+        b"$1\r\nk\r\n$1\r\nw\r\n",
+        Duration::from_secs(30),
+    );
+    // CONFIG SET resizes the live backlog.
+    ok(&mut m, &["CONFIG", "SET", "repl-backlog-size", "64kb"]);
+    assert_eq!(info(&mut m, "replication", "repl_backlog_size"), "65536");
+}
+
+#[test]
+fn an_rdb_only_replica_gets_the_snapshot_and_is_closed() {
+    use std::io::{Read, Write};
+    let node = ServerProcess::storage_node(&["--repl-diskless-sync-delay", "0"]);
+    let mut m = RawClient::connect(node.port);
+    ok(&mut m, &["SET", "a", "1"]);
+    // What `redis-cli --rdb` sends.
+    let mut replica = std::net::TcpStream::connect(("127.0.0.1", node.port)).unwrap();
+    replica
+        .write_all(b"REPLCONF capa eof\r\nREPLCONF rdb-only 1\r\nPSYNC ? -1\r\n")
+        .unwrap();
+    replica
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut got = Vec::new();
+    loop {
+        assert!(
+            Instant::now() < deadline,
+            "not closed: {:?}",
+            String::from_utf8_lossy(&got)
+        );
+        let mut chunk = [0u8; 65536];
+        match replica.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => got.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => break,
+            Err(_) => {}
+        }
+    }
+    let text = String::from_utf8_lossy(&got).into_owned();
+    assert!(text.starts_with("+OK\r\n+OK\r\n+FULLRESYNC "), "{text}");
+    // The payload ends with its EOF mark, and nothing follows it.
+    let mark = text.split("$EOF:").nth(1).unwrap()[..40].to_string();
+    assert!(text.ends_with(&mark), "{text}");
+    wait_until(
+        "the replica to be forgotten",
+        Duration::from_secs(30),
+        || connected_replicas(&mut m) == 0,
+    );
+}
