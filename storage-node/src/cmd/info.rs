@@ -464,17 +464,27 @@ fn stats(ctx: &mut Ctx<'_>, out: &mut String) {
 
 fn replication(shared: &crate::server::Shared, out: &mut String) {
     out.push_str("# Replication\r\n");
-    field!(out, "role", "master");
+    // The replica part (R2); the master part is R1's.
+    let replica = crate::replication::replica::is_replica(shared);
+    field!(out, "role", if replica { "slave" } else { "master" });
+    if replica {
+        crate::replication::replica::info_fields(shared, out);
+    }
     field!(out, "connected_slaves", 0);
     field!(out, "master_failover_state", "no-failover");
-    field!(
-        out,
-        "master_replid",
-        shared.replication.state().replid.clone()
-    );
-    field!(out, "master_replid2", "0".repeat(40));
-    field!(out, "master_repl_offset", 0);
-    field!(out, "second_repl_offset", -1);
+    let (replid, replid2, end, second) = {
+        let state = shared.replication.state();
+        (
+            state.replid.clone(),
+            state.replid2.clone(),
+            state.end(),
+            state.second_offset,
+        )
+    };
+    field!(out, "master_replid", replid);
+    field!(out, "master_replid2", replid2);
+    field!(out, "master_repl_offset", end);
+    field!(out, "second_repl_offset", second);
     field!(out, "repl_backlog_active", 0);
     field!(out, "repl_backlog_first_byte_offset", 0);
     field!(out, "repl_backlog_histlen", 0);

@@ -26,6 +26,7 @@ mod keys;
 mod list;
 mod object;
 mod pubsub;
+mod replicaof;
 mod save;
 mod scan;
 mod scripting;
@@ -161,6 +162,7 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     list::COMMANDS,
     object::COMMANDS,
     pubsub::COMMANDS,
+    replicaof::COMMANDS,
     scan::COMMANDS,
     scripting::COMMANDS,
     save::COMMANDS,
@@ -332,6 +334,7 @@ fn dispatch(
     // Commands inside EXEC (or a script) see the clock of the command that runs them.
     if !client.nested {
         keyspace.set_now(unix_time_ms());
+        keyspace.expiry = crate::replication::replica::expiry_for(shared, client);
     }
     let proto = client.proto;
     let mut ctx = Ctx {
@@ -343,7 +346,8 @@ fn dispatch(
     // Redis's gates after the argument checks, in its order.
     let gates = transaction::check_allowed(ctx.client, spec)
         .and_then(|()| pubsub::check_subscriber_mode(&ctx, spec))
-        .and_then(|()| check_disk_errors(&ctx, spec));
+        .and_then(|()| check_disk_errors(&ctx, spec))
+        .and_then(|()| crate::replication::replica::check_command(shared, ctx.client, spec));
     if let Err(e) = gates {
         ctx.keyspace.command_stats.rejected(spec.name.as_str());
         return Err(transaction::rejected(ctx.keyspace, ctx.client, args, e));

@@ -251,8 +251,6 @@ pub const INERT: &[Inert] = &[
         Access::Mutable,
         "0",
     ),
-    inert("masterauth", Kind::Text, Access::Mutable, ""),
-    inert("masteruser", Kind::Text, Access::Mutable, ""),
     inert("maxmemory", Kind::UnsignedMemory, Access::Mutable, "0"),
     inert(
         "maxmemory-clients",
@@ -348,12 +346,6 @@ pub const INERT: &[Inert] = &[
         Access::Mutable,
         "no",
     ),
-    inert(
-        "repl-diskless-load",
-        Kind::Enum(&["disabled", "on-empty-db", "swapdb"]),
-        Access::Mutable,
-        "disabled",
-    ),
     inert("repl-diskless-sync", Kind::Bool, Access::Mutable, "yes"),
     inert(
         "repl-diskless-sync-delay",
@@ -383,23 +375,6 @@ pub const INERT: &[Inert] = &[
         "10",
     ),
     inert(
-        "repl-timeout",
-        Kind::Int {
-            min: 1,
-            max: INT_MAX,
-        },
-        Access::Mutable,
-        "60",
-    ),
-    inert("replica-announce-ip", Kind::Text, Access::Mutable, ""),
-    inert(
-        "replica-announce-port",
-        Kind::Int { min: 0, max: 65535 },
-        Access::Mutable,
-        "0",
-    ),
-    inert("replica-announced", Kind::Bool, Access::Mutable, "yes"),
-    inert(
         "replica-ignore-disk-write-errors",
         Kind::Bool,
         Access::Mutable,
@@ -412,23 +387,6 @@ pub const INERT: &[Inert] = &[
         "yes",
     ),
     inert("replica-lazy-flush", Kind::Bool, Access::Mutable, "no"),
-    inert(
-        "replica-priority",
-        Kind::Int {
-            min: 0,
-            max: INT_MAX,
-        },
-        Access::Mutable,
-        "100",
-    ),
-    inert("replica-read-only", Kind::Bool, Access::Mutable, "yes"),
-    inert(
-        "replica-serve-stale-data",
-        Kind::Bool,
-        Access::Mutable,
-        "yes",
-    ),
-    inert("replicaof", Kind::Words, Access::Immutable, ""),
     inert(
         "sanitize-dump-payload",
         Kind::Enum(&["no", "yes", "clients"]),

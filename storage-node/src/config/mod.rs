@@ -8,6 +8,7 @@ mod checks;
 mod file;
 pub mod inert;
 pub mod params;
+pub mod replica;
 mod rewrite;
 
 pub use file::{apply_file, parse_args, stdin_config, ConfigError};
@@ -78,6 +79,8 @@ pub struct Config {
     pub appendonly: bool,
     /// The AOF's other settings.
     pub aof: aof::AofSettings,
+    /// The replica side's settings (`crate::replication::replica`).
+    pub replica: replica::ReplicaSettings,
     /// The config file the node was started with, if any (INFO `config_file`).
     pub config_file: Option<PathBuf>,
     /// `notify-keyspace-events` as flags (`crate::pubsub::notify`).
@@ -218,6 +221,7 @@ impl Default for Config {
             save_lines_read: false,
             appendonly: false,
             aof: aof::AofSettings::default(),
+            replica: replica::ReplicaSettings::default(),
             config_file: None,
             notify_keyspace_events: 0,
             client_output_buffer_limit: crate::pubsub::OutputBufferLimits::default(),

@@ -8,7 +8,7 @@
 
 use slotproxy::numbers::parse_i64;
 
-use super::{aof, checks, inert, Config};
+use super::{aof, checks, inert, replica, Config};
 use crate::server::protection::ProtectedAction;
 
 /// Whether CONFIG SET may change a setting.
@@ -317,6 +317,7 @@ pub fn names() -> impl Iterator<Item = &'static str> {
         .map(|p| p.name)
         .chain(ALIASES.iter().map(|&(alias, _)| alias))
         .chain(aof::PARAMS.iter().map(|p| p.name))
+        .chain(replica::PARAMS.iter().map(|p| p.name))
         .chain(inert::INERT.iter().map(|i| i.param.name))
         .chain(inert::INERT_ALIASES.iter().map(|&(alias, _)| alias))
 }
@@ -327,6 +328,7 @@ pub fn find(name: &str) -> Option<&'static Param> {
     PARAMS
         .iter()
         .chain(aof::PARAMS)
+        .chain(replica::PARAMS)
         .find(|p| p.name.eq_ignore_ascii_case(name))
         .or_else(|| inert::find(name).map(|i| &i.param))
 }
@@ -562,6 +564,10 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         let checked = checked_value(param, values)?;
         return aof::apply(&mut config.aof, param.name, &checked);
     }
+    if replica::PARAMS.iter().any(|p| p.name == param.name) {
+        let checked = checked_value(param, values)?;
+        return replica::apply(&mut config.replica, param.name, &checked);
+    }
     let kind = param.kind;
     match canonical(param.name) {
         "port" => config.port = number(kind, values)? as u16,
@@ -727,6 +733,9 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
             .join(" "),
         "lfu-decay-time" => config.lfu_decay_time.to_string(),
         other if aof::PARAMS.iter().any(|p| p.name == other) => aof::get(&config.aof, other)?,
+        other if replica::PARAMS.iter().any(|p| p.name == other) => {
+            replica::get(&config.replica, other)?
+        }
         other => {
             let inert = inert::find(other)?;
             config

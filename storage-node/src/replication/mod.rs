@@ -99,3 +99,50 @@ impl Replication {
         self.end_tx.subscribe()
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Minimal versions of the replica side's entry points into the shared state, for the
+// replica branch alone (R1's branch brings the real ones; on merge, keep R1's).
+// ---------------------------------------------------------------------------------------
+impl Replication {
+    /// A replica passes its master's stream on unchanged: the bytes just applied move the
+    /// offset and go into the backlog (for this node's own replicas, and for PSYNC after
+    /// a promotion).
+    pub fn feed_from_master(&self, chunk: &Bytes) {
+        let mut state = self.state();
+        state.offset += chunk.len() as u64;
+        if let Some(backlog) = state.backlog.as_mut() {
+            backlog.push(chunk.clone(), u64::MAX);
+        }
+        let end = state.end();
+        drop(state);
+        self.end_tx.send_replace(end);
+    }
+
+    /// After a full sync: the history is the master's `replid` at `offset`, with no
+    /// second id, and a fresh backlog starts there (a replica keeps one, so its siblings
+    /// can continue from it once it is promoted).
+    pub fn reset_history(&self, replid: String, offset: u64) {
+        let mut state = self.state();
+        state.replid = replid;
+        state.replid2 = "0".repeat(40);
+        state.second_offset = -1;
+        state.offset = offset;
+        let size = state
+            .backlog
+            .as_ref()
+            .map_or(DEFAULT_BACKLOG_SIZE, Backlog::size);
+        state.backlog = Some(Backlog::new(size, offset));
+        drop(state);
+        self.end_tx.send_replace(offset);
+    }
+
+    /// A promotion: the history goes on under a new random id; the old one becomes the
+    /// second id, valid up to the current offset, so former siblings can continue.
+    pub fn shift_replid(&self) {
+        let mut state = self.state();
+        let end = state.end();
+        state.replid2 = std::mem::replace(&mut state.replid, crate::server::random_hex_id());
+        state.second_offset = end as i64 + 1;
+    }
+}

@@ -175,6 +175,10 @@ pub struct Client {
     /// state says this node serves at start (no MOVED, ASK or CLUSTERDOWN), as Redis's
     /// loading client is never redirected.
     pub loading: bool,
+    /// The replica's link applying its master's stream (Redis's `CLIENT_MASTER`): its
+    /// writes pass the replica's gates and it sees keys past their TTL
+    /// (`crate::replication::replica`).
+    pub master: bool,
 }
 
 impl Client {
@@ -195,6 +199,7 @@ impl Client {
             asking: false,
             readonly: false,
             loading: false,
+            master: false,
         }
     }
 
