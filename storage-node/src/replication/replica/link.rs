@@ -94,7 +94,7 @@ async fn session(shared: &Arc<Shared>, generation: u64, host: &str, port: u16) -
                 return Ok(());
             }
             let mut state = shared.replication.state();
-            if let Some(new_replid) = new_replid {
+            if let Some(new_replid) = new_replid.filter(|id| *id != state.replid) {
                 // The master was promoted: our history goes on under its new id, the old
                 // one kept as the second, so our own replicas can continue too.
                 state.replid2 = std::mem::replace(&mut state.replid, new_replid);
