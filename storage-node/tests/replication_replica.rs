@@ -339,7 +339,15 @@ fn link_flaps_continue_partially_and_the_data_matches() {
     });
     for flap in 0..20 {
         let before = info_u64(&mut master, "stats", "sync_partial_ok");
-        let killed = master.call(&["CLIENT", "KILL", "TYPE", "replica"]);
+        // Cut from either end: the master drops its replica, or the replica its master.
+        let killed = if flap % 2 == 0 {
+            master.call(&["CLIENT", "KILL", "TYPE", "replica"])
+        } else {
+            wait_for("the link to be up", || {
+                info(&mut replica, "replication", "master_link_status").as_deref() == Some("up")
+            });
+            replica.call(&["CLIENT", "KILL", "TYPE", "master"])
+        };
         assert_eq!(killed, Frame::Integer(1), "flap {flap}");
         wait_for("the replica to continue after a flap", || {
             info_u64(&mut master, "stats", "sync_partial_ok") > before
@@ -377,6 +385,19 @@ fn expired_keys_stay_on_the_replica_until_the_master_deletes_them() {
     assert_eq!(master.call(&["GET", "soon"]), Frame::Null);
     wait_in_sync(&mut master, &mut replica);
     assert_eq!(replica.call(&["DBSIZE"]), Frame::Integer(1));
+    // RANDOMKEY on a database of expired keys only answers one of them (as Redis does
+    // on a replica) instead of drawing forever.
+    ok(&mut master, &["SELECT", "2"]);
+    ok(&mut master, &["SET", "gone-soon", "1", "PX", "20"]);
+    wait_in_sync(&mut master, &mut replica);
+    ok(&mut replica, &["SELECT", "2"]);
+    wait_for("the key's TTL to pass", || {
+        replica.call(&["PTTL", "gone-soon"]) == Frame::Integer(-2)
+    });
+    assert_eq!(
+        replica.call(&["RANDOMKEY"]),
+        Frame::Bulk("gone-soon".into())
+    );
 }
 
 /// The same commands on a storage-node replica and a redis-server replica whose master

@@ -156,13 +156,14 @@ impl Link {
         self.status().last_io = Instant::now();
     }
 
-    /// Closes the connection to the master (it is made again, with PSYNC). True if there
-    /// was a master.
+    /// Closes the connection to the master (it is made again, with PSYNC). True if the
+    /// link was up (Redis's master client exists only then).
     pub fn drop_master_connection(&self) -> bool {
-        if !self.replica.load(Relaxed) {
+        if !self.up.load(Relaxed) {
             return false;
         }
-        self.drop_connection.notify_waiters();
+        // A permit, not a wake-up: the stream loop may be applying a batch just now.
+        self.drop_connection.notify_one();
         true
     }
 }
