@@ -1,0 +1,260 @@
+//! The replica's side of the replication protocol, byte by byte, against a master played
+//! by the test: the handshake it sends (AUTH with `masterauth`, REPLCONF listening-port,
+//! ip-address and capa, PSYNC), the EOF-mark snapshot after keepalive newlines, the
+//! offset that waits for an open MULTI's EXEC, REPLCONF GETACK, `repl-timeout`, and the
+//! PSYNC after a drop with `+CONTINUE <new id>` switching the replication ids.
+
+use std::net::TcpListener;
+use std::time::{Duration, Instant};
+
+use slotproxy::resp::Frame;
+use test_harness::{RawClient, ServerProcess};
+
+const DEADLINE: Duration = Duration::from_secs(60);
+const MASTER_ID: &str = "1111111111111111111111111111111111111111";
+const PROMOTED_ID: &str = "2222222222222222222222222222222222222222";
+const MARK: &str = "abcdefghijabcdefghijabcdefghijabcdefghij";
+
+fn words(frame: &Frame) -> Vec<String> {
+    match frame {
+        Frame::Array(items) => items
+            .iter()
+            .map(|item| match item {
+                Frame::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
+                other => panic!("not a bulk string: {other:?}"),
+            })
+            .collect(),
+        other => panic!("not a command: {other:?}"),
+    }
+}
+
+/// The next command the replica sends, periodic `REPLCONF ACK`s skipped unless `acks`.
+fn next_command(master: &mut RawClient, acks: bool) -> Vec<String> {
+    loop {
+        let command = words(&master.read_reply().0);
+        let is_ack = command.len() == 3 && command[0] == "REPLCONF" && command[1] == "ACK";
+        if acks || !is_ack {
+            return command;
+        }
+    }
+}
+
+/// Waits (bounded) for the next `REPLCONF ACK` carrying `offset`.
+fn wait_ack(master: &mut RawClient, offset: u64) {
+    let start = Instant::now();
+    loop {
+        assert!(start.elapsed() < DEADLINE, "no REPLCONF ACK {offset}");
+        let command = next_command(master, true);
+        assert_eq!(command[..2], ["REPLCONF", "ACK"], "{command:?}");
+        if command[2] == offset.to_string() {
+            return;
+        }
+    }
+}
+
+fn accept(listener: &TcpListener) -> RawClient {
+    listener.set_nonblocking(true).unwrap();
+    let start = Instant::now();
+    loop {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                stream.set_nonblocking(false).unwrap();
+                return RawClient::from_stream(stream);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                assert!(start.elapsed() < DEADLINE, "the replica never connected");
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(e) => panic!("accept: {e}"),
+        }
+    }
+}
+
+fn expect(master: &mut RawClient, want: &[&str], reply: &str) {
+    assert_eq!(next_command(master, false), want);
+    master.send_raw(reply.as_bytes());
+}
+
+fn info(client: &mut RawClient, name: &str) -> String {
+    let Frame::Bulk(text) = client.call(&["INFO", "replication"]) else {
+        panic!("INFO is not a bulk string")
+    };
+    String::from_utf8_lossy(&text)
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}:")).map(str::to_string))
+        .unwrap_or_else(|| panic!("no {name} in INFO replication"))
+}
+
+fn wait_info(client: &mut RawClient, name: &str, want: &str) {
+    let start = Instant::now();
+    while info(client, name) != want {
+        assert!(start.elapsed() < DEADLINE, "{name} never became {want}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// An RDB file holding `k` = `v` in database 0 (no checksum: a zero trailer).
+fn snapshot() -> Vec<u8> {
+    let mut rdb = b"REDIS0010".to_vec();
+    rdb.extend_from_slice(&[0xfe, 0x00, 0x00, 0x01, b'k', 0x01, b'v', 0xff]);
+    rdb.extend_from_slice(&[0; 8]);
+    rdb
+}
+
+fn request(args: &[&str]) -> Vec<u8> {
+    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+    RawClient::encode(&args)
+}
+
+#[test]
+fn handshake_snapshot_stream_acks_timeout_and_continue() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let master_port = listener.local_addr().unwrap().port().to_string();
+    let node = ServerProcess::storage_node(&[
+        "--masterauth",
+        "secret",
+        "--replica-announce-ip",
+        "10.1.2.3",
+        "--repl-timeout",
+        "2",
+    ]);
+    let mut replica = RawClient::connect(node.port);
+    assert_eq!(
+        replica.call(&["REPLICAOF", "127.0.0.1", &master_port]),
+        Frame::Simple("OK".into())
+    );
+    let mut master = accept(&listener);
+    expect(
+        &mut master,
+        &["PING"],
+        "-NOAUTH Authentication required.\r\n",
+    );
+    expect(&mut master, &["AUTH", "secret"], "+OK\r\n");
+    let port = node.port.to_string();
+    expect(
+        &mut master,
+        &["REPLCONF", "listening-port", &port],
+        "+OK\r\n",
+    );
+    expect(
+        &mut master,
+        &["REPLCONF", "ip-address", "10.1.2.3"],
+        "+OK\r\n",
+    );
+    expect(
+        &mut master,
+        &["REPLCONF", "capa", "eof", "capa", "psync2"],
+        "+OK\r\n",
+    );
+    // A node that never had a master has no history to offer.
+    assert_eq!(next_command(&mut master, false), ["PSYNC", "?", "-1"]);
+    // Keepalive newlines may come before any reply while a master prepares.
+    master.send_raw(format!("\n\n+FULLRESYNC {MASTER_ID} 1000\r\n\n").as_bytes());
+    let mut payload = format!("$EOF:{MARK}\r\n").into_bytes();
+    payload.extend(snapshot());
+    payload.extend_from_slice(MARK.as_bytes());
+    master.send_raw(&payload);
+    // The first ACK comes once the snapshot is loaded.
+    wait_ack(&mut master, 1000);
+    assert_eq!(replica.call(&["GET", "k"]), Frame::Bulk("v".into()));
+    assert_eq!(info(&mut replica, "master_link_status"), "up");
+    assert_eq!(info(&mut replica, "master_replid"), MASTER_ID);
+    assert_eq!(info(&mut replica, "slave_repl_offset"), "1000");
+
+    // An open MULTI counts only once its EXEC ran; what was read counts at once.
+    let opened = [request(&["MULTI"]), request(&["SET", "a", "1"])].concat();
+    master.send_raw(&opened);
+    let read = 1000 + opened.len() as u64;
+    wait_info(&mut replica, "slave_read_repl_offset", &read.to_string());
+    assert_eq!(info(&mut replica, "slave_repl_offset"), "1000");
+    assert_eq!(replica.call(&["GET", "a"]), Frame::Null);
+    // GETACK is answered with the offset before it. Sent in one write with the EXEC, both
+    // are applied in one batch: no periodic ACK can carry the offset between them.
+    let exec = request(&["EXEC"]);
+    let getack = request(&["REPLCONF", "GETACK", "*"]);
+    master.send_raw(&[exec.clone(), getack.clone()].concat());
+    let applied = read + exec.len() as u64;
+    wait_ack(&mut master, applied);
+    assert_eq!(replica.call(&["GET", "a"]), Frame::Bulk("1".into()));
+    let offset = applied + getack.len() as u64;
+    wait_info(&mut replica, "slave_repl_offset", &offset.to_string());
+
+    // Silent past repl-timeout: the replica drops the link and asks to continue.
+    let mut master = accept(&listener);
+    expect(&mut master, &["PING"], "+PONG\r\n");
+    expect(&mut master, &["AUTH", "secret"], "+OK\r\n");
+    expect(
+        &mut master,
+        &["REPLCONF", "listening-port", &port],
+        "+OK\r\n",
+    );
+    expect(
+        &mut master,
+        &["REPLCONF", "ip-address", "10.1.2.3"],
+        "+OK\r\n",
+    );
+    expect(
+        &mut master,
+        &["REPLCONF", "capa", "eof", "capa", "psync2"],
+        "+OK\r\n",
+    );
+    let next = (offset + 1).to_string();
+    assert_eq!(
+        next_command(&mut master, false),
+        ["PSYNC", MASTER_ID, next.as_str()]
+    );
+    // The master was promoted meanwhile: its history goes on under a new id.
+    master.send_raw(format!("+CONTINUE {PROMOTED_ID}\r\n").as_bytes());
+    wait_ack(&mut master, offset);
+    assert_eq!(info(&mut replica, "master_replid"), PROMOTED_ID);
+    assert_eq!(info(&mut replica, "master_replid2"), MASTER_ID);
+    assert_eq!(info(&mut replica, "second_repl_offset"), next);
+    master.send_raw(&request(&["SET", "b", "2"]));
+    wait_info(&mut replica, "master_link_status", "up");
+    let start = Instant::now();
+    while replica.call(&["GET", "b"]) != Frame::Bulk("2".into()) {
+        assert!(start.elapsed() < DEADLINE, "the stream after +CONTINUE");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // The data of before the drop is still there: no full sync happened.
+    assert_eq!(replica.call(&["GET", "k"]), Frame::Bulk("v".into()));
+}
+
+#[test]
+fn a_bad_snapshot_keeps_the_old_data() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let master_port = listener.local_addr().unwrap().port().to_string();
+    let node = ServerProcess::storage_node(&["--repl-diskless-load", "disabled"]);
+    let mut replica = RawClient::connect(node.port);
+    assert_eq!(
+        replica.call(&["SET", "mine", "1"]),
+        Frame::Simple("OK".into())
+    );
+    replica.call(&["REPLICAOF", "127.0.0.1", &master_port]);
+    let mut master = accept(&listener);
+    expect(&mut master, &["PING"], "+PONG\r\n");
+    let port = node.port.to_string();
+    expect(
+        &mut master,
+        &["REPLCONF", "listening-port", &port],
+        "+OK\r\n",
+    );
+    expect(
+        &mut master,
+        &["REPLCONF", "capa", "eof", "capa", "psync2"],
+        "+OK\r\n",
+    );
+    assert_eq!(next_command(&mut master, false), ["PSYNC", "?", "-1"]);
+    let mut bad = snapshot();
+    // A value length past the end of the file.
+    bad[14] = 0x30;
+    master.send_raw(format!("+FULLRESYNC {MASTER_ID} 0\r\n${}\r\n", bad.len()).as_bytes());
+    master.send_raw(&bad);
+    // The replica gives up on this snapshot and connects again.
+    drop(master);
+    let mut master = accept(&listener);
+    expect(&mut master, &["PING"], "+PONG\r\n");
+    assert_eq!(replica.call(&["GET", "mine"]), Frame::Bulk("1".into()));
+    assert_eq!(replica.call(&["GET", "k"]), Frame::Null);
+    assert_eq!(info(&mut replica, "master_link_status"), "down");
+}
