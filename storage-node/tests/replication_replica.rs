@@ -297,11 +297,30 @@ fn the_replicaof_setting_replicates_from_start() {
         replica.call(&["CONFIG", "GET", "replicaof"]),
         master_process_config_shown(&port)
     );
-    // Promoted, it forgets its master and takes writes.
+    // Promoted, it forgets its master and takes writes; its history goes on under a new
+    // id, the master's kept as the second one up to where it was (PSYNC2).
+    let master_id = info(&mut master, "replication", "master_replid").unwrap();
+    let offset = info_u64(&mut replica, "replication", "slave_repl_offset");
     ok(&mut replica, &["REPLICAOF", "NO", "ONE"]);
     assert_eq!(
         info(&mut replica, "replication", "role").as_deref(),
         Some("master")
+    );
+    assert_eq!(
+        info(&mut replica, "replication", "master_replid2"),
+        Some(master_id.clone())
+    );
+    assert_ne!(
+        info(&mut replica, "replication", "master_replid"),
+        Some(master_id)
+    );
+    assert_eq!(
+        info_u64(&mut replica, "replication", "second_repl_offset"),
+        offset + 1
+    );
+    assert_eq!(
+        info_u64(&mut replica, "replication", "master_repl_offset"),
+        offset
     );
     ok(&mut replica, &["SET", "after-promotion", "1"]);
     assert_eq!(
@@ -311,6 +330,15 @@ fn the_replicaof_setting_replicates_from_start() {
             Frame::Bulk("".into())
         ])
     );
+    // Pointed back, it has diverged: a full sync replaces its data with the master's.
+    ok(&mut replica, &["REPLICAOF", "127.0.0.1", &port]);
+    write_load(master_process.port, 20, 5);
+    assert_replica_matches(&mut master, &mut replica);
+    assert_eq!(
+        replica.call(&["EXISTS", "after-promotion"]),
+        Frame::Integer(0)
+    );
+    assert_eq!(info_u64(&mut master, "stats", "sync_full"), 2);
 }
 
 fn master_process_config_shown(port: &str) -> Frame {

@@ -182,8 +182,8 @@ pub fn link_up(shared: &Shared) -> bool {
 pub fn start_at_boot(shared: &Arc<Shared>) {
     let master = shared.config().replica.replicaof.clone();
     if let Some((host, port)) = master {
-        let mut keyspace = shared.lock_keyspace();
-        replicate_from(shared, &mut keyspace, host, port);
+        // Nothing loaded at start says what history the data is: `PSYNC ? -1`.
+        follow(shared, host, port, false);
     }
 }
 
@@ -196,15 +196,21 @@ pub fn replicate_from(
     host: String,
     port: u16,
 ) {
+    follow(shared, host, port, true);
+}
+
+/// Starts a new link generation towards `host:port`. `offer_own_history`: a master
+/// turned replica offers its own history to the new master.
+fn follow(shared: &Arc<Shared>, host: String, port: u16, offer_own_history: bool) {
     let link = &shared.replication.link;
     let generation = link.generation.fetch_add(1, Relaxed) + 1;
     let was_replica = link.replica.swap(true, Relaxed);
     {
         let mut status = link.status();
-        // A master's own history is what it offers its new master (Redis's
-        // `replicationCacheMasterUsingMyself`).
-        if !was_replica && shared.replication.state().end() > 0 {
-            status.has_history = true;
+        // A master's own history is what it offers its new master, even an empty one
+        // (`PSYNC <replid> 1`, Redis's `replicationCacheMasterUsingMyself`).
+        if !was_replica {
+            status.has_history = offer_own_history;
         }
         status.master = Some((host.clone(), port));
         status.down_since = None;
