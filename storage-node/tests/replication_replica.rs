@@ -297,6 +297,13 @@ fn the_replicaof_setting_replicates_from_start() {
         replica.call(&["CONFIG", "GET", "replicaof"]),
         master_process_config_shown(&port)
     );
+    // A replica's log lines carry the role letter S, as Redis's do.
+    let log = node.log();
+    assert!(
+        log.lines()
+            .any(|l| l.contains(":S ") && l.contains("Finished with success")),
+        "{log}"
+    );
     // Promoted, it forgets its master and takes writes; its history goes on under a new
     // id, the master's kept as the second one up to where it was (PSYNC2).
     let master_id = info(&mut master, "replication", "master_replid").unwrap();

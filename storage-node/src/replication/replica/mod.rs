@@ -205,6 +205,7 @@ fn follow(shared: &Arc<Shared>, host: String, port: u16, offer_own_history: bool
     let link = &shared.replication.link;
     let generation = link.generation.fetch_add(1, Relaxed) + 1;
     let was_replica = link.replica.swap(true, Relaxed);
+    crate::log::set_replica(true);
     {
         let mut status = link.status();
         // A master's own history is what it offers its new master, even an empty one
@@ -232,6 +233,7 @@ pub fn promote(shared: &Shared, _keyspace: &mut crate::keyspace::Keyspace) -> bo
     if !link.replica.swap(false, Relaxed) {
         return false;
     }
+    crate::log::set_replica(false);
     link.generation.fetch_add(1, Relaxed);
     link.changed.notify_waiters();
     {
