@@ -12,7 +12,7 @@ use slotproxy::resp::Frame;
 use test_harness::{free_port, RawClient, ServerProcess};
 
 mod persistence_fixture;
-use persistence_fixture::{bytes_of, ok, populate, state_of};
+use persistence_fixture::{bytes_of, node_in, ok, populate, scratch_dir, state_of};
 
 const DEADLINE: Duration = Duration::from_secs(120);
 
@@ -504,4 +504,60 @@ fn replicaof_is_refused_in_cluster_mode() {
         c.call(&["REPLICAOF", "127.0.0.1", "1"]),
         Frame::Error("ERR REPLICAOF not allowed in cluster mode.".into())
     );
+}
+
+/// A replica with `appendonly yes` logs what it applies: after a full sync (which starts
+/// the AOF again from the new data) and the stream, a node started on its directory
+/// without a master holds the master's data.
+#[test]
+fn a_replica_keeps_its_aof() {
+    let master_process = redis_master(&[]);
+    let mut master = RawClient::connect(master_process.port);
+    populate(&mut master);
+    let dir = scratch_dir("replica-aof");
+    let port = master_process.port.to_string();
+    let mut node = node_in(
+        &dir,
+        &[
+            "--appendonly",
+            "yes",
+            "--appendfsync",
+            "always",
+            "--replicaof",
+            "127.0.0.1",
+            &port,
+        ],
+    );
+    let mut replica = RawClient::connect(node.port);
+    write_load(master_process.port, 100, 6);
+    assert_replica_matches(&mut master, &mut replica);
+    // The sync started the AOF again with a rewrite: until that ends the log does not
+    // hold the snapshot's keys (as in Redis).
+    wait_for("the AOF rewrite after the sync", || {
+        info(&mut replica, "persistence", "aof_rewrite_in_progress").as_deref() == Some("0")
+            && info(&mut replica, "persistence", "aof_rewrite_scheduled").as_deref() == Some("0")
+    });
+    drop(replica);
+    node.kill();
+    let restarted = node_in(&dir, &["--appendonly", "yes"]);
+    let mut restarted_client = RawClient::connect(restarted.port);
+    let (want, want_functions) = state_of(&mut master);
+    let (got, got_functions) = state_of(&mut restarted_client);
+    let missing: Vec<String> = want
+        .keys()
+        .filter(|id| !got.contains_key(*id))
+        .take(10)
+        .map(|(db, key)| format!("{db}:{}", String::from_utf8_lossy(key)))
+        .collect();
+    assert!(
+        want.keys().eq(got.keys()),
+        "different key sets after the restart: {} keys on the master, {} restarted, \
+         missing {missing:?}...",
+        want.len(),
+        got.len()
+    );
+    for (id, w) in &want {
+        assert!(w.contents == got[id].contents, "contents of {:?}", id);
+    }
+    assert_eq!(want_functions, got_functions, "FUNCTION DUMP");
 }

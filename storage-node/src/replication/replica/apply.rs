@@ -88,7 +88,13 @@ pub async fn run(shared: &Arc<Shared>, conn: Conn, generation: u64) -> io::Resul
             if !link.current(generation) {
                 return Ok(());
             }
-            if let Some(offset) = applier.apply(shared, keyspace, batch) {
+            let applied = applier.apply(shared, keyspace, batch);
+            // What the batch wrote reaches the AOF now (fsynced with `always`), as Redis
+            // writes it before its event loop sleeps.
+            if let Some(upto) = applied.aof_upto {
+                shared.aof.make_durable(upto);
+            }
+            if let Some(offset) = applied.ack {
                 writer.write_all(&ack_command(offset)).await?;
             }
         }
@@ -134,14 +140,13 @@ struct Applier {
 }
 
 impl Applier {
-    /// Runs a batch of commands under the keyspace lock. Returns the offset to
-    /// acknowledge when the batch held `REPLCONF GETACK`.
+    /// Runs a batch of commands under the keyspace lock.
     fn apply(
         &mut self,
         shared: &Shared,
         mut keyspace: MutexGuard<'_, Keyspace>,
         batch: Vec<(Vec<Bytes>, u64)>,
-    ) -> Option<u64> {
+    ) -> Applied {
         let stream_before = keyspace.propagation.offset();
         let mut ack = None;
         let mut boundary = self.applied;
@@ -182,11 +187,21 @@ impl Applier {
             shared.replication.feed_from_master(&chunk);
             self.applied = boundary;
         }
-        if keyspace.propagation.offset() != stream_before {
+        let stream_after = keyspace.propagation.offset();
+        let aof_upto = (stream_after != stream_before).then(|| {
             crate::propagation::publish(shared, &mut keyspace);
-        }
-        ack
+            stream_after
+        });
+        Applied { ack, aof_upto }
     }
+}
+
+/// What a batch leaves to do once the keyspace lock is released.
+struct Applied {
+    /// The offset to acknowledge, when the batch held `REPLCONF GETACK`.
+    ack: Option<u64>,
+    /// The end of what the batch wrote to this node's own stream (its AOF).
+    aof_upto: Option<u64>,
 }
 
 /// `REPLCONF GETACK <anything>`.
