@@ -451,6 +451,16 @@ fn read_only_and_stale_data_replies_match_redis() {
     let redis = ServerProcess::redis_server(&args);
     let mut a = RawClient::connect(node.port);
     let mut b = RawClient::connect(redis.port);
+    // INFO's replica lines, up to the master part.
+    let replica_lines = |c: &mut RawClient| -> Vec<String> {
+        String::from_utf8(bytes_of(&c.call(&["INFO", "replication"])))
+            .unwrap()
+            .lines()
+            .take_while(|l| !l.starts_with("connected_slaves"))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(replica_lines(&mut a), replica_lines(&mut b));
     let script = [
         vec!["GET", "k"],
         vec!["SET", "k", "v"],

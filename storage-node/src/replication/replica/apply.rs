@@ -47,7 +47,7 @@ pub async fn run(shared: &Arc<Shared>, conn: Conn, generation: u64) -> io::Resul
     });
     let applied = shared.replication.state().end();
     let mut applier = Applier {
-        client: master_client(shared),
+        client: master_client(),
         output: BytesMut::new(),
         applied,
         raw: BytesMut::from(&input[..]),

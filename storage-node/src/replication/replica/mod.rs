@@ -345,7 +345,13 @@ pub fn info_fields(shared: &Shared, out: &mut String) {
     let status = link.status();
     let (host, port) = status.master.clone().unwrap_or_default();
     let up = status.state == State::Connected;
-    let applied = shared.replication.state().end();
+    // Without a link and without a history (started with `replicaof`, never synced)
+    // Redis shows offsets of 1.
+    let applied = if up || status.has_history {
+        shared.replication.state().end()
+    } else {
+        1
+    };
     let read = if up {
         link.read_offset.load(Relaxed).max(applied)
     } else {
@@ -401,12 +407,11 @@ pub fn info_fields(shared: &Shared, out: &mut String) {
 
 /// A client that runs the master's stream: no replies leave, no gate refuses it, and its
 /// lookups see keys past their TTL (see [`expiry_for`]).
-fn master_client(shared: &Shared) -> Client {
+fn master_client() -> Client {
     let nowhere: std::net::SocketAddr = ([0, 0, 0, 0], 0).into();
     let handle = Arc::new(crate::server::clients::ClientHandle::new(
         0, nowhere, nowhere,
     ));
-    let _ = shared;
     let mut client = Client::new(handle, false);
     client.may_block = false;
     client.master = true;
