@@ -507,6 +507,28 @@ fn read_only_and_stale_data_replies_match_redis() {
 }
 
 #[test]
+fn blocked_clients_are_released_when_the_node_follows_a_master() {
+    let master_process = redis_master(&[]);
+    let node = ServerProcess::storage_node(&[]);
+    let mut blocked = RawClient::connect(node.port);
+    let mut admin = RawClient::connect(node.port);
+    blocked.send(&[b"BLPOP", b"queue", b"0"]);
+    test_harness::wait_blocked(&mut admin, 1);
+    ok(
+        &mut admin,
+        &["REPLICAOF", "127.0.0.1", &master_process.port.to_string()],
+    );
+    assert_eq!(
+        blocked.read_reply().0,
+        Frame::Error(
+            "UNBLOCKED force unblock from blocking operation, instance state changed \
+             (master -> replica?)"
+                .into()
+        )
+    );
+}
+
+#[test]
 fn replicaof_is_refused_in_cluster_mode() {
     let node = ServerProcess::storage_node(&["--cluster-enabled", "yes"]);
     let mut c = RawClient::connect(node.port);

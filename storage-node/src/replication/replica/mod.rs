@@ -44,6 +44,10 @@ pub const READONLY: &str = "READONLY You can't write against a read only replica
 pub const MASTERDOWN: &str =
     "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.";
 
+/// The error blocked clients get when the node starts following a (new) master.
+const UNBLOCKED: &str = "-UNBLOCKED force unblock from blocking operation, instance state \
+                         changed (master -> replica?)\r\n";
+
 /// Where the link is (ROLE's words).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
@@ -192,10 +196,17 @@ pub fn start_at_boot(shared: &Arc<Shared>) {
 /// can continue it. Called under the keyspace lock.
 pub fn replicate_from(
     shared: &Arc<Shared>,
-    _keyspace: &mut crate::keyspace::Keyspace,
+    keyspace: &mut crate::keyspace::Keyspace,
     host: String,
     port: u16,
 ) {
+    // Blocked clients wait for writes this node will no longer take from them (Redis's
+    // `disconnectAllBlockedClients`; Redis also closes their connections after the error).
+    for id in keyspace.blocking.ids() {
+        if let Some(blocked) = keyspace.blocking.remove(id) {
+            blocked.finish(Bytes::from_static(UNBLOCKED.as_bytes()));
+        }
+    }
     follow(shared, host, port, true);
 }
 
