@@ -262,3 +262,34 @@ fn a_bad_snapshot_keeps_the_old_data() {
     assert_eq!(replica.call(&["GET", "k"]), Frame::Null);
     assert_eq!(info(&mut replica, "master_link_status"), "down");
 }
+
+/// `-NOMASTERLINK` and `-LOADING` to PSYNC mean "not now": the replica tries again.
+#[test]
+fn a_master_not_ready_is_asked_again() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let master_port = listener.local_addr().unwrap().port().to_string();
+    let node = ServerProcess::storage_node(&["--replicaof", "127.0.0.1", &master_port]);
+    let port = node.port.to_string();
+    for refusal in [
+        "-NOMASTERLINK Can't SYNC while not connected with my master\r\n",
+        "-LOADING Redis is loading the dataset in memory\r\n",
+    ] {
+        let mut master = accept(&listener);
+        expect(&mut master, &["PING"], "+PONG\r\n");
+        expect(
+            &mut master,
+            &["REPLCONF", "listening-port", &port],
+            "+OK\r\n",
+        );
+        expect(
+            &mut master,
+            &["REPLCONF", "capa", "eof", "capa", "psync2"],
+            "+OK\r\n",
+        );
+        expect(&mut master, &["PSYNC", "?", "-1"], refusal);
+    }
+    let mut master = accept(&listener);
+    expect(&mut master, &["PING"], "+PONG\r\n");
+    let mut replica = RawClient::connect(node.port);
+    assert_eq!(info(&mut replica, "master_link_status"), "down");
+}
