@@ -153,8 +153,10 @@ fn handshake_snapshot_stream_acks_timeout_and_continue() {
     payload.extend(snapshot());
     payload.extend_from_slice(MARK.as_bytes());
     master.send_raw(&payload);
-    // The first ACK comes once the snapshot is loaded.
+    // The first ACK comes once the snapshot is loaded; the snapshot, received to disk,
+    // became the RDB file.
     wait_ack(&mut master, 1000);
+    assert_eq!(rdb_files(node.port), ["dump.rdb"]);
     assert_eq!(replica.call(&["GET", "k"]), Frame::Bulk("v".into()));
     assert_eq!(info(&mut replica, "master_link_status"), "up");
     assert_eq!(info(&mut replica, "master_replid"), MASTER_ID);
@@ -261,6 +263,21 @@ fn a_bad_snapshot_keeps_the_old_data() {
     assert_eq!(replica.call(&["GET", "mine"]), Frame::Bulk("1".into()));
     assert_eq!(replica.call(&["GET", "k"]), Frame::Null);
     assert_eq!(info(&mut replica, "master_link_status"), "down");
+    // Neither the temp file nor a bad RDB file is left behind.
+    assert_eq!(rdb_files(node.port), Vec::<String>::new());
+}
+
+/// The `.rdb` files in a harness node's directory.
+fn rdb_files(port: u16) -> Vec<String> {
+    let dir = std::env::temp_dir().join(format!("slotproxy-node-{port}"));
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".rdb"))
+        .collect();
+    names.sort();
+    names
 }
 
 /// `-NOMASTERLINK` and `-LOADING` to PSYNC mean "not now": the replica tries again.

@@ -4,8 +4,8 @@
 //! `$EOF:<40-byte mark>\r\n<bytes><mark>` (diskless, length unknown in advance).
 //!
 //! With `repl-diskless-load disabled` (and `on-empty-db` while the dataset is not empty)
-//! the bytes go to `dir/temp-<unixtime>.<pid>.rdb`, which is fsynced and renamed over
-//! `dbfilename` as in Redis, then read from there. With `swapdb` (and `on-empty-db` on
+//! the bytes go to `dir/temp-<unixtime>.<pid>.rdb`, which is fsynced, read, and once it
+//! proved a good snapshot renamed over `dbfilename` as in Redis. With `swapdb` (and `on-empty-db` on
 //! an empty dataset) they are kept in memory instead: this node reads a snapshot whole
 //! before it applies any of it anyway, so the only difference is the disk.
 //!
@@ -32,7 +32,7 @@ const MARK_LEN: usize = 40;
 /// Where the snapshot's bytes go while they arrive.
 enum Sink {
     Memory(Vec<u8>),
-    File { file: File, path: PathBuf },
+    File(TempRdb),
 }
 
 impl Sink {
@@ -42,7 +42,23 @@ impl Sink {
                 data.extend_from_slice(bytes);
                 Ok(())
             }
-            Sink::File { file, .. } => file.write_all(bytes),
+            Sink::File(temp) => temp.file.write_all(bytes),
+        }
+    }
+}
+
+/// The file a disk-based sync writes: removed unless it became `dbfilename`, also when
+/// the sync is abandoned midway (a newer REPLICAOF drops the task holding it).
+struct TempRdb {
+    file: File,
+    path: PathBuf,
+    installed: bool,
+}
+
+impl Drop for TempRdb {
+    fn drop(&mut self) {
+        if !self.installed {
+            let _ = std::fs::remove_file(&self.path);
         }
     }
 }
@@ -97,30 +113,19 @@ pub async fn receive_and_load(
             std::process::id()
         ));
         let file = File::create(&path)?;
-        Sink::File { file, path }
+        Sink::File(TempRdb {
+            file,
+            path,
+            installed: false,
+        })
     };
-    let result = read_payload(link, conn, &size, &mut sink).await;
-    let data = match (result, sink) {
-        (Ok(()), Sink::Memory(data)) => data,
-        (Ok(()), Sink::File { file, path }) => {
-            let target = dir.join(&dbfilename);
-            let installed = file
-                .sync_all()
-                .and_then(|()| crate::persistence::disk::rename_durably(&path, &target, &dir));
-            if let Err(e) = installed {
-                let _ = std::fs::remove_file(&path);
-                return Err(io::Error::other(format!(
-                    "Failed trying to rename the temp DB into {}: {e}",
-                    target.display()
-                )));
-            }
-            std::fs::read(&target)?
+    read_payload(link, conn, &size, &mut sink).await?;
+    let (data, temp) = match sink {
+        Sink::Memory(data) => (data, None),
+        Sink::File(temp) => {
+            temp.file.sync_all()?;
+            (std::fs::read(&temp.path)?, Some(temp))
         }
-        (Err(e), Sink::File { path, .. }) => {
-            let _ = std::fs::remove_file(&path);
-            return Err(e);
-        }
-        (Err(e), Sink::Memory(_)) => return Err(e),
     };
     crate::log::notice!("MASTER <-> REPLICA sync: Loading DB in memory");
     let started = Instant::now();
@@ -134,6 +139,17 @@ pub async fn receive_and_load(
                     "Failed trying to load the MASTER synchronization DB: {e}"
                 ))
             })?;
+    // A good snapshot becomes the RDB file, as in Redis; a bad one never replaces it.
+    if let Some(mut temp) = temp {
+        let target = dir.join(&dbfilename);
+        crate::persistence::disk::rename_durably(&temp.path, &target, &dir).map_err(|e| {
+            io::Error::other(format!(
+                "Failed trying to rename the temp DB into {}: {e}",
+                target.display()
+            ))
+        })?;
+        temp.installed = true;
+    }
     let mut keyspace = crate::scripting::busy::lock_keyspace_patiently(shared).await;
     if !link.current(generation) {
         return Err(io::Error::other(
