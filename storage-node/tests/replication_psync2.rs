@@ -112,6 +112,10 @@ fn a_promoted_node_lets_its_siblings_continue() {
         RawClient::connect(c.port),
     );
     write_some(&mut master, "before", 300);
+    // The old master's stream ends in database 5: the promoted node's must start with
+    // SELECT, or its siblings would apply its writes there.
+    ok(&mut master, &["SELECT", "5"]);
+    ok(&mut master, &["SET", "last-in-db5", "1"]);
     for replica in [&mut ca, &mut cb, &mut cc] {
         wait_in_sync(&mut master, replica);
     }

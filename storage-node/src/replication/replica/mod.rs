@@ -239,7 +239,7 @@ fn follow(shared: &Arc<Shared>, host: String, port: u16, offer_own_history: bool
 /// `REPLICAOF NO ONE`: become a master, keeping the data. The history goes on under a new
 /// replication id, the old one kept as the second id, so the former siblings continue
 /// with `+CONTINUE`. Called under the keyspace lock. False if this was a master already.
-pub fn promote(shared: &Shared, _keyspace: &mut crate::keyspace::Keyspace) -> bool {
+pub fn promote(shared: &Shared, keyspace: &mut crate::keyspace::Keyspace) -> bool {
     let link = &shared.replication.link;
     if !link.replica.swap(false, Relaxed) {
         return false;
@@ -258,6 +258,9 @@ pub fn promote(shared: &Shared, _keyspace: &mut crate::keyspace::Keyspace) -> bo
     link.up.store(false, Relaxed);
     shared.config_mut().replica.replicaof = None;
     shared.replication.shift_replid();
+    // Our own stream goes on where the master's stopped, in a database its replicas do
+    // not know: it starts with SELECT (Redis's `slaveseldb = -1`).
+    keyspace.propagation.restart_stream();
     true
 }
 
