@@ -75,19 +75,23 @@ fn expect(master: &mut RawClient, want: &[&str], reply: &str) {
     master.send_raw(reply.as_bytes());
 }
 
-fn info(client: &mut RawClient, name: &str) -> String {
+fn find_info(client: &mut RawClient, name: &str) -> Option<String> {
     let Frame::Bulk(text) = client.call(&["INFO", "replication"]) else {
         panic!("INFO is not a bulk string")
     };
     String::from_utf8_lossy(&text)
         .lines()
         .find_map(|l| l.strip_prefix(&format!("{name}:")).map(str::to_string))
-        .unwrap_or_else(|| panic!("no {name} in INFO replication"))
 }
 
+fn info(client: &mut RawClient, name: &str) -> String {
+    find_info(client, name).unwrap_or_else(|| panic!("no {name} in INFO replication"))
+}
+
+/// Waits (bounded) until INFO replication shows `name` with the value `want`.
 fn wait_info(client: &mut RawClient, name: &str, want: &str) {
     let start = Instant::now();
-    while info(client, name) != want {
+    while find_info(client, name).as_deref() != Some(want) {
         assert!(start.elapsed() < DEADLINE, "{name} never became {want}");
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -309,4 +313,54 @@ fn a_master_not_ready_is_asked_again() {
     expect(&mut master, &["PING"], "+PONG\r\n");
     let mut replica = RawClient::connect(node.port);
     assert_eq!(info(&mut replica, "master_link_status"), "down");
+}
+
+/// Plays a master for `replica` up to the middle of a `$<len>` snapshot: `len` announced,
+/// `sent` bytes of it sent. Returns the connection (the transfer stays open).
+fn stop_mid_transfer(listener: &TcpListener, len: usize, sent: usize) -> RawClient {
+    let mut master = accept(listener);
+    loop {
+        let command = next_command(&mut master, false);
+        match command[0].as_str() {
+            "PING" => master.send_raw(b"+PONG\r\n"),
+            "PSYNC" => break,
+            _ => master.send_raw(b"+OK\r\n"),
+        }
+    }
+    master.send_raw(format!("+FULLRESYNC {MASTER_ID} 0\r\n${len}\r\n").as_bytes());
+    master.send_raw(&vec![b'x'; sent]);
+    master
+}
+
+/// INFO's replica lines while a snapshot is half received, compared with a redis-server
+/// replica in the same state (the seconds since the last byte may differ by one).
+#[test]
+fn info_during_a_transfer_matches_redis() {
+    let mut lines = Vec::new();
+    for kind in ["storage-node", "redis-server"] {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let master_port = listener.local_addr().unwrap().port().to_string();
+        let server = if kind == "redis-server" {
+            ServerProcess::redis_server(&[])
+        } else {
+            ServerProcess::storage_node(&[])
+        };
+        let mut replica = RawClient::connect(server.port);
+        replica.call(&["REPLICAOF", "127.0.0.1", &master_port]);
+        let _master = stop_mid_transfer(&listener, 1000, 400);
+        wait_info(&mut replica, "master_sync_read_bytes", "400");
+        let Frame::Bulk(text) = replica.call(&["INFO", "replication"]) else {
+            panic!("INFO is not a bulk string")
+        };
+        let shown: Vec<String> = String::from_utf8_lossy(&text)
+            .lines()
+            .skip(1)
+            .take_while(|l| !l.starts_with("connected_slaves"))
+            .filter(|l| !l.starts_with("master_port") && !l.contains("seconds"))
+            .map(str::to_string)
+            .collect();
+        lines.push(shown);
+    }
+    assert_eq!(lines[0], lines[1]);
+    assert!(lines[0].iter().any(|l| l == "master_sync_left_bytes:600"));
 }
