@@ -315,9 +315,10 @@ fn a_master_not_ready_is_asked_again() {
     assert_eq!(info(&mut replica, "master_link_status"), "down");
 }
 
-/// Plays a master for `replica` up to the middle of a `$<len>` snapshot: `len` announced,
-/// `sent` bytes of it sent. Returns the connection (the transfer stays open).
-fn stop_mid_transfer(listener: &TcpListener, len: usize, sent: usize) -> RawClient {
+/// Plays a master for `replica` up to the middle of a snapshot: `len` announced (or the
+/// EOF-mark form when none), `sent` bytes of it sent. Returns the connection (the
+/// transfer stays open).
+fn stop_mid_transfer(listener: &TcpListener, len: Option<usize>, sent: usize) -> RawClient {
     let mut master = accept(listener);
     loop {
         let command = next_command(&mut master, false);
@@ -327,7 +328,8 @@ fn stop_mid_transfer(listener: &TcpListener, len: usize, sent: usize) -> RawClie
             _ => master.send_raw(b"+OK\r\n"),
         }
     }
-    master.send_raw(format!("+FULLRESYNC {MASTER_ID} 0\r\n${len}\r\n").as_bytes());
+    let preamble = len.map_or_else(|| format!("EOF:{MARK}"), |len| len.to_string());
+    master.send_raw(format!("+FULLRESYNC {MASTER_ID} 0\r\n${preamble}\r\n").as_bytes());
     master.send_raw(&vec![b'x'; sent]);
     master
 }
@@ -336,6 +338,12 @@ fn stop_mid_transfer(listener: &TcpListener, len: usize, sent: usize) -> RawClie
 /// replica in the same state (the seconds since the last byte may differ by one).
 #[test]
 fn info_during_a_transfer_matches_redis() {
+    for len in [Some(1000), None] {
+        info_during_a_transfer(len);
+    }
+}
+
+fn info_during_a_transfer(len: Option<usize>) {
     let mut lines = Vec::new();
     for kind in ["storage-node", "redis-server"] {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -347,7 +355,7 @@ fn info_during_a_transfer_matches_redis() {
         };
         let mut replica = RawClient::connect(server.port);
         replica.call(&["REPLICAOF", "127.0.0.1", &master_port]);
-        let _master = stop_mid_transfer(&listener, 1000, 400);
+        let _master = stop_mid_transfer(&listener, len, 400);
         wait_info(&mut replica, "master_sync_read_bytes", "400");
         let Frame::Bulk(text) = replica.call(&["INFO", "replication"]) else {
             panic!("INFO is not a bulk string")
@@ -361,6 +369,6 @@ fn info_during_a_transfer_matches_redis() {
             .collect();
         lines.push(shown);
     }
-    assert_eq!(lines[0], lines[1]);
-    assert!(lines[0].iter().any(|l| l == "master_sync_left_bytes:600"));
+    assert_eq!(lines[0], lines[1], "announced length {len:?}");
+    assert!(lines[0].iter().any(|l| l == "master_sync_read_bytes:400"));
 }

@@ -385,13 +385,14 @@ pub fn info_fields(shared: &Shared, out: &mut String) {
         u8::from(status.state == State::Sync),
     );
     if let (State::Sync, Some(transfer)) = (status.state, status.transfer) {
-        let total = transfer.total.map_or(-1, |t| t as i64);
-        let left = transfer
-            .total
-            .map_or(-1, |t| t.saturating_sub(transfer.read) as i64);
-        let perc = match transfer.total {
-            Some(t) if t > 0 => transfer.read as f64 * 100.0 / t as f64,
-            _ => 0.0,
+        // The EOF-mark form announces no length: Redis shows a total of 0 then, and the
+        // bytes left go negative.
+        let total = transfer.total.unwrap_or(0) as i64;
+        let left = total - transfer.read as i64;
+        let perc = if total > 0 {
+            transfer.read as f64 * 100.0 / total as f64
+        } else {
+            0.0
         };
         let _ = write!(
             out,
