@@ -372,3 +372,51 @@ fn info_during_a_transfer(len: Option<usize>) {
     assert_eq!(lines[0], lines[1], "announced length {len:?}");
     assert!(lines[0].iter().any(|l| l == "master_sync_read_bytes:400"));
 }
+
+/// INFO's replica lines without the ones that count seconds.
+fn replica_lines(replica: &mut RawClient) -> Vec<String> {
+    let Frame::Bulk(text) = replica.call(&["INFO", "replication"]) else {
+        panic!("INFO is not a bulk string")
+    };
+    String::from_utf8_lossy(&text)
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.starts_with("connected_slaves"))
+        .filter(|l| !l.starts_with("master_port") && !l.contains("seconds"))
+        .map(str::to_string)
+        .collect()
+}
+
+/// INFO's replica lines with the link up and after it dropped, compared with a
+/// redis-server replica fed the same bytes.
+#[test]
+fn info_with_the_link_up_and_down_matches_redis() {
+    let mut shown = Vec::new();
+    for kind in ["storage-node", "redis-server"] {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let master_port = listener.local_addr().unwrap().port().to_string();
+        let server = if kind == "redis-server" {
+            ServerProcess::redis_server(&[])
+        } else {
+            ServerProcess::storage_node(&[])
+        };
+        let mut replica = RawClient::connect(server.port);
+        replica.call(&["REPLICAOF", "127.0.0.1", &master_port]);
+        let rdb = snapshot();
+        let mut master = stop_mid_transfer(&listener, Some(rdb.len()), 0);
+        master.send_raw(&rdb);
+        // The snapshot is at offset 0 (see `stop_mid_transfer`).
+        wait_ack(&mut master, 0);
+        let stream = request(&["SET", "a", "1"]);
+        master.send_raw(&stream);
+        let offset = stream.len().to_string();
+        wait_info(&mut replica, "slave_repl_offset", &offset);
+        let up = replica_lines(&mut replica);
+        drop(master);
+        wait_info(&mut replica, "master_link_status", "down");
+        let down = replica_lines(&mut replica);
+        shown.push((up, down));
+    }
+    assert_eq!(shown[0].0, shown[1].0, "link up");
+    assert_eq!(shown[0].1, shown[1].1, "link down");
+}
