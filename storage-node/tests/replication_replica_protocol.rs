@@ -223,6 +223,26 @@ fn handshake_snapshot_stream_acks_timeout_and_continue() {
     }
     // The data of before the drop is still there: no full sync happened.
     assert_eq!(replica.call(&["GET", "k"]), Frame::Bulk("v".into()));
+
+    // Expiry times already past when the stream brings them (a write applied late) hide
+    // the keys but leave them for the master's DEL, as on a redis-server replica.
+    let late = [
+        request(&["SET", "p", "1"]),
+        request(&["PEXPIREAT", "p", "1"]),
+        request(&["SET", "q", "1"]),
+        request(&["GETEX", "q", "PXAT", "1"]),
+        request(&["SET", "done", "1"]),
+    ]
+    .concat();
+    master.send_raw(&late);
+    let start = Instant::now();
+    while replica.call(&["GET", "done"]) != Frame::Bulk("1".into()) {
+        assert!(start.elapsed() < DEADLINE, "the late writes");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert_eq!(replica.call(&["EXISTS", "p", "q"]), Frame::Integer(0));
+    // k, a, b, p, q, done.
+    assert_eq!(replica.call(&["DBSIZE"]), Frame::Integer(6));
 }
 
 #[test]

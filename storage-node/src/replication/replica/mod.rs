@@ -269,6 +269,13 @@ pub fn master(shared: &Shared) -> Option<(String, u16)> {
     shared.replication.link.status().master.clone()
 }
 
+/// Whether a command given an expiry time already past removes the key at once (Redis's
+/// `checkAlreadyExpired`). Not on a replica: its master's DEL removes it, so a write that
+/// arrives late in the stream never makes the replica differ.
+pub fn removes_past_expiry(shared: &Shared) -> bool {
+    !is_replica(shared)
+}
+
 /// How the running command treats expired keys (see [`Expiry`]).
 pub fn expiry_for(shared: &Shared, client: &Client) -> Expiry {
     if !is_replica(shared) {
