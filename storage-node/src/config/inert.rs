@@ -9,7 +9,8 @@
 //!
 //! - persistence, replication, TLS, ACL files, syslog, process and OS tuning, the latency
 //!   monitor and slow log, active defragmentation, lazy freeing: the node has none of these
-//!   mechanisms (`latency-tracking` and its percentiles, for INFO latencystats, are honoured);
+//!   mechanisms (`latency-tracking` and its percentiles, for INFO latencystats, are honoured;
+//!   so are the replica side's settings, in `super::replica`);
 //! - `maxmemory`, `maxmemory-clients`, `maxmemory-samples`, `maxmemory-eviction-tenacity`:
 //!   the node does not evict (`maxmemory-policy` and `lfu-*` are honoured as far as OBJECT
 //!   FREQ / IDLETIME go: see `keyspace::lfu`);
