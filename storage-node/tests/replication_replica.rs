@@ -394,6 +394,45 @@ fn link_flaps_continue_partially_and_the_data_matches() {
     assert!(info_u64(&mut master, "stats", "sync_partial_ok") >= 20);
 }
 
+/// With a backlog too small for the gap a flap leaves, the replica syncs in full again
+/// (its data replaced while the load goes on) and still ends equal to the master.
+#[test]
+fn a_flap_past_a_tiny_backlog_syncs_in_full_and_the_data_matches() {
+    let master_process = redis_master(&["--repl-backlog-size", "16384"]);
+    let mut master = RawClient::connect(master_process.port);
+    populate(&mut master);
+    let node = ServerProcess::storage_node(&[]);
+    let mut replica = RawClient::connect(node.port);
+    ok(
+        &mut replica,
+        &["REPLICAOF", "127.0.0.1", &master_process.port.to_string()],
+    );
+    wait_in_sync(&mut master, &mut replica);
+    let load = std::thread::spawn({
+        let port = master_process.port;
+        move || write_load(port, 2000, 7)
+    });
+    for flap in 0..3 {
+        let before = info_u64(&mut master, "stats", "sync_full");
+        assert_eq!(
+            master.call(&["CLIENT", "KILL", "TYPE", "replica"]),
+            Frame::Integer(1),
+            "flap {flap}"
+        );
+        // The writes during the second before the replica reconnects overrun 16 KB.
+        wait_for("a full sync after the flap", || {
+            info_u64(&mut master, "stats", "sync_full") > before
+                || info_u64(&mut master, "stats", "sync_partial_ok") > 0
+        });
+        wait_for("the replica to be up again", || {
+            info(&mut replica, "replication", "master_link_status").as_deref() == Some("up")
+        });
+    }
+    load.join().unwrap();
+    assert_replica_matches(&mut master, &mut replica);
+    assert!(info_u64(&mut master, "stats", "sync_full") >= 2);
+}
+
 #[test]
 fn expired_keys_stay_on_the_replica_until_the_master_deletes_them() {
     let master_process = redis_master(&[]);
