@@ -440,3 +440,31 @@ fn info_with_the_link_up_and_down_matches_redis() {
     assert_eq!(shown[0].0, shown[1].0, "link up");
     assert_eq!(shown[0].1, shown[1].1, "link down");
 }
+
+/// `repl-diskless-load on-empty-db`: an empty node loads the snapshot from memory (no
+/// file appears), a node holding data goes through the disk (the snapshot becomes
+/// `dump.rdb`), as Redis decides.
+#[test]
+fn on_empty_db_loads_from_memory_only_when_empty() {
+    let node = ServerProcess::storage_node(&["--repl-diskless-load", "on-empty-db"]);
+    let mut replica = RawClient::connect(node.port);
+    for (round, want_files) in [(0, Vec::<String>::new()), (1, vec!["dump.rdb".to_string()])] {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let master_port = listener.local_addr().unwrap().port().to_string();
+        assert_eq!(
+            replica.call(&["REPLICAOF", "127.0.0.1", &master_port]),
+            Frame::Simple("OK".into()),
+            "round {round}"
+        );
+        let rdb = snapshot();
+        let mut master = stop_mid_transfer(&listener, Some(rdb.len()), 0);
+        master.send_raw(&rdb);
+        wait_ack(&mut master, 0);
+        assert_eq!(replica.call(&["GET", "k"]), Frame::Bulk("v".into()));
+        assert_eq!(rdb_files(node.port), want_files, "round {round}");
+        assert_eq!(
+            replica.call(&["REPLICAOF", "NO", "ONE"]),
+            Frame::Simple("OK".into())
+        );
+    }
+}

@@ -92,7 +92,10 @@ pub async fn receive_and_load(
     };
     let in_memory = match mode {
         DisklessLoad::Swapdb => true,
-        DisklessLoad::OnEmptyDb => shared.lock_keyspace().dbs().iter().all(|db| db.is_empty()),
+        DisklessLoad::OnEmptyDb => {
+            let keyspace = crate::scripting::busy::lock_keyspace_patiently(shared).await;
+            keyspace.dbs().iter().all(|db| db.is_empty())
+        }
         DisklessLoad::Disabled => false,
     };
     let total = match &size {
