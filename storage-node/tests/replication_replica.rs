@@ -565,6 +565,8 @@ fn blocked_clients_are_released_when_the_node_follows_a_master() {
                 .into()
         )
     );
+    // Then the connection closes, as Redis closes it after the error.
+    assert!(blocked.try_read_reply().is_none());
 }
 
 #[test]

@@ -200,10 +200,13 @@ pub fn replicate_from(
     host: String,
     port: u16,
 ) {
-    // Blocked clients wait for writes this node will no longer take from them (Redis's
-    // `disconnectAllBlockedClients`; Redis also closes their connections after the error).
+    // Blocked clients wait for writes this node will no longer take from them: they get
+    // an error and their connections close once it is written (Redis's
+    // `disconnectAllBlockedClients`). The flag alone, without the kill notification, lets
+    // the connection write the reply first: it checks the flag after every write.
     for id in keyspace.blocking.ids() {
         if let Some(blocked) = keyspace.blocking.remove(id) {
+            blocked.handle.killed.store(true, Relaxed);
             blocked.finish(Bytes::from_static(UNBLOCKED.as_bytes()));
         }
     }
