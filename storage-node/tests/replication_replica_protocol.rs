@@ -335,10 +335,18 @@ fn a_master_not_ready_is_asked_again() {
     assert_eq!(info(&mut replica, "master_link_status"), "down");
 }
 
-/// Plays a master for `replica` up to the middle of a snapshot: `len` announced (or the
-/// EOF-mark form when none), `sent` bytes of it sent. Returns the connection (the
-/// transfer stays open).
-fn stop_mid_transfer(listener: &TcpListener, len: Option<usize>, sent: usize) -> RawClient {
+/// How the test's master announces a snapshot.
+#[derive(Clone, Copy, Debug)]
+enum Announce {
+    /// Not yet: `+FULLRESYNC` only.
+    Nothing,
+    Len(usize),
+    EofMark,
+}
+
+/// Plays a master for `replica` up to the middle of a snapshot: announced as `announce`,
+/// `sent` bytes of it sent. Returns the connection (the transfer stays open).
+fn stop_mid_transfer(listener: &TcpListener, announce: Announce, sent: usize) -> RawClient {
     let mut master = accept(listener);
     loop {
         let command = next_command(&mut master, false);
@@ -348,8 +356,12 @@ fn stop_mid_transfer(listener: &TcpListener, len: Option<usize>, sent: usize) ->
             _ => master.send_raw(b"+OK\r\n"),
         }
     }
-    let preamble = len.map_or_else(|| format!("EOF:{MARK}"), |len| len.to_string());
-    master.send_raw(format!("+FULLRESYNC {MASTER_ID} 0\r\n${preamble}\r\n").as_bytes());
+    master.send_raw(format!("+FULLRESYNC {MASTER_ID} 0\r\n").as_bytes());
+    match announce {
+        Announce::Nothing => return master,
+        Announce::Len(len) => master.send_raw(format!("${len}\r\n").as_bytes()),
+        Announce::EofMark => master.send_raw(format!("$EOF:{MARK}\r\n").as_bytes()),
+    }
     master.send_raw(&vec![b'x'; sent]);
     master
 }
@@ -358,12 +370,16 @@ fn stop_mid_transfer(listener: &TcpListener, len: Option<usize>, sent: usize) ->
 /// replica in the same state (the seconds since the last byte may differ by one).
 #[test]
 fn info_during_a_transfer_matches_redis() {
-    for len in [Some(1000), None] {
-        info_during_a_transfer(len);
+    for (announce, read) in [
+        (Announce::Len(1000), "400"),
+        (Announce::EofMark, "400"),
+        (Announce::Nothing, "0"),
+    ] {
+        info_during_a_transfer(announce, read);
     }
 }
 
-fn info_during_a_transfer(len: Option<usize>) {
+fn info_during_a_transfer(announce: Announce, read: &str) {
     let mut lines = Vec::new();
     for kind in ["storage-node", "redis-server"] {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -375,8 +391,9 @@ fn info_during_a_transfer(len: Option<usize>) {
         };
         let mut replica = RawClient::connect(server.port);
         replica.call(&["REPLICAOF", "127.0.0.1", &master_port]);
-        let _master = stop_mid_transfer(&listener, len, 400);
-        wait_info(&mut replica, "master_sync_read_bytes", "400");
+        let _master = stop_mid_transfer(&listener, announce, 400);
+        wait_info(&mut replica, "master_sync_in_progress", "1");
+        wait_info(&mut replica, "master_sync_read_bytes", read);
         let Frame::Bulk(text) = replica.call(&["INFO", "replication"]) else {
             panic!("INFO is not a bulk string")
         };
@@ -389,8 +406,10 @@ fn info_during_a_transfer(len: Option<usize>) {
             .collect();
         lines.push(shown);
     }
-    assert_eq!(lines[0], lines[1], "announced length {len:?}");
-    assert!(lines[0].iter().any(|l| l == "master_sync_read_bytes:400"));
+    assert_eq!(lines[0], lines[1], "{announce:?}");
+    assert!(lines[0]
+        .iter()
+        .any(|l| *l == format!("master_sync_read_bytes:{read}")));
 }
 
 /// INFO's replica lines without the ones that count seconds.
@@ -423,7 +442,7 @@ fn info_with_the_link_up_and_down_matches_redis() {
         let mut replica = RawClient::connect(server.port);
         replica.call(&["REPLICAOF", "127.0.0.1", &master_port]);
         let rdb = snapshot();
-        let mut master = stop_mid_transfer(&listener, Some(rdb.len()), 0);
+        let mut master = stop_mid_transfer(&listener, Announce::Len(rdb.len()), 0);
         master.send_raw(&rdb);
         // The snapshot is at offset 0 (see `stop_mid_transfer`).
         wait_ack(&mut master, 0);
@@ -457,7 +476,7 @@ fn on_empty_db_loads_from_memory_only_when_empty() {
             "round {round}"
         );
         let rdb = snapshot();
-        let mut master = stop_mid_transfer(&listener, Some(rdb.len()), 0);
+        let mut master = stop_mid_transfer(&listener, Announce::Len(rdb.len()), 0);
         master.send_raw(&rdb);
         wait_ack(&mut master, 0);
         assert_eq!(replica.call(&["GET", "k"]), Frame::Bulk("v".into()));

@@ -77,8 +77,9 @@ impl State {
 /// The progress of a snapshot transfer (INFO's `master_sync_*`).
 #[derive(Clone, Copy, Debug)]
 pub struct Transfer {
-    /// Bytes announced (`$<len>`), or none for the EOF-mark form.
-    pub total: Option<u64>,
+    /// Redis's `repl_transfer_size`: the bytes announced (`$<len>`), 0 for the EOF-mark
+    /// form (no length), -1 until the master sends either.
+    pub total: i64,
     pub read: u64,
     pub last_io: Instant,
 }
@@ -395,11 +396,11 @@ pub fn info_fields(shared: &Shared, out: &mut String) {
         u8::from(status.state == State::Sync),
     );
     if let (State::Sync, Some(transfer)) = (status.state, status.transfer) {
-        // The EOF-mark form announces no length: Redis shows a total of 0 then, and the
-        // bytes left go negative.
-        let total = transfer.total.unwrap_or(0) as i64;
+        // Without a length (EOF-mark form, or none yet) the bytes left go negative, and
+        // before any is announced the percentage is -0.00, as Redis computes them.
+        let total = transfer.total;
         let left = total - transfer.read as i64;
-        let perc = if total > 0 {
+        let perc = if total != 0 {
             transfer.read as f64 * 100.0 / total as f64
         } else {
             0.0

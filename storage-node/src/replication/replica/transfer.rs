@@ -79,9 +79,16 @@ pub async fn receive_and_load(
     offset: u64,
 ) -> io::Result<()> {
     let link = &shared.replication.link;
+    // The transfer starts with +FULLRESYNC; the master may take a while to announce the
+    // snapshot's size.
+    link.set_state(State::Sync);
+    link.status().transfer = Some(Transfer {
+        total: -1,
+        read: 0,
+        last_io: Instant::now(),
+    });
     let preamble = conn.line().await?;
     let size = parse_preamble(&preamble)?;
-    link.set_state(State::Sync);
     let (mode, dir, dbfilename) = {
         let config = shared.config();
         (
@@ -218,8 +225,8 @@ async fn read_payload(
     // The EOF form: the last MARK_LEN bytes seen are held back until more arrive.
     let mut held: Vec<u8> = Vec::new();
     let total = match size {
-        Size::Len(len) => Some(*len),
-        Size::Mark(_) => None,
+        Size::Len(len) => *len as i64,
+        Size::Mark(_) => 0,
     };
     loop {
         match size {
