@@ -4,8 +4,9 @@
 //! 4711:M 25 Nov 2026 12:00:01.123 * Ready to accept connections on port 6379
 //! ```
 //!
-//! `pid:role day month year time.ms mark message`; the mark gives the level as Redis writes
-//! it (`.` debug, `-` verbose, `*` notice, `#` warning). Lines below `loglevel` are
+//! `pid:role day month year time.ms mark message`; the role is `M` on a master, `S` on a
+//! replica; the mark gives the level as Redis writes it (`.` debug, `-` verbose, `*`
+//! notice, `#` warning). Lines below `loglevel` are
 //! dropped. `logfile ""` logs to standard output, or nowhere once daemonized (Redis then
 //! logs to /dev/null); a path is opened in append mode for every line, as Redis does, so a
 //! log rotated away by logrotate is simply created again. Times are UTC (the node does not
@@ -62,6 +63,13 @@ enum Target {
 
 static LEVEL: AtomicU8 = AtomicU8::new(Level::Notice as u8);
 static TARGET: Mutex<Target> = Mutex::new(Target::Stdout);
+/// The role letter of every line: `M` for a master, `S` for a replica.
+static ROLE: AtomicU8 = AtomicU8::new(b'M');
+
+/// Lines from now on say the node is a replica (`S`) or a master (`M`).
+pub fn set_replica(replica: bool) {
+    ROLE.store(if replica { b'S' } else { b'M' }, Ordering::Relaxed);
+}
 
 /// Sets where the log goes (`logfile`), checking first that a log file can be opened: a
 /// node that cannot write its log refuses to start, as Redis does.
@@ -103,8 +111,9 @@ pub fn write(level: Level, message: fmt::Arguments<'_>) {
         return;
     }
     let line = format!(
-        "{}:M {} {} {}\n",
+        "{}:{} {} {} {}\n",
         std::process::id(),
+        char::from(ROLE.load(Ordering::Relaxed)),
         timestamp(),
         level.mark(),
         message

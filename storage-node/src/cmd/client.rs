@@ -322,6 +322,16 @@ fn kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
         killed += 1;
     }
+    // A replica's link to its master is no registered client: it matches TYPE master
+    // alone, and is dropped (it connects again and continues with PSYNC).
+    let master_only = filter.addr.is_none() && filter.laddr.is_none() && filter.id.is_none();
+    if !old_form
+        && master_only
+        && filter.kind == Some(ClientType::Master)
+        && ctx.shared.replication.link.drop_master_connection()
+    {
+        killed += 1;
+    }
     if old_form {
         if killed == 0 {
             return Err("ERR No such client".into());

@@ -118,6 +118,7 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
 
     let now = ctx.now_ms();
+    let removes_past = crate::replication::replica::removes_past_expiry(ctx.shared);
     let db = ctx.db();
     let replaced = options.replace && db.remove(key).is_some();
     // Redis adds in signed 64 bits and lets a huge TTL wrap into the past.
@@ -126,7 +127,7 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     } else {
         ttl.wrapping_add(now as i64)
     };
-    if ttl != 0 && expire_at <= now as i64 {
+    if ttl != 0 && expire_at <= now as i64 && removes_past {
         if replaced {
             ctx.notify(crate::pubsub::notify::GENERIC, "del", key);
             ctx.propagate_as(vec![Bytes::from_static(b"DEL"), key.clone()]);

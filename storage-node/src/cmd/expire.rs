@@ -145,6 +145,7 @@ fn expire_generic(
     let base_ms = if base == Base::Now { now } else { 0 };
     let when = absolute_expire_ms(&args[2], base_ms, unit == Unit::Seconds, command)?;
     let key = &args[1];
+    let removes_past = crate::replication::replica::removes_past_expiry(ctx.shared);
     let db = ctx.db();
     let Some(entry) = db.get_mut(key) else {
         ctx.out.integer(0);
@@ -157,7 +158,7 @@ fn expire_generic(
     }
     // Propagated as DEL, or as PEXPIREAT with the conditions given (Redis's
     // `expireGenericCommand`), so a replay later sets the same instant.
-    if when <= now {
+    if when <= now && removes_past {
         db.remove(key);
         ctx.notify(crate::pubsub::notify::GENERIC, "del", key);
         ctx.propagate_as(vec![Bytes::from_static(b"DEL"), key.clone()]);

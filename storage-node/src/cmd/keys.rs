@@ -263,6 +263,9 @@ fn randomkey(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 /// each round either answers or shrinks the database.
 fn random_live_key(db: &mut Db) -> Option<CompactBytes> {
     let mut rng = rand::thread_rng();
+    // A replica hides expired keys without removing them: after this many draws of
+    // expired keys it answers one anyway, as Redis's RANDOMKEY does on a replica.
+    let mut draws_left = 100;
     while !db.is_empty() {
         // A random slot, then the first non-empty one from there (wrapping), then a random
         // key in it. Not perfectly uniform, like Redis's own bucket sampling.
@@ -279,8 +282,15 @@ fn random_live_key(db: &mut Db) -> Option<CompactBytes> {
         if !expired {
             return Some(key);
         }
-        // The lookup removes the expired key.
+        // The lookup removes the expired key (not on a replica).
+        let before = db.len();
         db.peek(&key);
+        if db.len() == before {
+            draws_left -= 1;
+            if draws_left == 0 {
+                return Some(key);
+            }
+        }
     }
     None
 }

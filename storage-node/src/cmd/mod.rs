@@ -30,6 +30,7 @@ mod object;
 mod pubsub;
 mod replconf;
 mod role;
+mod replicaof;
 mod save;
 mod scan;
 mod scripting;
@@ -171,6 +172,7 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     pubsub::COMMANDS,
     replconf::COMMANDS,
     role::COMMANDS,
+    replicaof::COMMANDS,
     scan::COMMANDS,
     scripting::COMMANDS,
     save::COMMANDS,
@@ -344,6 +346,7 @@ fn dispatch(
     // Commands inside EXEC (or a script) see the clock of the command that runs them.
     if !client.nested {
         keyspace.set_now(unix_time_ms());
+        keyspace.expiry = crate::replication::replica::expiry_for(shared, client);
     }
     let proto = client.proto;
     let mut ctx = Ctx {
@@ -356,7 +359,8 @@ fn dispatch(
     let gates = transaction::check_allowed(ctx.client, spec)
         .and_then(|()| pubsub::check_subscriber_mode(&ctx, spec))
         .and_then(|()| check_disk_errors(&ctx, spec))
-        .and_then(|()| check_good_replicas(&ctx, spec));
+        .and_then(|()| check_good_replicas(&ctx, spec))
+        .and_then(|()| crate::replication::replica::check_command(shared, ctx.client, spec));
     if let Err(e) = gates {
         ctx.keyspace.command_stats.rejected(spec.name.as_str());
         return Err(transaction::rejected(ctx.keyspace, ctx.client, args, e));

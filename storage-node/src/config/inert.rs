@@ -9,7 +9,8 @@
 //!
 //! - persistence, replication, TLS, ACL files, syslog, process and OS tuning, the latency
 //!   monitor and slow log, active defragmentation, lazy freeing: the node has none of these
-//!   mechanisms (`latency-tracking` and its percentiles, for INFO latencystats, are honoured);
+//!   mechanisms (`latency-tracking` and its percentiles, for INFO latencystats, are honoured;
+//!   so are the replica side's settings, in `super::replica`);
 //! - `maxmemory`, `maxmemory-clients`, `maxmemory-samples`, `maxmemory-eviction-tenacity`:
 //!   the node does not evict (`maxmemory-policy` and `lfu-*` are honoured as far as OBJECT
 //!   FREQ / IDLETIME go: see `keyspace::lfu`);
@@ -242,8 +243,6 @@ pub const INERT: &[Inert] = &[
         Access::Mutable,
         "0",
     ),
-    inert("masterauth", Kind::Text, Access::Mutable, ""),
-    inert("masteruser", Kind::Text, Access::Mutable, ""),
     inert("maxmemory", Kind::UnsignedMemory, Access::Mutable, "0"),
     inert(
         "maxmemory-clients",
@@ -304,20 +303,6 @@ pub const INERT: &[Inert] = &[
         "no",
     ),
     inert(
-        "repl-diskless-load",
-        Kind::Enum(&["disabled", "on-empty-db", "swapdb"]),
-        Access::Mutable,
-        "disabled",
-    ),
-    inert("replica-announce-ip", Kind::Text, Access::Mutable, ""),
-    inert(
-        "replica-announce-port",
-        Kind::Int { min: 0, max: 65535 },
-        Access::Mutable,
-        "0",
-    ),
-    inert("replica-announced", Kind::Bool, Access::Mutable, "yes"),
-    inert(
         "replica-ignore-disk-write-errors",
         Kind::Bool,
         Access::Mutable,
@@ -330,23 +315,6 @@ pub const INERT: &[Inert] = &[
         "yes",
     ),
     inert("replica-lazy-flush", Kind::Bool, Access::Mutable, "no"),
-    inert(
-        "replica-priority",
-        Kind::Int {
-            min: 0,
-            max: INT_MAX,
-        },
-        Access::Mutable,
-        "100",
-    ),
-    inert("replica-read-only", Kind::Bool, Access::Mutable, "yes"),
-    inert(
-        "replica-serve-stale-data",
-        Kind::Bool,
-        Access::Mutable,
-        "yes",
-    ),
-    inert("replicaof", Kind::Words, Access::Immutable, ""),
     inert(
         "sanitize-dump-payload",
         Kind::Enum(&["no", "yes", "clients"]),

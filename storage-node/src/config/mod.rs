@@ -9,6 +9,7 @@ mod file;
 pub mod inert;
 pub mod params;
 pub mod repl;
+pub mod replica;
 mod rewrite;
 
 pub use file::{apply_file, parse_args, stdin_config, ConfigError};
@@ -81,6 +82,8 @@ pub struct Config {
     pub aof: aof::AofSettings,
     /// The master side's replication settings.
     pub repl: repl::ReplSettings,
+    /// The replica side's settings (`crate::replication::replica`).
+    pub replica: replica::ReplicaSettings,
     /// The config file the node was started with, if any (INFO `config_file`).
     pub config_file: Option<PathBuf>,
     /// `notify-keyspace-events` as flags (`crate::pubsub::notify`).
@@ -224,6 +227,7 @@ impl Default for Config {
             appendonly: false,
             aof: aof::AofSettings::default(),
             repl: repl::ReplSettings::default(),
+            replica: replica::ReplicaSettings::default(),
             config_file: None,
             notify_keyspace_events: 0,
             client_output_buffer_limit: crate::pubsub::OutputBufferLimits::default(),

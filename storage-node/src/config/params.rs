@@ -8,7 +8,7 @@
 
 use slotproxy::numbers::parse_i64;
 
-use super::{aof, checks, inert, repl, Config};
+use super::{aof, checks, inert, repl, replica, Config};
 use crate::server::protection::ProtectedAction;
 
 /// Whether CONFIG SET may change a setting.
@@ -326,6 +326,7 @@ pub fn names() -> impl Iterator<Item = &'static str> {
         .chain(ALIASES.iter().map(|&(alias, _)| alias))
         .chain(aof::PARAMS.iter().map(|p| p.name))
         .chain(repl::PARAMS.iter().map(|p| p.name))
+        .chain(replica::PARAMS.iter().map(|p| p.name))
         .chain(inert::INERT.iter().map(|i| i.param.name))
         .chain(inert::INERT_ALIASES.iter().map(|&(alias, _)| alias))
 }
@@ -337,6 +338,7 @@ pub fn find(name: &str) -> Option<&'static Param> {
         .iter()
         .chain(aof::PARAMS)
         .chain(repl::PARAMS)
+        .chain(replica::PARAMS)
         .find(|p| p.name.eq_ignore_ascii_case(name))
         .or_else(|| inert::find(name).map(|i| &i.param))
 }
@@ -576,6 +578,10 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         let checked = checked_value(param, values)?;
         return repl::apply(&mut config.repl, param.name, &checked);
     }
+    if replica::PARAMS.iter().any(|p| p.name == param.name) {
+        let checked = checked_value(param, values)?;
+        return replica::apply(&mut config.replica, param.name, &checked);
+    }
     let kind = param.kind;
     match canonical(param.name) {
         "port" => config.port = number(kind, values)? as u16,
@@ -744,6 +750,9 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
         "lfu-decay-time" => config.lfu_decay_time.to_string(),
         other if aof::PARAMS.iter().any(|p| p.name == other) => aof::get(&config.aof, other)?,
         other if repl::PARAMS.iter().any(|p| p.name == other) => repl::get(&config.repl, other)?,
+        other if replica::PARAMS.iter().any(|p| p.name == other) => {
+            replica::get(&config.replica, other)?
+        }
         other => {
             let inert = inert::find(other)?;
             config

@@ -156,6 +156,11 @@ impl BlockingRegistry {
         Some((entry, ids))
     }
 
+    /// Every blocked client's id.
+    pub fn ids(&self) -> Vec<u64> {
+        self.blocked.keys().copied().collect()
+    }
+
     /// A blocked client, to check what it waits for and run its command again.
     pub fn get(&self, id: u64) -> Option<&Blocked> {
         self.blocked.get(&id)

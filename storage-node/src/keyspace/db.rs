@@ -63,6 +63,21 @@ pub struct Db {
     /// The running snapshot's pre-images, while it has not written this database yet
     /// (`super::snapshot_cow`).
     pub(super) cow: Option<Box<SnapshotCow>>,
+    /// How expired keys are treated (set by the keyspace before each use).
+    pub(super) expiry: Expiry,
+}
+
+/// How lookups treat a key past its expiry time. A replica never removes keys on its own:
+/// its master's DEL arrives in the stream (Redis 7.0's `expireIfNeeded` on a replica).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Expiry {
+    /// A master: expired keys are removed when found (and propagated as DEL).
+    #[default]
+    Remove,
+    /// A replica serving its clients: expired keys look missing but stay.
+    Hide,
+    /// A replica applying its master's stream: keys live until the master removes them.
+    Ignore,
 }
 
 /// The LRU clock: Unix seconds, truncated to 32 bits.
@@ -104,6 +119,11 @@ impl Db {
         self.now_ms
     }
 
+    /// Whether `entry` counts as expired now (never while the master's stream applies).
+    fn dead(&self, entry: &Entry) -> bool {
+        self.expiry != Expiry::Ignore && entry.is_expired(self.now_ms)
+    }
+
     /// Removes `key` if it has expired. Returns true if it was removed.
     fn expire_if_needed(&mut self, key: &[u8]) -> bool {
         let slot = key_slot(key) as usize;
@@ -112,16 +132,18 @@ impl Db {
     }
 
     fn expire_at(&mut self, slot: usize, hash: u64, key: &[u8]) -> bool {
-        let now = self.now_ms;
         let Some(table) = self.slots.get(slot) else {
             return false;
         };
         let expired = table
             .find_index(hash, key)
-            .filter(|&index| table.at(index).is_some_and(|e| e.is_expired(now)));
+            .filter(|&index| table.at(index).is_some_and(|e| self.dead(e)));
         let Some(index) = expired else {
             return false;
         };
+        if self.expiry == Expiry::Hide {
+            return true;
+        }
         self.preserve(key);
         let Some(removed) = self.slots[slot].remove_at(index) else {
             return false;
@@ -156,11 +178,13 @@ impl Db {
         let now = self.now_ms;
         let found = self.slots.get(slot).and_then(|t| t.find_index(hash, key));
         let entry = match found {
-            Some(index)
-                if self.slots[slot]
-                    .at(index)
-                    .is_some_and(|e| e.is_expired(now)) =>
-            {
+            Some(index) if self.slots[slot].at(index).is_some_and(|e| self.dead(e)) => {
+                if self.expiry == Expiry::Hide {
+                    if count {
+                        self.misses += 1;
+                    }
+                    return None;
+                }
                 self.preserve(key);
                 if let Some(removed) = self.slots[slot].remove_at(index) {
                     self.count_expired(&removed, key);
@@ -206,7 +230,7 @@ impl Db {
     /// Whether `key` is stored but past its expiry time (Redis's `keyIsExpired`), without
     /// removing it.
     pub fn is_expired_in_place(&self, key: &[u8]) -> bool {
-        self.stored(key).is_some_and(|e| e.is_expired(self.now_ms))
+        self.stored(key).is_some_and(|e| self.dead(e))
     }
 
     /// Marks the clients watching `key` dirty after a change.
@@ -321,6 +345,7 @@ impl Db {
         let volatile = entry.has_expiry();
         let now = self.now_ms;
         let lfu_policy = self.lfu;
+        let expiry = self.expiry;
         let table = self.table_mut(slot);
         // An expired entry found under the key is replaced in place and counted as expired,
         // as if it had been removed first.
@@ -328,7 +353,7 @@ impl Db {
         let (old, expired) = match found.and_then(|index| table.at_mut(index)) {
             Some(stored) => {
                 let previous = std::mem::replace(stored, entry);
-                if previous.is_expired(now) {
+                if expiry != Expiry::Ignore && previous.is_expired(now) {
                     (None, Some(previous))
                 } else {
                     // A value replacing a live one keeps its access frequency, counting

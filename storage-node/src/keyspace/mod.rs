@@ -12,7 +12,7 @@ mod slot_table;
 pub mod snapshot_cow;
 mod watch;
 
-pub use db::{lru_clock, Db, DbEvent};
+pub use db::{lru_clock, Db, DbEvent, Expiry};
 pub use entry::Entry;
 
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -48,6 +48,9 @@ pub struct Keyspace {
     pub command_stats: command_stats::CommandStats,
     /// The stream of writes for the AOF (and replicas).
     pub propagation: crate::propagation::Propagation,
+    /// How the running command's lookups treat expired keys (a replica's differ; set by
+    /// `cmd::dispatch`).
+    pub expiry: Expiry,
 }
 
 impl Keyspace {
@@ -63,6 +66,7 @@ impl Keyspace {
             error_stats: error_stats::ErrorStats::default(),
             command_stats: command_stats::CommandStats::default(),
             propagation: crate::propagation::Propagation::default(),
+            expiry: Expiry::Remove,
         }
     }
 
@@ -160,7 +164,9 @@ impl Keyspace {
         let now = self.now_ms;
         let log_events = self.logged_events();
         let log_expired = self.propagation.enabled();
+        let expiry = self.expiry;
         let db = &mut self.dbs[index];
+        db.expiry = expiry;
         db.now_ms = now;
         db.log_events = log_events;
         db.log_expired = log_expired;
@@ -209,6 +215,8 @@ impl Keyspace {
         let log_expired = self.propagation.enabled();
         first.log_expired = log_expired;
         second.log_expired = log_expired;
+        first.expiry = self.expiry;
+        second.expiry = self.expiry;
         if a < b {
             (first, second)
         } else {

@@ -266,20 +266,42 @@ pub fn load(
 ) -> io::Result<Loaded> {
     let named = |what: String| io::Error::other(format!("RDB file {}: {what}", path.display()));
     let data = fs::read(path).map_err(|e| named(format!("cannot read it: {e}")))?;
-    let (params, set_max_intset_entries, zset_limits) = {
-        let config = shared.config();
-        let params = LoadParams {
-            encodings: Encodings::from_config(&config),
-            checksum: config.rdbchecksum,
-            databases: config.databases,
-        };
-        (params, config.set_max_intset_entries, config.zset_limits())
-    };
-    let parsed = rdb_load::parse(&data, &params).map_err(|e| named(e.to_string()))?;
+    let parsed = parse(shared, &data).map_err(named)?;
     drop(data);
     if parsed.checksum_skipped {
         crate::log::notice!("RDB file {}: checksum not verified", path.display());
     }
+    add_loaded(shared, keyspace, parsed, merge, true).map_err(named)
+}
+
+/// Reads a whole RDB image with the settings' encodings, checksum rule and databases
+/// (nothing is applied).
+pub fn parse(shared: &Shared, data: &[u8]) -> Result<rdb_load::LoadedRdb, String> {
+    let params = {
+        let config = shared.config();
+        LoadParams {
+            encodings: Encodings::from_config(&config),
+            checksum: config.rdbchecksum,
+            databases: config.databases,
+        }
+    };
+    rdb_load::parse(data, &params).map_err(|e| e.to_string())
+}
+
+/// Adds what [`parse`] read to `keyspace` and the function libraries. A key or library
+/// already there is an error unless `merge`. Keys already past their expiry are dropped
+/// when `drop_expired` (a master's load); a replica keeps them for its master's DEL.
+pub fn add_loaded(
+    shared: &Shared,
+    keyspace: &mut Keyspace,
+    parsed: rdb_load::LoadedRdb,
+    merge: bool,
+    drop_expired: bool,
+) -> Result<Loaded, String> {
+    let (set_max_intset_entries, zset_limits) = {
+        let config = shared.config();
+        (config.set_max_intset_entries, config.zset_limits())
+    };
     if !parsed.libraries.is_empty() {
         lock(&shared.scripting.functions)
             .restore_libraries(
@@ -291,7 +313,7 @@ pub fn load(
                     RestorePolicy::Append
                 },
             )
-            .map_err(|e| named(format!("bad function library: {}", e.message())))?;
+            .map_err(|e| format!("bad function library: {}", e.message()))?;
     }
     let now = unix_time_ms();
     let mut loaded = Loaded {
@@ -299,8 +321,7 @@ pub fn load(
         ..Loaded::default()
     };
     for mut key in parsed.keys {
-        // A primary drops keys that expired while the file sat on disk, as Redis does.
-        if key.expire_at_ms != 0 && key.expire_at_ms <= now {
+        if drop_expired && key.expire_at_ms != 0 && key.expire_at_ms <= now {
             loaded.expired += 1;
             continue;
         }
@@ -308,11 +329,11 @@ pub fn load(
             .refit_encoding(set_max_intset_entries, zset_limits);
         let db = keyspace.db(key.db);
         if db.insert(&key.key, key.value, key.expire_at_ms).is_some() && !merge {
-            return Err(named(format!(
+            return Err(format!(
                 "duplicated key '{}' in database {}",
                 String::from_utf8_lossy(&key.key),
                 key.db
-            )));
+            ));
         }
         loaded.keys += 1;
     }

@@ -186,7 +186,11 @@ pub fn refresh_consumers(shared: &Shared, keyspace: &mut Keyspace) {
 /// order).
 pub fn publish(shared: &Shared, keyspace: &mut Keyspace) {
     if let Some(chunk) = keyspace.propagation.take() {
-        shared.replication.feed(&chunk, u64::MAX);
+        // A replica's backlog holds its master's stream, passed on unchanged
+        // (`replication::replica`); its own writes go only to its AOF.
+        if !crate::replication::replica::is_replica(shared) {
+            shared.replication.feed(&chunk, u64::MAX);
+        }
         shared.aof.feed(chunk, keyspace.propagation.offset());
     }
 }

@@ -186,6 +186,10 @@ pub struct Client {
     pub woff: u64,
     /// Set by a WAIT that must wait for acknowledgements.
     pub ack_wait: Option<crate::replication::wait::AckWait>,
+    /// The replica's link applying its master's stream (Redis's `CLIENT_MASTER`): its
+    /// writes pass the replica's gates and it sees keys past their TTL
+    /// (`crate::replication::replica`).
+    pub master: bool,
 }
 
 impl Client {
@@ -210,6 +214,7 @@ impl Client {
             takeover: None,
             woff: 0,
             ack_wait: None,
+            master: false,
         }
     }
 

@@ -46,6 +46,7 @@ pub async fn run(config: Config) -> std::io::Result<()> {
     crate::scripting::Scripting::attach(&shared);
     crate::persistence::disk::load_at_start(&shared)?;
     shared.aof.spawn_background()?;
+    crate::replication::replica::start_at_boot(&shared);
     if shared.cluster.is_some() {
         crate::cluster::bus::start(shared.clone()).await?;
     }
@@ -125,7 +126,8 @@ async fn active_expire_cycle(shared: Arc<Shared>) {
             println!("Starting automatic rewriting of AOF on growth");
             let _ = crate::persistence::aof::rewrite::begin(&shared, &mut keyspace, false);
         }
-        if !enabled {
+        // A replica's keys expire when its master's DEL arrives.
+        if !enabled || crate::replication::replica::is_replica(&shared) {
             continue;
         }
         let budget = slotproxy::cluster::SLOT_COUNT / hz as usize + 1;

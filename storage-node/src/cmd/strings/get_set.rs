@@ -123,6 +123,7 @@ pub fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let options = Options::parse(&args[2..], Command::GetEx)?;
     let now = ctx.now_ms();
     let key = &args[1];
+    let removes_past = crate::replication::replica::removes_past_expiry(ctx.shared);
     let (db, out) = db_and_out(ctx);
     let Some(value) = read_string(db, key)? else {
         out.null();
@@ -135,7 +136,7 @@ pub fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         .transpose()?;
     out.bulk(value.as_slice());
     match (options.expire, deadline) {
-        (Some(expire), Some(at)) if expire.absolute && at <= now => {
+        (Some(expire), Some(at)) if expire.absolute && at <= now && removes_past => {
             db.remove(key);
             ctx.notify(crate::pubsub::notify::GENERIC, "del", key);
             ctx.propagate_as(vec![Bytes::from_static(b"DEL"), key.clone()]);
