@@ -77,10 +77,16 @@ fn write_some(client: &mut RawClient, tag: &str, count: usize) {
 fn assert_same_data(a: &mut RawClient, b: &mut RawClient) {
     let (want, want_functions) = state_of(a);
     let (got, got_functions) = state_of(b);
-    assert_eq!(
-        want.keys().collect::<Vec<_>>(),
-        got.keys().collect::<Vec<_>>(),
-        "different key sets"
+    let named = |keys: Vec<&(usize, Vec<u8>)>| -> Vec<String> {
+        keys.into_iter()
+            .map(|(db, key)| format!("{db}:{}", String::from_utf8_lossy(key)))
+            .collect()
+    };
+    let missing = named(want.keys().filter(|k| !got.contains_key(*k)).collect());
+    let extra = named(got.keys().filter(|k| !want.contains_key(*k)).collect());
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "different key sets: missing {missing:?}, extra {extra:?}"
     );
     for (id, w) in &want {
         let g = &got[id];
@@ -103,7 +109,14 @@ fn a_promoted_node_lets_its_siblings_continue() {
     let mut master = RawClient::connect(master_process.port);
     populate(&mut master);
     let port = master_process.port.to_string();
-    let a = ServerProcess::storage_node(&["--replicaof", "127.0.0.1", &port]);
+    // A stops its expiry cycle before the comparison (DEBUG SET-ACTIVE-EXPIRE).
+    let a = ServerProcess::storage_node(&[
+        "--replicaof",
+        "127.0.0.1",
+        &port,
+        "--enable-debug-command",
+        "yes",
+    ]);
     let b = ServerProcess::storage_node(&["--replicaof", "127.0.0.1", &port]);
     let c = ServerProcess::redis_server(&["--replicaof", "127.0.0.1", &port]);
     let (mut ca, mut cb, mut cc) = (

@@ -40,7 +40,8 @@ fn start(ctx: &mut Ctx<'_>, request: Request<'_>) -> CmdResult {
     if ctx.client.handle.replica.load(Relaxed) {
         return Ok(());
     }
-    if !replica::link_up(ctx.shared) {
+    // A master serves syncs always; a replica only while it follows its own master.
+    if replica::is_replica(ctx.shared) && !replica::link_up(ctx.shared) {
         return Err("NOMASTERLINK Can't SYNC while not connected with my master".into());
     }
     let handshake = ctx.client.replica_handshake.clone();

@@ -263,7 +263,10 @@ pub fn promote(shared: &Shared, keyspace: &mut crate::keyspace::Keyspace) -> boo
     shared.config_mut().replica.replicaof = None;
     shared.replication.shift_replid();
     // Our own stream goes on where the master's stopped, in a database its replicas do
-    // not know: it starts with SELECT (Redis's `slaveseldb = -1`).
+    // not know: it starts with SELECT (Redis's `slaveseldb = -1`). A replica's own
+    // propagation may have been off (it fed only an AOF, if any); its writes now feed
+    // the backlog its former siblings continue from.
+    crate::propagation::refresh_consumers(shared, keyspace);
     keyspace.propagation.restart_stream();
     true
 }
