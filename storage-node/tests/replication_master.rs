@@ -353,6 +353,21 @@ fn wait_counts_only_replicas_that_acknowledged_the_writes() {
     signal(&replica, "STOP");
     ok(&mut m, &["SET", "wait:stopped", "1"]);
     assert_eq!(m.call(&["WAIT", "1", "300"]).as_integer(), Some(0));
+    // As in Redis 7.0, any command moves a connection's wait offset to the stream's end:
+    // PING then WAIT on a fresh connection waits for the writes made before (what
+    // slotproxy relies on), while WAIT as a connection's first command waits for nothing.
+    let node_port = _node.port;
+    let mut fresh = RawClient::connect(node_port);
+    assert_eq!(fresh.call(&["WAIT", "1", "300"]).as_integer(), Some(1));
+    let mut pinged = RawClient::connect(node_port);
+    // In one write, as the proxy sends them.
+    pinged.send_raw(b"PING\r\nWAIT 1 300\r\n");
+    assert_eq!(bytes_of(&pinged.read_reply().0), b"PONG");
+    assert_eq!(
+        pinged.read_reply().0.as_integer(),
+        Some(0),
+        "PING then WAIT"
+    );
     signal(&replica, "CONT");
     // Without a timeout it waits until the replica has it.
     assert_eq!(m.call(&["WAIT", "1", "0"]).as_integer(), Some(1));

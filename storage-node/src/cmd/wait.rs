@@ -39,12 +39,13 @@ fn wait(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     let replication = &ctx.shared.replication;
     // The writes this batch made before WAIT go into the stream now, so that the offset
-    // waited for covers them.
-    let before = replication.end();
+    // waited for covers them. Redis 7.0 moves a client's `woff` to the stream's end after
+    // each of its commands, writes or not (so a proxy's `PING` then `WAIT` on a fresh
+    // connection waits for every write made before the PING); the stream's end now is at
+    // least that, so this WAIT may wait longer than Redis's, never shorter.
     crate::propagation::publish(ctx.shared, ctx.keyspace);
-    let after = replication.end();
-    if after != before {
-        ctx.client.woff = after;
+    if ctx.client.has_run_commands {
+        ctx.client.woff = replication.end();
     }
     let master = &replication.master;
     let acked = master.count_acked(ctx.client.woff);

@@ -184,6 +184,10 @@ pub struct Client {
     pub takeover: Option<crate::replication::master::sync::Attach>,
     /// The stream offset after this client's last write (Redis's `woff`), for WAIT.
     pub woff: u64,
+    /// The client ran a command before (Redis moves `woff` after every command, so a
+    /// WAIT that follows any command waits for the stream as it stands; one sent first
+    /// on a connection waits for nothing).
+    pub has_run_commands: bool,
     /// Set by a WAIT that must wait for acknowledgements.
     pub ack_wait: Option<crate::replication::wait::AckWait>,
     /// The replica's link applying its master's stream (Redis's `CLIENT_MASTER`): its
@@ -213,6 +217,7 @@ impl Client {
             replica_handshake: Default::default(),
             takeover: None,
             woff: 0,
+            has_run_commands: false,
             ack_wait: None,
             master: false,
         }

@@ -72,6 +72,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
             let stream_before = keyspace.propagation.offset();
             while let Some(args) = queued.pop_front() {
                 execute(&shared, &mut keyspace, &mut client, &mut output, &args);
+                client.has_run_commands = true;
                 if let Some(request) = client.block.take() {
                     let deadline = request.timeout.map(|t| Instant::now() + t);
                     let reply = keyspace.blocking.register(
@@ -111,8 +112,6 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
             if stream_after != stream_before {
                 crate::propagation::publish(&shared, &mut keyspace);
                 durable_upto = Some(stream_after);
-                // WAIT waits for the replicas to acknowledge this.
-                client.woff = shared.replication.end();
             }
             drop(keyspace);
             handle.touch();
