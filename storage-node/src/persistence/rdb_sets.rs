@@ -109,9 +109,12 @@ pub fn save_set(out: &mut Vec<u8>, set: &SetValue, compress: bool) {
 pub fn save_zset(out: &mut Vec<u8>, zset: &ZSetValue, compress: bool) {
     if zset.is_listpack() {
         // Scores as Redis writes them into a listpack (`d2string`).
-        let scores: Vec<DoubleText> = zset.tree.iter().map(|(_, s)| DoubleText::new(s)).collect();
-        let elements = zset.tree.iter().zip(&scores);
-        let blob = listpack::encode(elements.flat_map(|((m, _), s)| [m, s.as_bytes()]));
+        let elements: Vec<(&[u8], DoubleText)> = zset
+            .tree
+            .iter()
+            .map(|(m, s)| (m, DoubleText::new(s)))
+            .collect();
+        let blob = listpack::encode(elements.iter().flat_map(|(m, s)| [*m, s.as_bytes()]));
         save_string_with(out, &blob, compress);
     } else {
         save_len(out, zset.len() as u64);
