@@ -9,7 +9,8 @@
 //!
 //! - persistence, replication, TLS, ACL files, syslog, process and OS tuning, the latency
 //!   monitor and slow log, active defragmentation, lazy freeing: the node has none of these
-//!   mechanisms (`latency-tracking` and its percentiles, for INFO latencystats, are honoured);
+//!   mechanisms (`latency-tracking` and its percentiles, for INFO latencystats, are
+//!   honoured, and so is `lazyfree-lazy-expire`, which logs expired keys as UNLINK);
 //! - `maxmemory`, `maxmemory-clients`, `maxmemory-samples`, `maxmemory-eviction-tenacity`:
 //!   the node does not evict (`maxmemory-policy` and `lfu-*` are honoured as far as OBJECT
 //!   FREQ / IDLETIME go: see `keyspace::lfu`);
@@ -228,7 +229,6 @@ pub const INERT: &[Inert] = &[
         "0",
     ),
     inert("lazyfree-lazy-eviction", Kind::Bool, Access::Mutable, "no"),
-    inert("lazyfree-lazy-expire", Kind::Bool, Access::Mutable, "no"),
     inert(
         "lazyfree-lazy-server-del",
         Kind::Bool,

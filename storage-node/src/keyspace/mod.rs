@@ -72,6 +72,7 @@ impl Keyspace {
         self.notify_flags = config.notify_keyspace_events;
         self.pubsub.limit = config.client_output_buffer_limit.pubsub;
         self.command_stats.latency_tracking = config.latency_tracking;
+        self.propagation.unlink_expired = config.lazyfree_lazy_expire;
         let lfu = config.lfu();
         self.dbs.iter_mut().for_each(|db| db.lfu = lfu);
         // Events recorded under the old flags must not be published under the new ones.
