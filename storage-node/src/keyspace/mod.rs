@@ -7,6 +7,7 @@ mod entry;
 pub mod error_stats;
 pub mod latency;
 pub mod lfu;
+pub mod read_ahead;
 pub mod scan;
 mod slot_table;
 pub mod snapshot_cow;

@@ -29,6 +29,7 @@ use slotproxy::cluster::{key_slot, SLOT_COUNT};
 
 use super::db::Db;
 use super::entry::Entry;
+use super::read_ahead::read_ahead;
 use super::slot_table::{tag_of, SlotTable};
 use super::Keyspace;
 
@@ -166,7 +167,7 @@ impl Db {
         };
         let table = self.snapshot_table(slot);
         let preimages = cow.preimages.get(&slot);
-        for (tag, entry) in table.into_iter().flat_map(SlotTable::iter_tagged) {
+        for (tag, entry) in read_ahead(|| table.into_iter().flat_map(SlotTable::iter_tagged)) {
             if !tags.contains(&u64::from(tag)) {
                 continue;
             }

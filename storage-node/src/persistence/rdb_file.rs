@@ -20,6 +20,7 @@ use std::io::{self, Write};
 
 use super::crc64::crc64;
 use super::rdb::{self, Encodings, RDB_VERSION};
+use crate::keyspace::read_ahead::read_ahead;
 use crate::keyspace::{Entry, Keyspace};
 
 pub const MAGIC: &[u8] = b"REDIS";
@@ -39,9 +40,6 @@ pub const OPCODE_EOF: u8 = 0xFF;
 
 /// Bytes gathered before they are handed to the file.
 const FLUSH_AT: usize = 64 * 1024;
-
-/// How many keys ahead of the one being encoded the SAVE walk reads.
-const LOOKAHEAD: usize = 4;
 
 /// What a save writes besides the keys.
 pub struct SaveParams<'a> {
@@ -183,14 +181,7 @@ pub fn write<W: Write>(
             continue;
         }
         sink.begin_db(index, db.len(), db.volatile_len());
-        // Each entry is its own allocation, so the walk stalls on a cache miss per key.
-        // Reading an entry a few keys ahead starts its miss while the ones before it are
-        // encoded.
-        let mut ahead = db.entries().skip(LOOKAHEAD);
-        for entry in db.entries() {
-            if let Some(next) = ahead.next() {
-                std::hint::black_box(next.expire_at_ms);
-            }
+        for entry in read_ahead(|| db.entries()) {
             sink.entry(entry, &params.encodings);
             sink.flush_if_full()?;
         }
