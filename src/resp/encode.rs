@@ -2,6 +2,8 @@
 
 use bytes::{BufMut, Bytes, BytesMut};
 
+use super::double_text::DoubleText;
+
 /// The protocol a client speaks, chosen with `HELLO`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Proto {
@@ -122,7 +124,7 @@ impl<'a> ReplyBuf<'a> {
     /// A double: a bulk string in RESP2, a `,` frame in RESP3, formatted like Redis 7.0
     /// (`%.17g`, and `inf` / `-inf`).
     pub fn double(&mut self, d: f64) {
-        let text = format_double(d);
+        let text = DoubleText::new(d);
         match self.proto {
             Proto::Resp2 => self.bulk(text.as_bytes()),
             Proto::Resp3 => {
@@ -179,49 +181,6 @@ pub fn write_integer_decimal(buf: &mut BytesMut, n: i64) {
         return;
     }
     buf.put_slice(crate::numbers::IntegerText::new(n).as_bytes());
-}
-
-/// Formats a double as C's `%.17g` does, which is what Redis 7.0 replies with.
-pub fn format_double(d: f64) -> String {
-    format_g(d, 17)
-}
-
-/// Formats a double as C's `%.<precision>g` does (Lua and its cjson library use 14).
-pub fn format_g(d: f64, precision: i32) -> String {
-    if d.is_infinite() {
-        return if d > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    if d.is_nan() {
-        return "nan".into();
-    }
-    if d == 0.0 {
-        return if d.is_sign_negative() {
-            "-0".into()
-        } else {
-            "0".into()
-        };
-    }
-    let precision = precision.max(1);
-    // `{:.Ne}` gives N+1 significant digits, correctly rounded, plus the decimal exponent.
-    let sci = format!("{:.*e}", (precision - 1) as usize, d);
-    let (mantissa, exponent) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exponent: i32 = exponent.parse().unwrap_or(0);
-    if !(-4..precision).contains(&exponent) {
-        let mantissa = trim_fraction_zeros(mantissa);
-        let sign = if exponent < 0 { '-' } else { '+' };
-        format!("{mantissa}e{sign}{:02}", exponent.abs())
-    } else {
-        let decimals = (precision - 1 - exponent).max(0) as usize;
-        trim_fraction_zeros(&format!("{:.*}", decimals, d)).to_string()
-    }
-}
-
-fn trim_fraction_zeros(s: &str) -> &str {
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.')
-    } else {
-        s
-    }
 }
 
 /// A request encoded as its own bytes.

@@ -7,6 +7,7 @@
 //! Parsers work on byte slices or buffers and report `Incomplete` (here `Ok(None)`) when more
 //! bytes are needed, in the style of pelikan's protocol crates.
 
+mod double_text;
 mod encode;
 mod frame;
 mod limits;
@@ -14,9 +15,9 @@ mod parse;
 mod request;
 mod scan;
 
+pub use double_text::{format_double, format_g, DoubleText};
 pub use encode::{
-    encode_request, format_double, format_g, request_bytes, request_len, write_integer_decimal,
-    Proto, ReplyBuf,
+    encode_request, request_bytes, request_len, write_integer_decimal, Proto, ReplyBuf,
 };
 pub use frame::Frame;
 pub use limits::Limits;

@@ -5,7 +5,7 @@
 
 mod persistence_fixture;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -313,17 +313,6 @@ fn info_field_of(client: &mut RawClient, section: &str, name: &str) -> String {
         .find_map(|l| l.strip_prefix(&format!("{name}:")))
         .unwrap_or_else(|| panic!("no {name} in {info}"))
         .to_string()
-}
-
-/// The incremental file the manifest names last.
-fn incr_file(dir: &Path) -> PathBuf {
-    let name = manifest_files(dir)
-        .into_iter()
-        .rev()
-        .find(|(_, kind)| kind == "i")
-        .expect("an incremental file")
-        .0;
-    dir.join(AOF_DIR).join(name)
 }
 
 /// Starts a node that must refuse to start; returns what it printed.

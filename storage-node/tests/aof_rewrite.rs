@@ -253,6 +253,84 @@ fn a_sigkill_in_the_middle_of_a_rewrite_loses_nothing() {
     }
 }
 
+/// FLUSHALL while a rewrite runs lets the rewrite finish, as redis-server 7.0 does (its
+/// `flushAllDataAndResetRDB` kills only an RDB child): the node and redis-server (made slow
+/// with `rdb-key-save-delay`) count one successful rewrite, and after a restart both hold
+/// only what was written after the FLUSHALL.
+#[test]
+fn flushall_during_a_rewrite_lets_it_finish_as_in_redis() {
+    let node_dir = scratch_dir("flush-rewrite-node");
+    let node = aof_node(&node_dir, &[]);
+    let mut c = RawClient::connect(node.port);
+    load_bulk(&mut c, BULK_KEYS);
+    let node_seen = flush_during_rewrite(&mut c);
+    drop(c);
+    drop(node);
+    check_aof(&node_dir);
+    let node = aof_node(&node_dir, &[]);
+    let node_after = keys_and_values(&mut RawClient::connect(node.port));
+
+    let redis_dir = scratch_dir("flush-rewrite-redis");
+    let redis_args = [
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "always",
+        "--rdb-key-save-delay",
+        "1000",
+    ];
+    let redis = redis_in(&redis_dir, &redis_args);
+    let mut r = RawClient::connect(redis.port);
+    load_bulk(&mut r, 2_000);
+    let redis_seen = flush_during_rewrite(&mut r);
+    drop(r);
+    drop(redis);
+    let redis = redis_in(&redis_dir, &redis_args);
+    let redis_after = keys_and_values(&mut RawClient::connect(redis.port));
+
+    assert_eq!(
+        redis_seen,
+        vec!["1".to_string(), "ok".to_string()],
+        "redis-server"
+    );
+    assert_eq!(node_seen, redis_seen);
+    assert_eq!(redis_after, vec![(b"after".to_vec(), b"1".to_vec())]);
+    assert_eq!(node_after, redis_after);
+}
+
+/// BGREWRITEAOF and FLUSHALL in one batch, then a write; waits for the rewrite's end and
+/// returns `aof_rewrites` and `aof_last_bgrewrite_status`.
+fn flush_during_rewrite(c: &mut RawClient) -> Vec<String> {
+    let mut batch = request_bytes(&["BGREWRITEAOF"]).to_vec();
+    batch.extend_from_slice(&request_bytes(&["FLUSHALL"]));
+    c.send_raw(&batch);
+    assert_eq!(
+        c.read_reply().0,
+        Frame::Simple("Background append only file rewriting started".into())
+    );
+    assert_eq!(c.read_reply().0, Frame::Simple("OK".into()));
+    ok(c, &["SET", "after", "1"]);
+    wait_until(Duration::from_secs(120), "the rewrite's end", || {
+        !rewriting(c)
+    });
+    vec![
+        info_field(c, "aof_rewrites"),
+        info_field(c, "aof_last_bgrewrite_status"),
+    ]
+}
+
+/// Every key and its string value, sorted.
+fn keys_and_values(c: &mut RawClient) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut keys = strings_of(&c.call(&["KEYS", "*"]));
+    keys.sort();
+    keys.into_iter()
+        .map(|key| {
+            let value = bytes_of(&c.call(&["GET", &String::from_utf8_lossy(&key)]));
+            (key, value)
+        })
+        .collect()
+}
+
 /// The keys of [`load_bulk`] have their values.
 fn assert_bulk(c: &mut RawClient, count: usize) {
     for start in (0..count).step_by(1000) {

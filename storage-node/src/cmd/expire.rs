@@ -156,12 +156,13 @@ fn expire_generic(
         ctx.out.integer(0);
         return Ok(());
     }
-    // Propagated as DEL, or as PEXPIREAT with the conditions given (Redis's
-    // `expireGenericCommand`), so a replay later sets the same instant.
+    // Propagated as DEL (UNLINK with lazyfree-lazy-expire), or as PEXPIREAT with the
+    // conditions given (Redis's `expireGenericCommand`), so a replay later sets the same
+    // instant.
     if when <= now && removes_past {
         db.remove(key);
         ctx.notify(crate::pubsub::notify::GENERIC, "del", key);
-        ctx.propagate_as(vec![Bytes::from_static(b"DEL"), key.clone()]);
+        ctx.propagate_as_expired(key.clone());
     } else {
         db.set_expiry(key, when as u64);
         ctx.notify(crate::pubsub::notify::GENERIC, "expire", key);

@@ -90,6 +90,13 @@ impl Ctx<'_> {
         self.keyspace.propagation.rewrite(args);
     }
 
+    /// The running command is propagated as the deletion of `key` because its time is up
+    /// (DEL, or UNLINK with `lazyfree-lazy-expire yes`).
+    pub fn propagate_as_expired(&mut self, key: Bytes) {
+        let command = Bytes::from_static(self.keyspace.propagation.expired_deletion());
+        self.propagate_as(vec![command, key]);
+    }
+
     /// Whether a blocking command may wait (not inside MULTI/EXEC or a script).
     pub fn may_block(&self) -> bool {
         self.client.may_block

@@ -9,8 +9,9 @@
 //!
 //! - persistence, replication, TLS, ACL files, syslog, process and OS tuning, the latency
 //!   monitor and slow log, active defragmentation, lazy freeing: the node has none of these
-//!   mechanisms (`latency-tracking` and its percentiles, for INFO latencystats, are honoured;
-//!   so are the replica side's settings, in `super::replica`);
+//!   mechanisms (`latency-tracking` and its percentiles, for INFO latencystats, are honoured,
+//!   and so is `lazyfree-lazy-expire`, which logs expired keys as UNLINK; so are the replica
+//!   side's settings, in `super::replica`);
 //! - `maxmemory`, `maxmemory-clients`, `maxmemory-samples`, `maxmemory-eviction-tenacity`:
 //!   the node does not evict (`maxmemory-policy` and `lfu-*` are honoured as far as OBJECT
 //!   FREQ / IDLETIME go: see `keyspace::lfu`);
@@ -220,7 +221,6 @@ pub const INERT: &[Inert] = &[
         "0",
     ),
     inert("lazyfree-lazy-eviction", Kind::Bool, Access::Mutable, "no"),
-    inert("lazyfree-lazy-expire", Kind::Bool, Access::Mutable, "no"),
     inert(
         "lazyfree-lazy-server-del",
         Kind::Bool,

@@ -41,6 +41,9 @@ pub struct Config {
     /// `stop-writes-on-bgsave-error`: refuse writes (MISCONF) while the last background
     /// save failed and save points are configured.
     pub stop_writes_on_bgsave_error: bool,
+    /// `lazyfree-lazy-expire`: an expired key is logged (AOF, replicas) as UNLINK, not DEL,
+    /// as Redis 7.0's `propagateDeletion` does; the node frees values at once either way.
+    pub lazyfree_lazy_expire: bool,
     pub databases: usize,
     pub maxclients: usize,
     pub proto_max_bulk_len: usize,
@@ -205,6 +208,7 @@ impl Default for Config {
             rdbcompression: true,
             rdbchecksum: true,
             stop_writes_on_bgsave_error: true,
+            lazyfree_lazy_expire: false,
             databases: 16,
             maxclients: 10000,
             proto_max_bulk_len: 512 * 1024 * 1024,

@@ -90,6 +90,7 @@ pub const PARAMS: &[Param] = &[
     param("rdbcompression", Kind::Bool, Access::Mutable),
     param("rdbchecksum", Kind::Bool, Access::Immutable),
     param("stop-writes-on-bgsave-error", Kind::Bool, Access::Mutable),
+    param("lazyfree-lazy-expire", Kind::Bool, Access::Mutable),
     param(
         "databases",
         Kind::Int {
@@ -606,6 +607,7 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         "rdbcompression" => config.rdbcompression = boolean(values)?,
         "rdbchecksum" => config.rdbchecksum = boolean(values)?,
         "stop-writes-on-bgsave-error" => config.stop_writes_on_bgsave_error = boolean(values)?,
+        "lazyfree-lazy-expire" => config.lazyfree_lazy_expire = boolean(values)?,
         "databases" => config.databases = number(kind, values)? as usize,
         "maxclients" => config.maxclients = number(kind, values)? as usize,
         "proto-max-bulk-len" => config.proto_max_bulk_len = number(kind, values)? as usize,
@@ -699,6 +701,7 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
         "rdbcompression" => yes_no(config.rdbcompression),
         "rdbchecksum" => yes_no(config.rdbchecksum),
         "stop-writes-on-bgsave-error" => yes_no(config.stop_writes_on_bgsave_error),
+        "lazyfree-lazy-expire" => yes_no(config.lazyfree_lazy_expire),
         "databases" => config.databases.to_string(),
         "maxclients" => config.maxclients.to_string(),
         "proto-max-bulk-len" => config.proto_max_bulk_len.to_string(),

@@ -7,6 +7,7 @@ mod entry;
 pub mod error_stats;
 pub mod latency;
 pub mod lfu;
+pub mod read_ahead;
 pub mod scan;
 mod slot_table;
 pub mod snapshot_cow;
@@ -76,6 +77,7 @@ impl Keyspace {
         self.notify_flags = config.notify_keyspace_events;
         self.pubsub.limit = config.client_output_buffer_limit.pubsub;
         self.command_stats.latency_tracking = config.latency_tracking;
+        self.propagation.unlink_expired = config.lazyfree_lazy_expire;
         let lfu = config.lfu();
         self.dbs.iter_mut().for_each(|db| db.lfu = lfu);
         // Events recorded under the old flags must not be published under the new ones.

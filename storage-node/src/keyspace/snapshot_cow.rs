@@ -24,12 +24,12 @@
 //! With no snapshot running, a write pays one `is_some` check on `Db::cow`.
 
 use std::collections::HashMap;
-use std::time::Instant;
 
 use slotproxy::cluster::{key_slot, SLOT_COUNT};
 
 use super::db::Db;
 use super::entry::Entry;
+use super::read_ahead::read_ahead;
 use super::slot_table::{tag_of, SlotTable};
 use super::Keyspace;
 
@@ -167,7 +167,7 @@ impl Db {
         };
         let table = self.snapshot_table(slot);
         let preimages = cow.preimages.get(&slot);
-        for (tag, entry) in table.into_iter().flat_map(SlotTable::iter_tagged) {
+        for (tag, entry) in read_ahead(|| table.into_iter().flat_map(SlotTable::iter_tagged)) {
             if !tags.contains(&u64::from(tag)) {
                 continue;
             }
@@ -253,12 +253,12 @@ impl Keyspace {
     }
 
     /// Passes to `emit` the snapshot's entries of the database that was `origin` at the
-    /// start, slot after slot (piece after piece in a big slot), until `deadline` passes
-    /// (at least one slot or piece per call).
+    /// start, slot after slot (piece after piece in a big slot), until `stop` (asked after
+    /// each) says so: at least one slot or piece per call.
     pub fn snapshot_chunk(
         &mut self,
         origin: usize,
-        deadline: Instant,
+        mut stop: impl FnMut() -> bool,
         mut emit: impl FnMut(&Entry),
     ) -> ChunkProgress {
         if self.dbs.is_empty() {
@@ -329,7 +329,7 @@ impl Keyspace {
             } else {
                 cow.tag_floor = end;
             }
-            if Instant::now() >= deadline {
+            if stop() {
                 return ChunkProgress::More;
             }
         }

@@ -95,9 +95,14 @@ pub fn rdb_path(shared: &Shared) -> PathBuf {
 }
 
 /// FLUSHALL, as Redis 7.0's `flushAllDataAndResetRDB`: a running BGSAVE is stopped (its
-/// data is gone), and with save points the empty dataset is saved at once.
+/// data is gone), and with save points the empty dataset is saved at once. A running AOF
+/// rewrite goes on, as Redis lets that child finish: its base is the data of its start,
+/// and the FLUSHALL is in the incremental file that follows the base.
 pub fn flush_all(shared: &Shared, keyspace: &mut Keyspace) {
-    shared.persistence.background.abort(shared, keyspace);
+    let background = &shared.persistence.background;
+    if background.in_progress() {
+        background.abort(shared, keyspace);
+    }
     keyspace.flush_all();
     if !shared.config().save.is_empty() {
         // A failure is logged; FLUSHALL still answers OK, as in Redis.

@@ -20,6 +20,7 @@ use std::io::{self, Write};
 
 use super::crc64::crc64;
 use super::rdb::{self, Encodings, RDB_VERSION};
+use crate::keyspace::read_ahead::read_ahead;
 use crate::keyspace::{Entry, Keyspace};
 
 pub const MAGIC: &[u8] = b"REDIS";
@@ -180,7 +181,7 @@ pub fn write<W: Write>(
             continue;
         }
         sink.begin_db(index, db.len(), db.volatile_len());
-        for entry in db.entries() {
+        for entry in read_ahead(|| db.entries()) {
             sink.entry(entry, &params.encodings);
             sink.flush_if_full()?;
         }

@@ -13,7 +13,7 @@
 //! Loading accepts those and also type 3 (the older ZSET, scores as text). Loaded values
 //! take the encoding the default settings give; RESTORE refits them to the node's settings.
 
-use slotproxy::resp::format_double;
+use slotproxy::resp::DoubleText;
 
 use super::listpack;
 use super::rdb::{save_len, save_string_with, RdbError, Reader};
@@ -106,19 +106,15 @@ pub fn save_set(out: &mut Vec<u8>, set: &SetValue, compress: bool) {
     }
 }
 
-/// A score as Redis writes it into a listpack (`d2string`).
-pub fn score_text(score: f64) -> String {
-    format_double(score)
-}
-
 pub fn save_zset(out: &mut Vec<u8>, zset: &ZSetValue, compress: bool) {
     if zset.is_listpack() {
-        let texts: Vec<(Vec<u8>, String)> = zset
+        // Scores as Redis writes them into a listpack (`d2string`).
+        let elements: Vec<(&[u8], DoubleText)> = zset
             .tree
             .iter()
-            .map(|(m, s)| (m.to_vec(), score_text(s)))
+            .map(|(m, s)| (m, DoubleText::new(s)))
             .collect();
-        let blob = listpack::encode(texts.iter().flat_map(|(m, s)| [m.as_slice(), s.as_bytes()]));
+        let blob = listpack::encode(elements.iter().flat_map(|(m, s)| [*m, s.as_bytes()]));
         save_string_with(out, &blob, compress);
     } else {
         save_len(out, zset.len() as u64);

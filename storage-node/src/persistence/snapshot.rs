@@ -3,7 +3,8 @@
 //!
 //! `start` runs under the keyspace lock: it marks every non-empty database for the
 //! snapshot (see `keyspace::snapshot_cow`) and starts a thread. The thread takes the lock
-//! for at most [`CHUNK`] at a time, encodes whole slots into its buffer, releases the lock
+//! for at most [`CHUNK`] at a time ([`CHUNK_WHEN_WANTED`] when a client waits for it),
+//! encodes whole slots into its buffer, releases the lock
 //! and writes the buffer to `dir/temp-bg-<pid>.rdb`; a write that reaches a slot the thread
 //! has not written yet first keeps that key's pre-image. When all slots are written the
 //! file is fsynced and renamed over `dir/dbfilename`, exactly as SAVE does (one encoder,
@@ -35,7 +36,11 @@ use crate::server::Shared;
 /// written, so a hold can exceed it by one slot's or piece's keys).
 const CHUNK: Duration = Duration::from_millis(1);
 
-/// The writer's pause between chunks, for clients waiting on the lock.
+/// A hold ends sooner, after this much, when a client waits for the lock: the writer still
+/// progresses under a steady load, and a client waits about this long, not a whole chunk.
+const CHUNK_WHEN_WANTED: Duration = Duration::from_micros(200);
+
+/// The writer's pause after a hold that clients waited for.
 const HANDOVER: Duration = Duration::from_micros(100);
 
 /// How long the writer waits before it looks again while a script has the keyspace.
@@ -494,9 +499,13 @@ fn write_snapshot(job: &Job, mut sink: impl SnapshotSink) -> io::Result<Written>
                 // Measured before the chunk frees the pre-images of the slots it writes:
                 // they only grow between chunks, so this is the peak.
                 let cow = keyspace.snapshot_cow_bytes() as u64;
-                let deadline = Instant::now() + CHUNK;
+                let started = Instant::now();
+                let stop = || {
+                    let held = started.elapsed();
+                    held >= CHUNK || (held >= CHUNK_WHEN_WANTED && shared.keyspace_wanted())
+                };
                 let mut keys = 0;
-                let progress = keyspace.snapshot_chunk(db.index, deadline, |entry| {
+                let progress = keyspace.snapshot_chunk(db.index, stop, |entry| {
                     sink.entry(entry, &job.setup.encodings);
                     keys += 1;
                 });
@@ -506,10 +515,14 @@ fn write_snapshot(job: &Job, mut sink: impl SnapshotSink) -> io::Result<Written>
                 background.cow_peak.fetch_max(cow, Relaxed);
                 progress
             };
+            let wanted = shared.keyspace_wanted();
             sink.flush_if_full()?;
             // A mutex is not fair: a thread that unlocks and locks again at once usually
-            // wins over the waiters it just woke. This pause lets a waiting client in.
-            std::thread::sleep(HANDOVER);
+            // wins over the waiters it just woke. This pause lets the waiting clients in;
+            // when nobody waited the writer goes on at once.
+            if wanted {
+                std::thread::sleep(HANDOVER);
+            }
             match progress {
                 ChunkProgress::Done => break,
                 ChunkProgress::More => {}

@@ -51,6 +51,8 @@ pub struct Propagation {
     stream_db: Option<usize>,
     /// Bytes handed on by [`take`](Propagation::take) so far.
     taken: u64,
+    /// `lazyfree-lazy-expire`: expired keys are written as UNLINK instead of DEL.
+    pub unlink_expired: bool,
 }
 
 const SELECT: &[u8] = b"SELECT";
@@ -106,11 +108,23 @@ impl Propagation {
         }
     }
 
-    /// A key of database `db` was removed because it expired: `DEL key` goes into the
-    /// stream at once, outside the running unit (Redis 7.0's `propagateExpire`), so it
-    /// precedes the command that found the key and is never inside its MULTI/EXEC.
+    /// A key of database `db` was removed because it expired: `DEL key` (`UNLINK key` with
+    /// `lazyfree-lazy-expire yes`) goes into the stream at once, outside the running unit
+    /// (Redis 7.0's `propagateDeletion`), so it precedes the command that found the key and
+    /// is never inside its MULTI/EXEC.
     pub fn expired(&mut self, db: usize, key: &[u8]) {
-        self.emit(db, &[&b"DEL"[..], key]);
+        self.emit(db, &[self.expired_deletion(), key]);
+    }
+
+    /// How the deletion of a key whose time is up is written: `UNLINK` with
+    /// `lazyfree-lazy-expire yes`, else `DEL` (also for EXPIRE or GETEX given a time in the
+    /// past, as Redis 7.0 writes them).
+    pub fn expired_deletion(&self) -> &'static [u8] {
+        if self.unlink_expired {
+            b"UNLINK"
+        } else {
+            b"DEL"
+        }
     }
 
     /// A command ran in database `db`; `changed` says whether it changed data itself.

@@ -13,7 +13,7 @@ pub mod stats;
 
 pub use listener::{run, Server};
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Mutex, RwLock};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
@@ -31,6 +31,9 @@ use crate::keyspace::Keyspace;
 /// parse and write in parallel and take the lock once per pipelined batch.
 pub struct Shared {
     pub keyspace: Mutex<Keyspace>,
+    /// Threads blocked in [`lock_keyspace`](Self::lock_keyspace): a long holder (the
+    /// snapshot writer) ends its hold early when someone waits.
+    keyspace_waiters: AtomicUsize,
     pub config: RwLock<Config>,
     /// Bumped by every [`config_mut`](Self::config_mut), so connections can keep copies of
     /// the settings they read on every loop and re-read them only after a change.
@@ -70,6 +73,7 @@ impl Shared {
         aof.apply_settings(&config);
         Shared {
             keyspace: Mutex::new(keyspace),
+            keyspace_waiters: AtomicUsize::new(0),
             config: RwLock::new(config),
             config_version: AtomicU64::new(0),
             clients: ClientRegistry::default(),
@@ -103,8 +107,60 @@ impl Shared {
     }
 
     pub fn lock_keyspace(&self) -> std::sync::MutexGuard<'_, Keyspace> {
-        clients::lock(&self.keyspace)
+        match self.keyspace.try_lock() {
+            Ok(guard) => guard,
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => {
+                self.keyspace_waiters.fetch_add(1, Relaxed);
+                let guard = clients::lock(&self.keyspace);
+                self.keyspace_waiters.fetch_sub(1, Relaxed);
+                guard
+            }
+        }
+    }
+
+    /// Some thread waits for the keyspace lock.
+    pub fn keyspace_wanted(&self) -> bool {
+        self.keyspace_waiters.load(Relaxed) > 0
     }
 }
 
 pub use slotproxy::registry::random_hex_id;
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    /// Polls `condition` for up to ten seconds.
+    fn eventually(condition: impl Fn() -> bool) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if condition() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        false
+    }
+
+    #[test]
+    fn a_thread_blocked_on_the_keyspace_is_seen_waiting_until_it_has_the_lock() {
+        let shared = Shared::new(Config::default(), 0);
+        let holder = shared.lock_keyspace();
+        assert!(
+            !shared.keyspace_wanted(),
+            "the holder itself does not count"
+        );
+        std::thread::scope(|scope| {
+            let waiter = scope.spawn(|| {
+                let _keyspace = shared.lock_keyspace();
+            });
+            assert!(eventually(|| shared.keyspace_wanted()));
+            drop(holder);
+            waiter.join().unwrap();
+        });
+        assert!(!shared.keyspace_wanted());
+    }
+}

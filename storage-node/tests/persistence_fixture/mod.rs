@@ -288,6 +288,17 @@ pub fn manifest_files(dir: &Path) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The incremental file the manifest names last.
+pub fn incr_file(dir: &Path) -> std::path::PathBuf {
+    let name = manifest_files(dir)
+        .into_iter()
+        .rev()
+        .find(|(_, kind)| kind == "i")
+        .expect("an incremental file")
+        .0;
+    dir.join(AOF_DIR).join(name)
+}
+
 /// `redis-check-aof` accepts the manifest in `dir`'s AOF directory.
 pub fn check_aof(dir: &Path) {
     let manifest = dir.join(AOF_DIR).join(MANIFEST);

@@ -139,7 +139,7 @@ pub fn getex(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         (Some(expire), Some(at)) if expire.absolute && at <= now && removes_past => {
             db.remove(key);
             ctx.notify(crate::pubsub::notify::GENERIC, "del", key);
-            ctx.propagate_as(vec![Bytes::from_static(b"DEL"), key.clone()]);
+            ctx.propagate_as_expired(key.clone());
         }
         (_, Some(at)) => {
             db.set_expiry(key, at);
