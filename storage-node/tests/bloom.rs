@@ -33,7 +33,7 @@ fn int(client: &mut RawClient, args: &[&str]) -> i64 {
 fn redisbloom_bytes(entries: u64, error: f64) -> u64 {
     let bpe = -(error.ln() / 0.480453013918201);
     let bits = ((entries as f64 * bpe) as u64).max(1);
-    if bits % 64 != 0 {
+    if !bits.is_multiple_of(64) {
         (bits / 64 + 1) * 8
     } else {
         bits / 8
@@ -273,7 +273,7 @@ fn add_exists_and_scaling() {
         raw(&mut c, &["BF.INFO", "g"]),
         info_reply(200, size, 2, 51, Some(3))
     );
-    assert_eq!(int(&mut c, &["MEMORY", "USAGE", "g"]) >= size, true);
+    assert!(int(&mut c, &["MEMORY", "USAGE", "g"]) >= size);
 }
 
 #[test]
@@ -505,7 +505,7 @@ fn scandump_loadchunk_round_trip() {
         ),
         "+OK\r\n"
     );
-    assert_eq!(pipelined(&mut c, "BF.MADD", "f", "x", 2000) > 1900, true);
+    assert!(pipelined(&mut c, "BF.MADD", "f", "x", 2000) > 1900);
     assert_eq!(
         raw(&mut c, &["BF.SCANDUMP", "f", "x"]),
         "-Second argument must be numeric\r\n"
