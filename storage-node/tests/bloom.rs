@@ -780,4 +780,31 @@ fn command_info_as_a_module_declares_them() {
         raw(&mut c, &["COMMAND", "GETKEYS", "BF.MADD", "k", "a", "b"]),
         "*1\r\n$1\r\nk\r\n"
     );
+    assert_eq!(
+        raw(&mut c, &["COMMAND", "DOCS", "bf.card"]),
+        "*2\r\n$7\r\nbf.card\r\n*4\r\n$5\r\ngroup\r\n$6\r\nmodule\r\n$6\r\nmodule\r\n$2\r\nbf\r\n"
+    );
+    let listed = c.call(&["COMMAND", "LIST", "FILTERBY", "MODULE", "BF"]);
+    let mut names: Vec<String> = listed
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|f| String::from_utf8_lossy(f.as_bytes().unwrap()).into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "bf.add",
+            "bf.card",
+            "bf.exists",
+            "bf.info",
+            "bf.insert",
+            "bf.loadchunk",
+            "bf.madd",
+            "bf.mexists",
+            "bf.reserve",
+            "bf.scandump"
+        ]
+    );
 }

@@ -75,6 +75,13 @@ impl CommandSpec {
         &self.name
     }
 
+    /// The module a module command belongs to (its `COMMAND DOCS` `module` field); None
+    /// for Redis's own commands.
+    pub fn module(&self) -> Option<&str> {
+        let name = self.docs.as_ref()?.map_get("module")?.as_bytes()?;
+        std::str::from_utf8(name).ok()
+    }
+
     /// True when the command takes key arguments at all.
     pub fn has_keys(&self) -> bool {
         self.key_specs.iter().any(|spec| !spec.is_not_key())
