@@ -808,3 +808,32 @@ fn command_info_as_a_module_declares_them() {
         ]
     );
 }
+
+/// The item hash is MurmurHash64A exactly: checked against the one real Redis 7.0 runs for
+/// HyperLogLog (seed 0xadc83b19), whose register index (low 14 bits) and run length (trailing
+/// zeros of the rest, plus one) `PFDEBUG GETREG` shows for an HLL of one element.
+#[test]
+fn murmur_hash64a_matches_redis() {
+    use storage_node::types::bloom::hash::murmur_hash64a;
+    let redis = ServerProcess::redis_server(&[]);
+    let mut c = RawClient::connect(redis.port);
+    let mut elements: Vec<Vec<u8>> = (0..40).map(|i| format!("item:{i}").into_bytes()).collect();
+    elements.push(Vec::new());
+    elements.push(b"exactly8".to_vec());
+    elements.push(b"\x00\xff\x80binary tail".to_vec());
+    for element in &elements {
+        c.call(&["DEL", "h"]);
+        c.call_raw(&[b"PFADD", b"h", element]);
+        let registers = c.call(&["PFDEBUG", "GETREG", "h"]);
+        let registers = registers.as_array().expect("registers");
+        let set: Vec<(usize, i64)> = registers
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| r.as_integer().filter(|&v| v != 0).map(|v| (i, v)))
+            .collect();
+        let hash = murmur_hash64a(element, 0xadc8_3b19);
+        let index = (hash & 16383) as usize;
+        let run = ((hash >> 14) | (1 << 50)).trailing_zeros() as i64 + 1;
+        assert_eq!(set, vec![(index, run)], "{element:?}");
+    }
+}
