@@ -1,6 +1,11 @@
 //! Bloom filters (`BF.*`, storage-node's RedisBloom commands) through slotproxy in front of
 //! three storage-nodes: the proxy routes them by their key from the command table, so each
-//! filter lives on the node serving its slot and every command reaches it there.
+//! filter lives on the node serving its slot and every command reaches it there; a reshard
+//! job of the admin API moves a slot holding filters.
+
+#[allow(dead_code)]
+#[path = "reshard_jobs/admin.rs"]
+mod admin;
 
 use slotproxy::cluster::key_slot;
 use test_harness::{start_proxy, Cluster, RawClient};
@@ -91,4 +96,52 @@ fn bf_commands_are_routed_by_key() {
         raw(&mut c, &["BF.MEXISTS", &copy, "a", "b", "c", "filter:0"]),
         "*4\r\n:1\r\n:1\r\n:1\r\n:1\r\n"
     );
+}
+
+/// Filters in one slot survive a reshard job that moves the slot to another node: the job
+/// MIGRATEs them (DUMP payloads of the module type) and the proxy follows.
+#[test]
+fn a_reshard_job_moves_a_slot_holding_filters() {
+    let cluster = Cluster::storage_nodes(3);
+    let (proxy, admin_port) = admin::proxy_with_token(&cluster.seeds());
+    let mut c = RawClient::connect(proxy.port);
+    let keys: Vec<String> = (0..5).map(|i| format!("{{bloomslot}}f{i}")).collect();
+    for (i, key) in keys.iter().enumerate() {
+        let capacity = (100 * (i + 1)).to_string();
+        assert_eq!(
+            raw(&mut c, &["BF.RESERVE", key, "0.01", &capacity]),
+            "+OK\r\n"
+        );
+        let items: Vec<String> = (0..150 * (i + 1)).map(|n| format!("{key}:{n}")).collect();
+        let mut args: Vec<&str> = vec!["BF.MADD", key];
+        args.extend(items.iter().map(String::as_str));
+        c.call(&args);
+    }
+    assert_eq!(raw(&mut c, &["SET", "{bloomslot}plain", "v"]), "+OK\r\n");
+    let before: Vec<String> = keys.iter().map(|k| raw(&mut c, &["BF.INFO", k])).collect();
+    let slot = key_slot(b"{bloomslot}");
+    let from = cluster.node_for_slot(slot);
+    let to = (from + 1) % 3;
+    let body = format!(
+        r#"{{"from": "127.0.0.1:{}", "to": "127.0.0.1:{}", "slots": [{slot}]}}"#,
+        cluster.nodes[from].port, cluster.nodes[to].port
+    );
+    let done = admin::run_job(admin_port, "POST", "/v1/reshard", &body);
+    assert_eq!(done["slots_done"], 1, "{done}");
+    assert_eq!(cluster.node_for_slot(slot), to);
+
+    let mut target = RawClient::connect(cluster.nodes[to].port);
+    for (i, key) in keys.iter().enumerate() {
+        assert_eq!(raw(&mut c, &["BF.INFO", key]), before[i]);
+        assert_eq!(raw(&mut target, &["TYPE", key]), "+MBbloom--\r\n");
+        let items: Vec<String> = (0..150 * (i + 1)).map(|n| format!("{key}:{n}")).collect();
+        let mut args: Vec<&str> = vec!["BF.MEXISTS", key];
+        args.extend(items.iter().map(String::as_str));
+        let found = c.call(&args);
+        let found = found.as_array().expect("array");
+        assert!(found.iter().all(|f| f.as_integer() == Some(1)), "{key}");
+    }
+    assert_eq!(raw(&mut c, &["GET", "{bloomslot}plain"]), "$1\r\nv\r\n");
+    let mut source = RawClient::connect(cluster.nodes[from].port);
+    assert_eq!(raw(&mut source, &["DBSIZE"]), ":0\r\n");
 }
