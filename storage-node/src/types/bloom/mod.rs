@@ -56,7 +56,8 @@ pub struct BloomValue {
 pub enum AddError {
     /// A `NONSCALING` chain is full.
     Full,
-    /// The next filter could not be built (too large).
+    /// The next filter could not be built (too large, its error rate underflowed, or the
+    /// chain is at [`MAX_FILTERS`]).
     CannotGrow,
 }
 
@@ -99,6 +100,10 @@ impl BloomValue {
         if current.size >= current.entries {
             if !self.is_scaling() {
                 return Err(AddError::Full);
+            }
+            // A longer chain could not be loaded back (RDB, DUMP, LOADCHUNK refuse it).
+            if self.filters.len() + 1 >= MAX_FILTERS {
+                return Err(AddError::CannotGrow);
             }
             let entries = current
                 .entries
@@ -177,6 +182,22 @@ mod tests {
         assert_eq!(b.filters[1].entries, 200);
         assert_eq!(b.filters[1].error, 0.0025);
         assert_eq!(b.capacity(), 300);
+    }
+
+    #[test]
+    fn a_chain_stops_growing_before_it_could_not_be_loaded() {
+        let mut b = BloomValue::new(1, 0.5, 1, false).unwrap();
+        let mut i = 0u64;
+        let outcome = loop {
+            match b.add(&i.to_le_bytes()) {
+                Ok(_) => i += 1,
+                Err(e) => break e,
+            }
+            assert!(i < 1_000_000);
+        };
+        assert_eq!(outcome, AddError::CannotGrow);
+        assert!(b.filters.len() < MAX_FILTERS);
+        assert!(b.is_valid());
     }
 
     #[test]
