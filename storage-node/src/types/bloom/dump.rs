@@ -9,7 +9,7 @@
 //!   [`MAX_CHUNK`] bytes, and the next iterator is `i + chunk length`. Past the end the
 //!   iterator is 0.
 
-use super::filter::{zeroed, Filter};
+use super::filter::{zeroed, Filter, MAX_FILTER_BYTES};
 use super::BloomValue;
 
 /// RedisBloom's `MAX_SCANDUMP_SIZE`.
@@ -78,7 +78,13 @@ pub fn decode_header(buf: &[u8]) -> Result<BloomValue, &'static str> {
     if nfilters == 0 || buf.len() != HEADER_BYTES + LINK_BYTES * nfilters {
         return Err(BAD_DATA);
     }
-    let mut filters = Vec::with_capacity(nfilters.min(super::MAX_FILTERS));
+    if nfilters >= super::MAX_FILTERS {
+        return Err(BAD_DATA);
+    }
+    // Every filter's parameters first: the memory they ask for is checked before any of it
+    // is allocated.
+    let mut filters = Vec::with_capacity(nfilters);
+    let mut total_bytes = 0u64;
     for _ in 0..nfilters {
         let bytes = fields.u64();
         let bits = fields.u64();
@@ -88,28 +94,24 @@ pub fn decode_header(buf: &[u8]) -> Result<BloomValue, &'static str> {
         let hashes = fields.u32();
         let entries = fields.u64();
         let n2 = fields.u8();
-        let mut filter = Filter {
+        total_bytes = total_bytes.saturating_add(bytes);
+        if bits != bytes.wrapping_mul(8) || bytes == 0 || total_bytes > MAX_FILTER_BYTES {
+            return Err(BAD_DATA);
+        }
+        filters.push(Filter {
             entries,
             error,
             bpe,
             hashes,
             n2,
             bits,
+            // The length stands in for the array until every check has passed.
             data: Vec::new(),
             size: link_size,
-        };
-        // Checked before the array is allocated, with its length standing in.
-        if bits != bytes.wrapping_mul(8) || bytes == 0 {
-            return Err(BAD_DATA);
-        }
-        filter.data = zeroed(bytes).map_err(|_| BAD_DATA)?;
-        if !filter.is_valid() {
-            return Err(BAD_DATA);
-        }
-        filters.push(filter);
-        if filters.len() >= super::MAX_FILTERS {
-            return Err(BAD_DATA);
-        }
+        });
+    }
+    for filter in &mut filters {
+        filter.data = zeroed(filter.bits / 8).map_err(|_| BAD_DATA)?;
     }
     let bloom = BloomValue {
         size,
@@ -191,6 +193,20 @@ mod tests {
             iter = next;
         }
         assert_eq!(copy, bloom);
+    }
+
+    #[test]
+    fn headers_asking_for_too_much_memory_are_refused() {
+        // Two sub-filters of 3 GiB each: refused before either is allocated.
+        let mut bloom = BloomValue::new(10, 0.01, 2, false).unwrap();
+        bloom.filters.push(bloom.filters[0].clone());
+        let mut header = encode_header(&bloom);
+        let three_gib = 3u64 << 30;
+        for link in [20, 20 + 53] {
+            header[link..link + 8].copy_from_slice(&three_gib.to_le_bytes());
+            header[link + 8..link + 16].copy_from_slice(&(three_gib * 8).to_le_bytes());
+        }
+        assert_eq!(decode_header(&header), Err(BAD_DATA));
     }
 
     #[test]

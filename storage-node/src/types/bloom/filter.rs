@@ -20,9 +20,11 @@ const LN2_SQUARED: f64 = 0.480453013918201;
 #[allow(clippy::approx_constant)]
 const LN2: f64 = 0.693147180559945;
 
-/// The largest bit array this node allocates for one filter. RedisBloom has no limit but
-/// its allocator's; a node must not abort on a typo'd capacity, so a larger filter is
-/// refused as one RedisBloom failed to allocate (`ERR could not create filter`).
+/// The most bytes of bit arrays one key's filter holds, all its sub-filters together.
+/// RedisBloom has no limit but its allocator's; a node must not abort on a typo'd capacity
+/// or be made to allocate terabytes by a 73-byte `BF.LOADCHUNK` header, so a larger filter is
+/// refused as one RedisBloom failed to allocate (`ERR could not create filter`; a header
+/// asking for more is `ERR received bad data`).
 pub const MAX_FILTER_BYTES: u64 = 1 << 32;
 
 #[derive(Clone, Debug, PartialEq)]

@@ -56,8 +56,9 @@ pub struct BloomValue {
 pub enum AddError {
     /// A `NONSCALING` chain is full.
     Full,
-    /// The next filter could not be built (too large, its error rate underflowed, or the
-    /// chain is at [`MAX_FILTERS`]).
+    /// The next filter could not be built (the chain would pass
+    /// [`filter::MAX_FILTER_BYTES`], its error rate underflowed, or the chain is at
+    /// [`MAX_FILTERS`]).
     CannotGrow,
 }
 
@@ -110,6 +111,10 @@ impl BloomValue {
                 .checked_mul(self.growth as u64)
                 .ok_or(AddError::CannotGrow)?;
             let error = current.error * TIGHTENING_RATIO;
+            let held: u64 = self.filters.iter().map(|f| f.data.len() as u64).sum();
+            if held + filter::filter_bytes(entries, error) > filter::MAX_FILTER_BYTES {
+                return Err(AddError::CannotGrow);
+            }
             let next = Filter::new(entries, error).map_err(|_| AddError::CannotGrow)?;
             self.filters.push(next);
         }
