@@ -146,6 +146,11 @@ fn reserve_errors_and_info() {
     );
     assert_eq!(raw(&mut c, &["TYPE", "f"]), "+MBbloom--\r\n");
     assert_eq!(raw(&mut c, &["OBJECT", "ENCODING", "f"]), "$3\r\nraw\r\n");
+    // SCAN's TYPE filter matches the module type's name, as Redis 7.0 compares it.
+    assert_eq!(
+        raw(&mut c, &["SCAN", "0", "TYPE", "MBbloom--"]),
+        "*2\r\n$1\r\n0\r\n*1\r\n$1\r\nf\r\n"
+    );
 
     // A scaling filter's first sub-filter gets half the error rate.
     let size = redisbloom_size(&[(1000, 0.005)]);
