@@ -842,3 +842,25 @@ fn murmur_hash64a_matches_redis() {
         assert_eq!(set, vec![(index, run)], "{element:?}");
     }
 }
+
+/// A scaling filter that starts small and grows to 1,000,000 items through its sub-filters
+/// (each half the previous error rate) still stays at or under the requested 1%.
+#[test]
+fn scaled_filter_keeps_its_false_positive_rate() {
+    const N: usize = 1_000_000;
+    let node = ServerProcess::storage_node(&[]);
+    let mut c = RawClient::connect(node.port);
+    assert_eq!(
+        raw(&mut c, &["BF.RESERVE", "grown", "0.01", "1000"]),
+        "+OK\r\n"
+    );
+    pipelined(&mut c, "BF.MADD", "grown", "member:", N);
+    let filters = int_in(&mut c, &["BF.INFO", "grown", "FILTERS"]);
+    // 1000, 2000, ... 512,000: ten sub-filters hold 1,023,000 items.
+    assert_eq!(filters, 10);
+    assert_eq!(pipelined(&mut c, "BF.MEXISTS", "grown", "member:", N), N);
+    let false_positives = pipelined(&mut c, "BF.MEXISTS", "grown", "stranger:", N);
+    let rate = false_positives as f64 / N as f64;
+    eprintln!("scaled filter: {filters} sub-filters, false positives {rate:.5}");
+    assert!(rate <= 0.01, "false-positive rate {rate}");
+}
