@@ -9,7 +9,8 @@
 //!   out; without names, every command served. A container's `subcommands` map holds only
 //!   the subcommands served.
 //! - `COMMAND LIST [FILTERBY MODULE name | ACLCAT category | PATTERN glob]` → names served,
-//!   subcommands (`config|get`) included; no modules exist, so MODULE lists nothing.
+//!   subcommands (`config|get`) included; MODULE lists the commands of that module (the
+//!   node's RedisBloom commands are module `bf`), its name compared ignoring case.
 //! - `COMMAND GETKEYS command [arg ...]` → the key arguments of a full command;
 //!   `COMMAND GETKEYSANDFLAGS command [arg ...]` → `[key, [flag ...]]` pairs. Both work for
 //!   every Redis 7.0 command, served or not. Errors: `ERR Invalid command specified`, `ERR
@@ -186,7 +187,7 @@ fn categories(spec: &CommandSpec) -> impl Iterator<Item = &[u8]> {
 fn list(out: &mut ReplyBuf<'_>, options: &[Bytes], served: Served<'_>) -> Result<(), String> {
     enum Filter<'a> {
         All,
-        Module,
+        Module(&'a [u8]),
         Category(&'a [u8]),
         Pattern(&'a [u8]),
     }
@@ -194,7 +195,7 @@ fn list(out: &mut ReplyBuf<'_>, options: &[Bytes], served: Served<'_>) -> Result
         [] => Filter::All,
         [filterby, kind, value] if filterby.eq_ignore_ascii_case(b"filterby") => {
             match kind.to_ascii_lowercase().as_slice() {
-                b"module" => Filter::Module,
+                b"module" => Filter::Module(value),
                 b"aclcat" => Filter::Category(value),
                 b"pattern" => Filter::Pattern(value),
                 _ => return Err(SYNTAX.into()),
@@ -208,7 +209,9 @@ fn list(out: &mut ReplyBuf<'_>, options: &[Bytes], served: Served<'_>) -> Result
         for member in family {
             let keep = match filter {
                 Filter::All => true,
-                Filter::Module => false,
+                Filter::Module(wanted) => member
+                    .module()
+                    .is_some_and(|m| m.as_bytes().eq_ignore_ascii_case(wanted)),
                 Filter::Category(wanted) => categories(member).any(|category| {
                     category
                         .strip_prefix(b"@")

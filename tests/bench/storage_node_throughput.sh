@@ -38,6 +38,13 @@
 #   KEYSPACE        random key range (-r) [1000000]
 #   RUN_TIMEOUT     seconds before one redis-benchmark run is abandoned [900]
 #   NODE_ARGS, REDIS_ARGS, SKIP_BUILD=1, CARGO_TARGET_DIR: see common.sh
+#
+# Bloom filters (storage-node's RedisBloom 2.6 commands; redis-server has no RedisBloom, so its
+# column shows the error and SADD/SISMEMBER give its figures for scale):
+#   EXTRA_COMMANDS=$'BF.ADD bf __rand_int__\nBF.EXISTS bf __rand_int__\nSADD s __rand_int__\nSISMEMBER s __rand_int__'
+# (BF.ADD creates a default filter, capacity 100 at 1%, and scales it as items come; for a
+# filter sized up front run `redis-cli -p NODE_PORT BF.RESERVE bf 0.01 1000000` first with
+# NODE_ARGS unchanged. Memory per item: tests/bench/bloom_memory.sh.)
 set -uo pipefail
 
 # shellcheck source=tests/bench/common.sh

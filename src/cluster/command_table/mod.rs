@@ -1,5 +1,6 @@
 //! The command table: every Redis 7.0 command with its arity, flags, key positions and
-//! documentation.
+//! documentation, and the module commands the storage node implements (RedisBloom's
+//! `BF.*`, see `modules.rs`), as a Redis with that module loaded lists them.
 //!
 //! The data is what redis-server 7.0 itself answers to `COMMAND` and `COMMAND DOCS` (RESP3),
 //! captured into `commands-info.resp` and `commands-docs.resp` and read with this crate's own
@@ -13,6 +14,7 @@
 
 mod flags;
 mod keys;
+mod modules;
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -73,6 +75,13 @@ impl CommandSpec {
         &self.name
     }
 
+    /// The module a module command belongs to (its `COMMAND DOCS` `module` field); None
+    /// for Redis's own commands.
+    pub fn module(&self) -> Option<&str> {
+        let name = self.docs.as_ref()?.map_get("module")?.as_bytes()?;
+        std::str::from_utf8(name).ok()
+    }
+
     /// True when the command takes key arguments at all.
     pub fn has_keys(&self) -> bool {
         self.key_specs.iter().any(|spec| !spec.is_not_key())
@@ -115,9 +124,11 @@ impl CommandTable {
         let docs: HashMap<String, Frame> = docs
             .into_iter()
             .filter_map(|(k, v)| Some((String::from_utf8_lossy(k.as_bytes()?).into_owned(), v)))
+            .chain(modules::docs_entries())
             .collect();
         let mut commands: Vec<CommandSpec> = info
             .into_iter()
+            .chain(modules::info_entries())
             .filter_map(|entry| spec_from_info(entry, &docs))
             .collect();
         commands.sort_by(|a, b| a.name.cmp(&b.name));

@@ -21,7 +21,8 @@ fn keys(words: &[&str]) -> Vec<usize> {
 #[test]
 fn table_has_every_redis_7_0_command() {
     let table = CommandTable::get();
-    assert_eq!(table.commands().len(), 240);
+    // Redis 7.0's 240 commands and RedisBloom's 10 Bloom filter commands.
+    assert_eq!(table.commands().len(), 250);
     let get = table.command(b"GET").expect("get");
     assert_eq!(get.arity, 2);
     assert!(get.flags.contains(CommandFlags::READONLY));
@@ -39,6 +40,8 @@ fn table_has_every_redis_7_0_command() {
 #[test]
 fn key_positions() {
     assert_eq!(keys(&["get", "a"]), vec![1]);
+    assert_eq!(keys(&["BF.MADD", "f", "a", "b"]), vec![1]);
+    assert_eq!(keys(&["bf.insert", "f", "ITEMS", "a"]), vec![1]);
     assert_eq!(keys(&["mset", "a", "1", "b", "2"]), vec![1, 3]);
     assert_eq!(keys(&["mget", "a", "b", "c"]), vec![1, 2, 3]);
     assert_eq!(keys(&["eval", "s", "2", "a", "b", "c"]), vec![3, 4]);

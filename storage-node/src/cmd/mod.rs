@@ -12,6 +12,7 @@ pub mod errors;
 mod aof;
 mod bitfield;
 mod bitmap;
+mod bloom;
 mod client;
 mod command;
 mod config;
@@ -161,6 +162,7 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     aof::COMMANDS,
     bitfield::COMMANDS,
     bitmap::COMMANDS,
+    bloom::COMMANDS,
     client::COMMANDS,
     command::COMMANDS,
     config::COMMANDS,

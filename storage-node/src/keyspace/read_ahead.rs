@@ -55,6 +55,7 @@ fn box_field(value: &Value) -> usize {
         Value::ZSet(zset) => zset.len(),
         Value::List(list) => list.items.len(),
         Value::Hash(hash) => hash.len(),
+        Value::Bloom(bloom) => bloom.capacity() as usize,
     }
 }
 

@@ -5,6 +5,7 @@
 //! - [`lzf`]: LZF compression, producing the same bytes as the liblzf inside Redis.
 //! - [`rdb`]: RDB lengths, strings and objects.
 //! - [`payload`]: DUMP payloads (`type + object + RDB version + CRC-64`), for DUMP/RESTORE.
+//! - [`rdb_module`]: module types (RedisBloom's Bloom filters) in RDB.
 //! - [`rdb_file`] / [`rdb_load`]: whole RDB files (`dump.rdb`), written and read.
 //! - [`aof`]: the append-only file: writing the propagated stream, rewriting, loading.
 //! - [`disk`]: the file on disk: SAVE's temp-file-and-rename, loading at start, LASTSAVE.
@@ -20,6 +21,7 @@ pub mod payload;
 pub mod rdb;
 pub mod rdb_file;
 pub mod rdb_load;
+pub mod rdb_module;
 pub mod rdb_sets;
 pub mod save_points;
 pub mod snapshot;

@@ -2,17 +2,20 @@
 //!
 //! Every Redis type is a variant here; collections are boxed so that a [`Value`] stays small.
 
+pub mod bloom;
 pub mod bytes;
 pub mod geo;
 pub mod hash;
 pub mod hll;
 pub mod list;
 pub mod long_double;
+pub mod murmur;
 pub mod set;
 pub mod string;
 pub mod zset;
 
 pub use self::bytes::CompactBytes;
+pub use bloom::BloomValue;
 pub use hash::{HashLimits, HashValue};
 pub use list::ListValue;
 pub use set::SetValue;
@@ -27,6 +30,8 @@ pub enum Value {
     ZSet(Box<ZSetValue>),
     List(Box<ListValue>),
     Hash(Box<HashValue>),
+    /// A RedisBloom scalable Bloom filter (a module type in Redis).
+    Bloom(Box<BloomValue>),
 }
 
 impl Value {
@@ -38,6 +43,8 @@ impl Value {
             Value::ZSet(_) => "zset",
             Value::List(_) => "list",
             Value::Hash(_) => "hash",
+            // The name RedisBloom registers its type under.
+            Value::Bloom(_) => "MBbloom--",
         }
     }
 
@@ -50,13 +57,15 @@ impl Value {
             // Redis 7.0 stores every list as a quicklist, however short.
             Value::List(_) => "quicklist",
             Value::Hash(h) => h.encoding_name(),
+            // Redis reports every module value as `raw`.
+            Value::Bloom(_) => "raw",
         }
     }
 
     /// Re-chooses a loaded value's encoding for the node's settings (RESTORE).
     pub fn refit_encoding(&mut self, max_intset_entries: usize, zset_limits: zset::ZSetLimits) {
         match self {
-            Value::Str(_) | Value::List(_) | Value::Hash(_) => {}
+            Value::Str(_) | Value::List(_) | Value::Hash(_) | Value::Bloom(_) => {}
             Value::Set(s) => s.refit(max_intset_entries),
             Value::ZSet(z) => z.refit(zset_limits),
         }
@@ -70,6 +79,8 @@ impl Value {
             Value::ZSet(z) => std::mem::size_of::<ZSetValue>() + z.heap_size(),
             Value::List(l) => std::mem::size_of::<ListValue>() + l.memory_usage(),
             Value::Hash(h) => std::mem::size_of::<HashValue>() + h.memory_usage(),
+            // What RedisBloom's `mem_usage` callback answers, which Redis reports as is.
+            Value::Bloom(b) => b.memory_usage(),
         }
     }
 }

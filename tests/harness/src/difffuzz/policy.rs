@@ -38,6 +38,16 @@ pub const EXCLUDED: &[(&str, &str)] = &[
     ("acl|save", "writes an ACL file"),
     ("module", "loads native code into the server"),
     ("pfselftest", "a long self-test of redis-server internals, not a data command"),
+    ("bf.reserve", "RedisBloom module command: the reference redis-server has no RedisBloom loaded (storage-node/tests/bloom.rs covers it)"),
+    ("bf.add", "RedisBloom module command: the reference redis-server has no RedisBloom loaded (storage-node/tests/bloom.rs covers it)"),
+    ("bf.madd", "RedisBloom module command: the reference redis-server has no RedisBloom loaded (storage-node/tests/bloom.rs covers it)"),
+    ("bf.insert", "RedisBloom module command: the reference redis-server has no RedisBloom loaded (storage-node/tests/bloom.rs covers it)"),
+    ("bf.exists", "RedisBloom module command: the reference redis-server has no RedisBloom loaded (storage-node/tests/bloom.rs covers it)"),
+    ("bf.mexists", "RedisBloom module command: the reference redis-server has no RedisBloom loaded (storage-node/tests/bloom.rs covers it)"),
+    ("bf.info", "RedisBloom module command: the reference redis-server has no RedisBloom loaded (storage-node/tests/bloom.rs covers it)"),
+    ("bf.card", "RedisBloom module command: the reference redis-server has no RedisBloom loaded (storage-node/tests/bloom.rs covers it)"),
+    ("bf.scandump", "RedisBloom module command: the reference redis-server has no RedisBloom loaded (storage-node/tests/bloom.rs covers it)"),
+    ("bf.loadchunk", "RedisBloom module command: the reference redis-server has no RedisBloom loaded (storage-node/tests/bloom.rs covers it)"),
 ];
 
 /// Commands excluded only when the fuzzer runs through slotproxy, because the proxy answers
