@@ -34,6 +34,7 @@ mod scripting;
 mod server;
 mod set;
 pub mod shutdown;
+mod slowlog;
 mod sort;
 mod strings;
 pub mod transaction;
@@ -171,6 +172,7 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     server::COMMANDS,
     shutdown::COMMANDS,
     set::COMMANDS,
+    slowlog::COMMANDS,
     sort::COMMANDS,
     strings::COMMANDS,
     transaction::COMMANDS,
@@ -412,6 +414,7 @@ fn dispatch(
         ctx.keyspace
             .command_stats
             .ran(spec.name.as_str(), took, result.is_err());
+        slowlog::record(&mut ctx, spec, args, took);
     }
     let me = ctx.client.id();
     ctx.keyspace.after_command(me, ctx.out.buf);

@@ -8,8 +8,8 @@
 //! that it has no effect, so nobody is misled into thinking it works. Why each is inert:
 //!
 //! - persistence, replication, TLS, ACL files, syslog, process and OS tuning, the latency
-//!   monitor and slow log, active defragmentation, lazy freeing: the node has none of these
-//!   mechanisms (`latency-tracking` and its percentiles, for INFO latencystats, are honoured);
+//!   monitor, active defragmentation, lazy freeing: the node has none of these mechanisms
+//!   (`latency-tracking` and its percentiles, for INFO latencystats, are honoured);
 //! - `maxmemory`, `maxmemory-clients`, `maxmemory-samples`, `maxmemory-eviction-tenacity`:
 //!   the node does not evict (`maxmemory-policy` and `lfu-*` are honoured as far as OBJECT
 //!   FREQ / IDLETIME go: see `keyspace::lfu`);
@@ -448,24 +448,6 @@ pub const INERT: &[Inert] = &[
         },
         Access::Mutable,
         "10",
-    ),
-    inert(
-        "slowlog-log-slower-than",
-        Kind::Int {
-            min: -1,
-            max: i64::MAX,
-        },
-        Access::Mutable,
-        "10000",
-    ),
-    inert(
-        "slowlog-max-len",
-        Kind::Int {
-            min: 0,
-            max: i64::MAX,
-        },
-        Access::Mutable,
-        "128",
     ),
     inert(
         "socket-mark-id",

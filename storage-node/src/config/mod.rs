@@ -115,6 +115,10 @@ pub struct Config {
     /// Per-command latency histograms (INFO latencystats) and the percentiles shown.
     pub latency_tracking: bool,
     pub latency_tracking_info_percentiles: Vec<f64>,
+    /// SLOWLOG: commands that take at least this many microseconds are logged (negative:
+    /// none), and the log keeps this many.
+    pub slowlog_log_slower_than: i64,
+    pub slowlog_max_len: u64,
     /// `rename-command` lines in order, as (name renamed, original command, new name; empty
     /// for a command removed). `cmd::Dispatch` applies them; CONFIG GET does not show them,
     /// as in Redis.
@@ -240,6 +244,8 @@ impl Default for Config {
             lfu_decay_time: 1,
             latency_tracking: true,
             latency_tracking_info_percentiles: vec![50.0, 99.0, 99.9],
+            slowlog_log_slower_than: 10_000,
+            slowlog_max_len: 128,
             renamed_commands: Vec::new(),
             inert: std::collections::BTreeMap::new(),
         }

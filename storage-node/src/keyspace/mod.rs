@@ -7,8 +7,10 @@ mod entry;
 pub mod error_stats;
 pub mod latency;
 pub mod lfu;
+pub mod redact;
 pub mod scan;
 mod slot_table;
+pub mod slowlog;
 pub mod snapshot_cow;
 mod watch;
 
@@ -48,6 +50,8 @@ pub struct Keyspace {
     pub command_stats: command_stats::CommandStats,
     /// The stream of writes for the AOF (and replicas).
     pub propagation: crate::propagation::Propagation,
+    /// SLOWLOG's entries.
+    pub slowlog: slowlog::SlowLog,
 }
 
 impl Keyspace {
@@ -63,6 +67,7 @@ impl Keyspace {
             error_stats: error_stats::ErrorStats::default(),
             command_stats: command_stats::CommandStats::default(),
             propagation: crate::propagation::Propagation::default(),
+            slowlog: slowlog::SlowLog::default(),
         }
     }
 
@@ -72,6 +77,8 @@ impl Keyspace {
         self.notify_flags = config.notify_keyspace_events;
         self.pubsub.limit = config.client_output_buffer_limit.pubsub;
         self.command_stats.latency_tracking = config.latency_tracking;
+        self.slowlog.slower_than = config.slowlog_log_slower_than;
+        self.slowlog.max_len = config.slowlog_max_len;
         let lfu = config.lfu();
         self.dbs.iter_mut().for_each(|db| db.lfu = lfu);
         // Events recorded under the old flags must not be published under the new ones.

@@ -209,6 +209,7 @@ pub fn run(
     // mode check, and the script's frozen clock, as in Redis.
     client.may_block = false;
     client.nested = true;
+    client.scripted = true;
     if let Some(mut resp) = engine.lua.app_data_mut::<redis_lib::ScriptResp>() {
         resp.0 = 2;
     }

@@ -175,6 +175,9 @@ pub struct Client {
     /// state says this node serves at start (no MOVED, ASK or CLUSTERDOWN), as Redis's
     /// loading client is never redirected.
     pub loading: bool,
+    /// A script's client (EVAL, FCALL): the slow log shows it as Redis shows its Lua
+    /// client, address `?:0` and no name.
+    pub scripted: bool,
 }
 
 impl Client {
@@ -195,6 +198,7 @@ impl Client {
             asking: false,
             readonly: false,
             loading: false,
+            scripted: false,
         }
     }
 
