@@ -25,6 +25,7 @@ mod hash;
 mod hll;
 mod info;
 mod keys;
+mod latency;
 mod list;
 mod object;
 mod pubsub;
@@ -163,6 +164,7 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     hll::COMMANDS,
     info::COMMANDS,
     keys::COMMANDS,
+    latency::COMMANDS,
     list::COMMANDS,
     object::COMMANDS,
     pubsub::COMMANDS,
@@ -415,6 +417,7 @@ fn dispatch(
             .command_stats
             .ran(spec.name.as_str(), took, result.is_err());
         slowlog::record(&mut ctx, spec, args, took);
+        latency::record(&mut ctx, spec, took);
     }
     let me = ctx.client.id();
     ctx.keyspace.after_command(me, ctx.out.buf);

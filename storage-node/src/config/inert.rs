@@ -7,9 +7,8 @@
 //! set (or Redis's default, in Redis's format), and every time one is set the node logs
 //! that it has no effect, so nobody is misled into thinking it works. Why each is inert:
 //!
-//! - persistence, replication, TLS, ACL files, syslog, process and OS tuning, the latency
-//!   monitor, active defragmentation, lazy freeing: the node has none of these mechanisms
-//!   (`latency-tracking` and its percentiles, for INFO latencystats, are honoured);
+//! - persistence, replication, TLS, ACL files, syslog, process and OS tuning, active
+//!   defragmentation, lazy freeing: the node has none of these mechanisms;
 //! - `maxmemory`, `maxmemory-clients`, `maxmemory-samples`, `maxmemory-eviction-tenacity`:
 //!   the node does not evict (`maxmemory-policy` and `lfu-*` are honoured as far as OBJECT
 //!   FREQ / IDLETIME go: see `keyspace::lfu`);
@@ -209,15 +208,6 @@ pub const INERT: &[Inert] = &[
     inert("ignore-warnings", Kind::Text, Access::Mutable, ""),
     inert("io-threads-do-reads", Kind::Bool, Access::Immutable, "no"),
     inert("jemalloc-bg-thread", Kind::Bool, Access::Mutable, "yes"),
-    inert(
-        "latency-monitor-threshold",
-        Kind::Int {
-            min: 0,
-            max: i64::MAX,
-        },
-        Access::Mutable,
-        "0",
-    ),
     inert("lazyfree-lazy-eviction", Kind::Bool, Access::Mutable, "no"),
     inert("lazyfree-lazy-expire", Kind::Bool, Access::Mutable, "no"),
     inert(

@@ -291,6 +291,14 @@ pub const PARAMS: &[Param] = &[
         Access::Mutable,
     ),
     param(
+        "latency-monitor-threshold",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+    ),
+    param(
         "slowlog-max-len",
         Kind::Int {
             min: 0,
@@ -672,6 +680,9 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         "latency-tracking" => config.latency_tracking = boolean(values)?,
         "slowlog-log-slower-than" => config.slowlog_log_slower_than = number(kind, values)?,
         "slowlog-max-len" => config.slowlog_max_len = number(kind, values)? as u64,
+        "latency-monitor-threshold" => {
+            config.latency_monitor_threshold = number(kind, values)? as u64
+        }
         "latency-tracking-info-percentiles" => {
             config.latency_tracking_info_percentiles = percentiles(values)?
         }
@@ -749,6 +760,7 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
         "latency-tracking" => yes_no(config.latency_tracking),
         "slowlog-log-slower-than" => config.slowlog_log_slower_than.to_string(),
         "slowlog-max-len" => config.slowlog_max_len.to_string(),
+        "latency-monitor-threshold" => config.latency_monitor_threshold.to_string(),
         "latency-tracking-info-percentiles" => config
             .latency_tracking_info_percentiles
             .iter()
