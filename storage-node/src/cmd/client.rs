@@ -337,6 +337,9 @@ fn kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 pub fn info_line(client: &ClientHandle) -> String {
     let mut flags = String::new();
     let multi = client.multi_queued.load(Relaxed);
+    if client.monitor.load(Relaxed) {
+        flags.push('O');
+    }
     if client.pubsub.is_subscriber() {
         flags.push('P');
     }

@@ -27,6 +27,7 @@ mod info;
 mod keys;
 mod latency;
 mod list;
+mod monitor;
 mod object;
 mod pubsub;
 mod save;
@@ -138,8 +139,10 @@ impl Ctx<'_> {
     }
 }
 
-/// Drops a client's transaction, watches and subscriptions (RESET, disconnect).
+/// Drops a client's transaction, watches, subscriptions and monitor mode (RESET,
+/// disconnect).
 pub fn release_client_state(keyspace: &mut Keyspace, client: &mut Client) {
+    keyspace.monitors.remove(&client.handle);
     transaction::discard_transaction(keyspace, client);
     keyspace
         .pubsub
@@ -166,6 +169,7 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     keys::COMMANDS,
     latency::COMMANDS,
     list::COMMANDS,
+    monitor::COMMANDS,
     object::COMMANDS,
     pubsub::COMMANDS,
     scan::COMMANDS,
@@ -401,6 +405,7 @@ fn dispatch(
     let handler = command.handler;
     let propagating = ctx.keyspace.propagation.enabled();
     let dirty_before = if propagating { ctx.keyspace.dirty() } else { 0 };
+    monitor::feed_script_call(&mut ctx, spec, args);
     let started = std::time::Instant::now();
     // A bug in one command must not take the node down: answer an error and carry on.
     let result = match std::panic::catch_unwind(AssertUnwindSafe(|| handler(&mut ctx, args))) {
@@ -419,6 +424,7 @@ fn dispatch(
         slowlog::record(&mut ctx, spec, args, took);
         latency::record(&mut ctx, spec, took);
     }
+    monitor::feed(&mut ctx, spec, args);
     let me = ctx.client.id();
     ctx.keyspace.after_command(me, ctx.out.buf);
     result

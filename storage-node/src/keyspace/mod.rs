@@ -8,6 +8,7 @@ pub mod error_stats;
 pub mod latency;
 pub mod latency_monitor;
 pub mod lfu;
+pub mod monitors;
 pub mod redact;
 pub mod scan;
 mod slot_table;
@@ -55,6 +56,8 @@ pub struct Keyspace {
     pub slowlog: slowlog::SlowLog,
     /// LATENCY's event samples.
     pub latency_monitor: latency_monitor::LatencyMonitor,
+    /// The clients in MONITOR mode.
+    pub monitors: monitors::Monitors,
 }
 
 impl Keyspace {
@@ -72,6 +75,7 @@ impl Keyspace {
             propagation: crate::propagation::Propagation::default(),
             slowlog: slowlog::SlowLog::default(),
             latency_monitor: latency_monitor::LatencyMonitor::default(),
+            monitors: monitors::Monitors::default(),
         }
     }
 

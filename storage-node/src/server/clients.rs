@@ -31,6 +31,8 @@ pub struct ClientHandle {
     /// Milliseconds since `created` of the last command.
     pub last_active_ms: AtomicU64,
     pub no_evict: AtomicBool,
+    /// In MONITOR mode (CLIENT LIST flag `O`); see `keyspace::monitors`.
+    pub monitor: AtomicBool,
     pub query_buffer: AtomicUsize,
     pub killed: AtomicBool,
     pub kill: Notify,
@@ -82,6 +84,7 @@ impl ClientHandle {
             resp: AtomicU8::new(2),
             last_active_ms: AtomicU64::new(0),
             no_evict: AtomicBool::new(false),
+            monitor: AtomicBool::new(false),
             query_buffer: AtomicUsize::new(0),
             killed: AtomicBool::new(false),
             kill: Notify::new(),
@@ -178,6 +181,9 @@ pub struct Client {
     /// A script's client (EVAL, FCALL): the slow log shows it as Redis shows its Lua
     /// client, address `?:0` and no name.
     pub scripted: bool,
+    /// A blocked command run again because a key it waits for changed: MONITOR showed it
+    /// when it arrived and does not show it again.
+    pub retrying: bool,
 }
 
 impl Client {
@@ -199,6 +205,7 @@ impl Client {
             readonly: false,
             loading: false,
             scripted: false,
+            retrying: false,
         }
     }
 
