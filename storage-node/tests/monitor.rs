@@ -122,3 +122,69 @@ fn a_monitor_that_disconnects_is_forgotten() {
     // Commands still run with nobody to show them to.
     assert_eq!(admin.call_raw(&[b"SET", b"k", b"v"]), b"+OK\r\n".to_vec());
 }
+
+/// A line with the other clients' ports (the waiter's, the admin's) set aside.
+fn other_ports(line: &str) -> String {
+    match line.split_once("127.0.0.1:") {
+        Some((before, after)) => {
+            let rest = after.trim_start_matches(|c: char| c.is_ascii_digit());
+            format!("{before}127.0.0.1:port{rest}")
+        }
+        None => line.to_string(),
+    }
+}
+
+/// A blocked command shows when it arrives, not again when a push serves it; the slow log
+/// logs it once, when served.
+#[test]
+fn a_served_blocked_command_shows_once() {
+    let mut d = Differential::start();
+    let (mut node_monitor, mut redis_monitor) = d.clients();
+    let (mut node_waiter, mut redis_waiter) = d.clients();
+    assert_eq!(node_monitor.call_raw(&[b"MONITOR"]), b"+OK\r\n".to_vec());
+    assert_eq!(redis_monitor.call_raw(&[b"MONITOR"]), b"+OK\r\n".to_vec());
+    d.check_all(&[
+        &["CONFIG", "SET", "slowlog-log-slower-than", "0"],
+        &["SLOWLOG", "RESET"],
+    ]);
+    node_waiter.send(&[b"BLPOP", b"queue", b"0"]);
+    redis_waiter.send(&[b"BLPOP", b"queue", b"0"]);
+    let (mut node_admin, mut redis_admin) = d.clients();
+    test_harness::wait_blocked(&mut node_admin, 1);
+    test_harness::wait_blocked(&mut redis_admin, 1);
+    d.check(&["LPUSH", "queue", "job"]);
+    assert_eq!(node_waiter.read_reply().1, redis_waiter.read_reply().1);
+    d.check(&["ECHO", "end"]);
+    let node_me = own_addr(&mut d.node_client);
+    let redis_me = own_addr(&mut d.redis_client);
+    let node_lines = lines_until_end(&mut node_monitor, &node_me);
+    let redis_lines = lines_until_end(&mut redis_monitor, &redis_me);
+    // wait_blocked polls INFO as often as it needs to: those lines are left out.
+    let comparable = |lines: Vec<String>| -> Vec<String> {
+        lines
+            .iter()
+            .filter(|l| !l.contains("\"INFO\""))
+            .map(|l| other_ports(l))
+            .collect()
+    };
+    let (node_lines, redis_lines) = (comparable(node_lines), comparable(redis_lines));
+    assert_eq!(node_lines, redis_lines);
+    assert_eq!(
+        node_lines
+            .iter()
+            .filter(|l| l.contains("\"BLPOP\""))
+            .count(),
+        1,
+        "{node_lines:?}"
+    );
+    let (node, redis) = d.both(&["SLOWLOG", "GET", "-1"]);
+    let commands = |log: &slotproxy::resp::Frame| -> Vec<slotproxy::resp::Frame> {
+        log.as_array()
+            .expect("entries")
+            .iter()
+            .map(|e| e.as_array().expect("entry")[3].clone())
+            .filter(|args| args.as_array().and_then(|a| a[0].as_bytes()) != Some(b"INFO"))
+            .collect()
+    };
+    assert_eq!(commands(&node), commands(&redis));
+}
