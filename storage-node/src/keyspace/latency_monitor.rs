@@ -6,7 +6,7 @@
 //! Events recorded here, where Redis records them: `command` and `fast-command` (a command
 //! that ran, by its `fast` flag) and `expire-cycle` (a step of the active expiry).
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 /// Redis's `LATENCY_TS_LEN`.
 pub const SAMPLES: usize = 160;
@@ -54,7 +54,8 @@ impl Series {
 pub struct LatencyMonitor {
     /// `latency-monitor-threshold` in milliseconds; 0 is off.
     pub threshold_ms: u64,
-    events: HashMap<&'static str, Series>,
+    /// By name, so LATEST and DOCTOR list events in a stable order.
+    events: BTreeMap<&'static str, Series>,
 }
 
 impl LatencyMonitor {

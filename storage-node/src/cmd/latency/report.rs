@@ -54,11 +54,10 @@ fn analyze(series: &Series, now: u64) -> Stats {
 
 /// LATENCY DOCTOR.
 pub fn doctor(monitor: &LatencyMonitor, settings: &Settings) -> String {
-    let mut events: Vec<_> = monitor.events().collect();
+    let events: Vec<_> = monitor.events().collect();
     if events.is_empty() && monitor.threshold_ms == 0 {
         return DISABLED.to_string();
     }
-    events.sort_by_key(|(name, _)| *name);
     let now = crate::keyspace::unix_time_ms() / 1000;
     let mut report = String::new();
     let (mut slowlog_enabled, mut slowlog_tuning, mut slowlog_inspect) = (false, false, false);
