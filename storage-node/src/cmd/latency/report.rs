@@ -248,3 +248,55 @@ mod tests {
         assert_eq!(out, " #\n |\n |\n_|\n  \n91\ns0\n s\n");
     }
 }
+
+#[cfg(test)]
+mod doctor_tests {
+    use super::*;
+
+    fn settings(hz: u32) -> Settings {
+        Settings {
+            slowlog_log_slower_than: 10_000,
+            hz,
+        }
+    }
+
+    #[test]
+    fn each_event_brings_its_advice() {
+        let mut monitor = LatencyMonitor::default();
+        monitor.threshold_ms = 1;
+        // Huge pages in this process would bring their own advice, as in Redis.
+        if anon_huge_pages() == 0 {
+            assert_eq!(doctor(&monitor, &settings(10)), NO_SPIKES);
+        }
+        monitor.add_if_needed("fast-command", 5);
+        monitor.add_if_needed("expire-cycle", 7);
+        let report = doctor(&monitor, &settings(10));
+        assert!(report.starts_with(SPIKES), "{report}");
+        assert!(report.contains("1. expire-cycle: 1 latency spikes (average 7ms, mean deviation 0ms, period 1.00 sec). Worst all time event 7ms.\n2. fast-command:"), "{report}");
+        for advice in [SCHEDULER, HZ, LARGE_OBJECTS] {
+            assert!(report.contains(advice), "{report}");
+        }
+        assert!(!report.contains(SLOWLOG_INSPECT));
+        // With hz at 100 already, Redis does not suggest it.
+        assert!(!doctor(&monitor, &settings(100)).contains(HZ));
+    }
+
+    #[test]
+    fn a_slow_log_that_misses_the_spikes_is_pointed_out() {
+        let mut monitor = LatencyMonitor::default();
+        monitor.threshold_ms = 5;
+        monitor.add_if_needed("command", 50);
+        let off = Settings {
+            slowlog_log_slower_than: -1,
+            hz: 10,
+        };
+        assert!(doctor(&monitor, &off)
+            .contains("'CONFIG SET slowlog-log-slower-than 5000'. If the Slow log is disabled"));
+        let too_high = Settings {
+            slowlog_log_slower_than: 10_000,
+            hz: 10,
+        };
+        assert!(doctor(&monitor, &too_high)
+            .contains("Please use 'CONFIG SET slowlog-log-slower-than 5000'.\n"));
+    }
+}
