@@ -188,3 +188,25 @@ fn a_served_blocked_command_shows_once() {
     };
     assert_eq!(commands(&node), commands(&redis));
 }
+
+/// A RESP3 monitor gets the same simple-string lines; a RESP3 sender's commands show alike.
+#[test]
+fn monitor_lines_are_the_same_in_resp3() {
+    let mut d = Differential::start();
+    let (mut node_monitor, mut redis_monitor) = d.clients();
+    node_monitor.call(&["HELLO", "3"]);
+    redis_monitor.call(&["HELLO", "3"]);
+    assert_eq!(node_monitor.call_raw(&[b"MONITOR"]), b"+OK\r\n".to_vec());
+    assert_eq!(redis_monitor.call_raw(&[b"MONITOR"]), b"+OK\r\n".to_vec());
+    d.set_resp3(true);
+    let node_me = own_addr(&mut d.node_client);
+    let redis_me = own_addr(&mut d.redis_client);
+    d.check_all(&[
+        &["HSET", "h", "f", "1"],
+        &["HGETALL", "h"],
+        &["ECHO", "end"],
+    ]);
+    let node_lines = lines_until_end(&mut node_monitor, &node_me);
+    let redis_lines = lines_until_end(&mut redis_monitor, &redis_me);
+    assert_eq!(node_lines, redis_lines);
+}
