@@ -93,13 +93,7 @@ pub(super) fn record(
     let (addr, name) = if ctx.client.scripted {
         ("?:0".to_string(), Bytes::new())
     } else {
-        let name = ctx
-            .client
-            .handle
-            .name
-            .lock()
-            .map(|name| Bytes::from(name.clone()))
-            .unwrap_or_default();
+        let name = Bytes::from(crate::server::clients::lock(&ctx.client.handle.name).clone());
         (ctx.client.handle.addr.to_string(), name)
     };
     let args = crate::keyspace::redact::redacted(spec.name.as_str(), args);
