@@ -209,3 +209,40 @@ fn latency_histogram_has_redis_shape_per_command_and_subcommand() {
         ]);
     }
 }
+
+/// The active expiry of many keys at once is an `expire-cycle` event on both servers.
+#[test]
+fn a_long_expiry_cycle_is_an_event() {
+    let mut d = Differential::start();
+    d.check_all(&[
+        &["CONFIG", "SET", "latency-monitor-threshold", "1"],
+        &[
+            "EVAL",
+            "for i = 1, 200000 do redis.call('SET', 'k' .. i, 'v', 'PX', 1) end return 1",
+            "0",
+        ],
+    ]);
+    for (name, client) in [("node", &mut d.node_client), ("redis", &mut d.redis_client)] {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let history = client.call(&["LATENCY", "HISTORY", "expire-cycle"]);
+            if history
+                .as_array()
+                .is_some_and(|samples| !samples.is_empty())
+            {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{name}: no expire-cycle event"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+    let (node, redis) = d.both(&["LATENCY", "DOCTOR"]);
+    let node = without_digits(&node);
+    assert!(node.contains("expire-cycle"), "{node}");
+    // Both advise the same for the events they share.
+    let redis = without_digits(&redis);
+    assert!(redis.contains("expire-cycle"), "{redis}");
+}
