@@ -1,4 +1,4 @@
-//! Secrets a command carries, hidden from the slow log (and, later, MONITOR) as Redis 7.0's
+//! Secrets a command carries, hidden from the slow log and MONITOR as Redis 7.0's
 //! `redactClientCommandArgument` hides them: each password (and ACL user name next to it)
 //! becomes `(redacted)`.
 //!
