@@ -195,3 +195,53 @@ fn encoding_settings_shape_object_encoding_as_in_redis() {
         ]);
     }
 }
+
+/// Redis 7.0's CONFIG GET of several patterns (each setting once) and CONFIG SET of several
+/// settings in one call: all or nothing, with its error texts.
+#[test]
+fn several_settings_in_one_config_call_as_in_redis() {
+    let mut d = Differential::start();
+    let get_sorted = |d: &mut Differential, args: &[&str]| {
+        let (node, redis) = d.both(args);
+        assert_eq!(sorted_pairs(node), sorted_pairs(redis), "{args:?}");
+    };
+    get_sorted(&mut d, &["CONFIG", "GET", "hz", "maxclients"]);
+    get_sorted(
+        &mut d,
+        &["CONFIG", "GET", "slowlog-*", "slowlog-max-len", "hz", "HZ"],
+    );
+    get_sorted(&mut d, &["CONFIG", "GET", "nosuch", "latency-*"]);
+    d.check_all(&[
+        &[
+            "CONFIG",
+            "SET",
+            "slowlog-max-len",
+            "5",
+            "hz",
+            "20",
+            "latency-monitor-threshold",
+            "3",
+        ],
+        &["CONFIG", "GET", "slowlog-max-len"],
+        &["CONFIG", "GET", "hz"],
+        &["CONFIG", "GET", "latency-monitor-threshold"],
+        // One bad value and nothing changes.
+        &[
+            "CONFIG",
+            "SET",
+            "slowlog-max-len",
+            "6",
+            "hz",
+            "40",
+            "lfu-log-factor",
+            "x",
+        ],
+        &["CONFIG", "SET", "hz", "40", "maxclients", "0"],
+        &["CONFIG", "SET", "hz", "40", "nosuch", "1"],
+        &["CONFIG", "SET", "hz", "40", "HZ", "50"],
+        &["CONFIG", "SET", "hz", "40", "slowlog-max-len"],
+        &["CONFIG", "GET", "slowlog-max-len"],
+        &["CONFIG", "GET", "hz"],
+        &["CONFIG", "GET", "lfu-log-factor"],
+    ]);
+}

@@ -509,6 +509,10 @@ fn info_replication_of_a_master_lists_redis_fields_in_redis_order() {
         let mut c = RawClient::connect(m.port);
         let mut r = RawClient::connect(replica.port);
         wait_caught_up(&mut c, &mut r);
+        // Online once the master saw the replica's first ACK after the transfer.
+        wait_until("the replica online", Duration::from_secs(60), || {
+            info(&mut c, "replication", "slave0").contains("state=online")
+        });
         let line = info(&mut c, "replication", "slave0");
         assert!(
             line.starts_with(&format!(

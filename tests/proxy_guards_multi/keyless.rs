@@ -109,14 +109,6 @@ fn direct_len(cluster: &Cluster) -> i64 {
 /// Storage-nodes have no slow log: their own unknown-command error comes through.
 pub fn slowlog_is_merged(cluster: &Cluster, port: u16) {
     let mut c = RawClient::connect(port);
-    if cluster.storage {
-        let reply = c.call(&["SLOWLOG", "LEN"]);
-        assert!(
-            text(&reply).starts_with("ERR unknown command 'SLOWLOG'"),
-            "{reply:?}"
-        );
-        return;
-    }
     assert_eq!(
         c.call(&["CONFIG", "SET", "slowlog-log-slower-than", "0"]),
         ok()

@@ -352,6 +352,9 @@ pub fn info_line(client: &ClientHandle) -> String {
     if client.replica.load(Relaxed) {
         flags.push('S');
     }
+    if client.monitor.load(Relaxed) {
+        flags.push('O');
+    }
     if client.pubsub.is_subscriber() {
         flags.push('P');
     }

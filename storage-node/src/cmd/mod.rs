@@ -26,7 +26,9 @@ mod hash;
 mod hll;
 mod info;
 mod keys;
+mod latency;
 mod list;
+mod monitor;
 mod object;
 mod pubsub;
 mod replconf;
@@ -38,6 +40,7 @@ mod scripting;
 mod server;
 mod set;
 pub mod shutdown;
+mod slowlog;
 mod sort;
 mod strings;
 mod sync;
@@ -149,8 +152,10 @@ impl Ctx<'_> {
     }
 }
 
-/// Drops a client's transaction, watches and subscriptions (RESET, disconnect).
+/// Drops a client's transaction, watches, subscriptions and monitor mode (RESET,
+/// disconnect).
 pub fn release_client_state(keyspace: &mut Keyspace, client: &mut Client) {
+    keyspace.monitors.remove(&client.handle);
     transaction::discard_transaction(keyspace, client);
     keyspace
         .pubsub
@@ -176,7 +181,9 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     hll::COMMANDS,
     info::COMMANDS,
     keys::COMMANDS,
+    latency::COMMANDS,
     list::COMMANDS,
+    monitor::COMMANDS,
     object::COMMANDS,
     pubsub::COMMANDS,
     replconf::COMMANDS,
@@ -188,6 +195,7 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     server::COMMANDS,
     shutdown::COMMANDS,
     set::COMMANDS,
+    slowlog::COMMANDS,
     sort::COMMANDS,
     strings::COMMANDS,
     sync::COMMANDS,
@@ -419,6 +427,7 @@ fn dispatch(
     let handler = command.handler;
     let propagating = ctx.keyspace.propagation.enabled();
     let dirty_before = if propagating { ctx.keyspace.dirty() } else { 0 };
+    monitor::feed_script_call(&mut ctx, spec, args);
     let started = std::time::Instant::now();
     // A bug in one command must not take the node down: answer an error and carry on.
     let result = match std::panic::catch_unwind(AssertUnwindSafe(|| handler(&mut ctx, args))) {
@@ -434,7 +443,10 @@ fn dispatch(
         ctx.keyspace
             .command_stats
             .ran(spec.name.as_str(), took, result.is_err());
+        slowlog::record(&mut ctx, spec, args, took);
+        latency::record(&mut ctx, spec, took);
     }
+    monitor::feed(&mut ctx, spec, args);
     let me = ctx.client.id();
     ctx.keyspace.after_command(me, ctx.out.buf);
     result

@@ -7,10 +7,10 @@
 //! set (or Redis's default, in Redis's format), and every time one is set the node logs
 //! that it has no effect, so nobody is misled into thinking it works. Why each is inert:
 //!
-//! - persistence, replication, TLS, ACL files, syslog, process and OS tuning, the latency
-//!   monitor and slow log, active defragmentation, lazy freeing: the node has none of these
-//!   mechanisms (`latency-tracking` and its percentiles, for INFO latencystats, are honoured,
-//!   and so is `lazyfree-lazy-expire`, which logs expired keys as UNLINK; so are the replica
+//! - persistence, replication, TLS, ACL files, syslog, process and OS tuning, active
+//!   defragmentation, lazy freeing: the node has none of these mechanisms
+//!   (`latency-tracking` and its percentiles, for INFO latencystats, are honoured, and so
+//!   is `lazyfree-lazy-expire`, which logs expired keys as UNLINK; so are the replica
 //!   side's settings, in `super::replica`);
 //! - `maxmemory`, `maxmemory-clients`, `maxmemory-samples`, `maxmemory-eviction-tenacity`:
 //!   the node does not evict (`maxmemory-policy` and `lfu-*` are honoured as far as OBJECT
@@ -211,15 +211,6 @@ pub const INERT: &[Inert] = &[
     inert("ignore-warnings", Kind::Text, Access::Mutable, ""),
     inert("io-threads-do-reads", Kind::Bool, Access::Immutable, "no"),
     inert("jemalloc-bg-thread", Kind::Bool, Access::Mutable, "yes"),
-    inert(
-        "latency-monitor-threshold",
-        Kind::Int {
-            min: 0,
-            max: i64::MAX,
-        },
-        Access::Mutable,
-        "0",
-    ),
     inert("lazyfree-lazy-eviction", Kind::Bool, Access::Mutable, "no"),
     inert(
         "lazyfree-lazy-server-del",
@@ -343,24 +334,6 @@ pub const INERT: &[Inert] = &[
         },
         Access::Mutable,
         "10",
-    ),
-    inert(
-        "slowlog-log-slower-than",
-        Kind::Int {
-            min: -1,
-            max: i64::MAX,
-        },
-        Access::Mutable,
-        "10000",
-    ),
-    inert(
-        "slowlog-max-len",
-        Kind::Int {
-            min: 0,
-            max: i64::MAX,
-        },
-        Access::Mutable,
-        "128",
     ),
     inert(
         "socket-mark-id",

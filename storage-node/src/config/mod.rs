@@ -124,6 +124,12 @@ pub struct Config {
     /// Per-command latency histograms (INFO latencystats) and the percentiles shown.
     pub latency_tracking: bool,
     pub latency_tracking_info_percentiles: Vec<f64>,
+    /// SLOWLOG: commands that take at least this many microseconds are logged (negative:
+    /// none), and the log keeps this many.
+    pub slowlog_log_slower_than: i64,
+    pub slowlog_max_len: u64,
+    /// LATENCY: events that take at least this many milliseconds are sampled (0: none).
+    pub latency_monitor_threshold: u64,
     /// `rename-command` lines in order, as (name renamed, original command, new name; empty
     /// for a command removed). `cmd::Dispatch` applies them; CONFIG GET does not show them,
     /// as in Redis.
@@ -252,6 +258,9 @@ impl Default for Config {
             lfu_decay_time: 1,
             latency_tracking: true,
             latency_tracking_info_percentiles: vec![50.0, 99.0, 99.9],
+            slowlog_log_slower_than: 10_000,
+            slowlog_max_len: 128,
+            latency_monitor_threshold: 0,
             renamed_commands: Vec::new(),
             inert: std::collections::BTreeMap::new(),
         }

@@ -284,6 +284,30 @@ pub const PARAMS: &[Param] = &[
     ),
     param("latency-tracking", Kind::Bool, Access::Mutable),
     param(
+        "slowlog-log-slower-than",
+        Kind::Int {
+            min: -1,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+    ),
+    param(
+        "latency-monitor-threshold",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+    ),
+    param(
+        "slowlog-max-len",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+    ),
+    param(
         "latency-tracking-info-percentiles",
         Kind::Words,
         Access::Mutable,
@@ -668,6 +692,11 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         }
         "lfu-log-factor" => config.lfu_log_factor = number(kind, values)? as u64,
         "latency-tracking" => config.latency_tracking = boolean(values)?,
+        "slowlog-log-slower-than" => config.slowlog_log_slower_than = number(kind, values)?,
+        "slowlog-max-len" => config.slowlog_max_len = number(kind, values)? as u64,
+        "latency-monitor-threshold" => {
+            config.latency_monitor_threshold = number(kind, values)? as u64
+        }
         "latency-tracking-info-percentiles" => {
             config.latency_tracking_info_percentiles = percentiles(values)?
         }
@@ -744,6 +773,9 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
         "maxmemory-policy" => config.maxmemory_policy.clone(),
         "lfu-log-factor" => config.lfu_log_factor.to_string(),
         "latency-tracking" => yes_no(config.latency_tracking),
+        "slowlog-log-slower-than" => config.slowlog_log_slower_than.to_string(),
+        "slowlog-max-len" => config.slowlog_max_len.to_string(),
+        "latency-monitor-threshold" => config.latency_monitor_threshold.to_string(),
         "latency-tracking-info-percentiles" => config
             .latency_tracking_info_percentiles
             .iter()

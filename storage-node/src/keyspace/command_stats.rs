@@ -58,6 +58,12 @@ impl CommandStats {
         self.latency.iter().map(|(name, h)| (*name, h))
     }
 
+    /// The latency histogram of one command (`container|sub` for a subcommand), with the
+    /// command's name as kept.
+    pub fn latency_of(&self, name: &str) -> Option<(&'static str, &Histogram)> {
+        self.latency.get_key_value(name).map(|(name, h)| (*name, h))
+    }
+
     /// Every command with a count, by name.
     pub fn iter(&self) -> impl Iterator<Item = (&'static str, CommandStat)> + '_ {
         self.by_name.iter().map(|(name, stat)| (*name, *stat))

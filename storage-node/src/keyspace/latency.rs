@@ -47,6 +47,35 @@ impl Histogram {
         self.total += 1;
     }
 
+    /// How many values were recorded.
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
+    /// LATENCY HISTOGRAM's cumulative distribution, as Redis walks its histogram with
+    /// `hdr_iter_log_init(.., 1024, 2)`: for each power of two from 1024 ns, the bucket
+    /// holding it gives a point (that bucket's highest value in whole microseconds, the
+    /// count up to and including it), kept only where the count grew.
+    pub fn cumulative_by_powers_of_two(&self) -> Vec<(u64, u64)> {
+        /// The last level inside Redis's trackable range (1 s, rounded up to a bucket).
+        const LAST_LEVEL: u64 = 1 << 29;
+        let mut points = Vec::new();
+        let (mut cumulative, mut next_index, mut level) = (0u64, 0usize, 1024u64);
+        while cumulative < self.total && level <= LAST_LEVEL {
+            let bucket = index_of(level);
+            while next_index <= bucket {
+                cumulative += self.counts.get(next_index).copied().unwrap_or(0);
+                next_index += 1;
+            }
+            let grew = points.last().is_none_or(|&(_, before)| cumulative > before);
+            if cumulative > 0 && grew {
+                points.push((bucket_range(bucket).1 / 1000, cumulative));
+            }
+            level *= 2;
+        }
+        points
+    }
+
     /// The value at `percentile` (0 to 100), in nanoseconds.
     pub fn value_at(&self, percentile: f64) -> u64 {
         let wanted = ((percentile.min(100.0) / 100.0) * self.total as f64 + 0.5) as u64;
@@ -77,5 +106,18 @@ mod tests {
         h.record(100);
         assert_eq!(h.value_at(0.0), 100);
         assert_eq!(h.value_at(100.0), 3007);
+    }
+
+    #[test]
+    fn the_distribution_steps_by_powers_of_two() {
+        let mut h = Histogram::default();
+        for micros in [0, 1, 3, 40] {
+            h.record(micros * 1000);
+        }
+        // Redis's points: 1 us (values up to 1031 ns), 4, 33 (for 32768..33023 ns), 66.
+        assert_eq!(
+            h.cumulative_by_powers_of_two(),
+            vec![(1, 2), (4, 3), (66, 4)]
+        );
     }
 }

@@ -6,10 +6,14 @@ mod db;
 mod entry;
 pub mod error_stats;
 pub mod latency;
+pub mod latency_monitor;
 pub mod lfu;
+pub mod monitors;
 pub mod read_ahead;
+pub mod redact;
 pub mod scan;
 mod slot_table;
+pub mod slowlog;
 pub mod snapshot_cow;
 mod watch;
 
@@ -52,6 +56,12 @@ pub struct Keyspace {
     /// How the running command's lookups treat expired keys (a replica's differ; set by
     /// `cmd::dispatch`).
     pub expiry: Expiry,
+    /// SLOWLOG's entries.
+    pub slowlog: slowlog::SlowLog,
+    /// LATENCY's event samples.
+    pub latency_monitor: latency_monitor::LatencyMonitor,
+    /// The clients in MONITOR mode.
+    pub monitors: monitors::Monitors,
 }
 
 impl Keyspace {
@@ -68,6 +78,9 @@ impl Keyspace {
             command_stats: command_stats::CommandStats::default(),
             propagation: crate::propagation::Propagation::default(),
             expiry: Expiry::Remove,
+            slowlog: slowlog::SlowLog::default(),
+            latency_monitor: latency_monitor::LatencyMonitor::default(),
+            monitors: monitors::Monitors::default(),
         }
     }
 
@@ -78,6 +91,9 @@ impl Keyspace {
         self.pubsub.limit = config.client_output_buffer_limit.pubsub;
         self.command_stats.latency_tracking = config.latency_tracking;
         self.propagation.unlink_expired = config.lazyfree_lazy_expire;
+        self.slowlog.slower_than = config.slowlog_log_slower_than;
+        self.slowlog.max_len = config.slowlog_max_len;
+        self.latency_monitor.threshold_ms = config.latency_monitor_threshold;
         let lfu = config.lfu();
         self.dbs.iter_mut().for_each(|db| db.lfu = lfu);
         // Events recorded under the old flags must not be published under the new ones.
@@ -265,6 +281,7 @@ impl Keyspace {
     /// One step of the active expiry cycle: visits `budget` slot tables of each database
     /// that has keys with a TTL.
     pub fn active_expire_step(&mut self, budget: usize) {
+        let started = std::time::Instant::now();
         for index in 0..self.dbs.len() {
             let from = self.expire_cursor[index];
             self.expire_cursor[index] = self.db(index).expire_slots(from, budget);
@@ -272,6 +289,8 @@ impl Keyspace {
                 self.propagation.expired(index, &key);
             }
         }
+        let took_ms = started.elapsed().as_millis() as u64;
+        self.latency_monitor.add_if_needed("expire-cycle", took_ms);
         // No client runs this: nobody's reply buffer receives messages.
         self.after_command(0, &mut bytes::BytesMut::new());
     }

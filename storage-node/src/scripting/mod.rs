@@ -210,6 +210,7 @@ pub fn run(
     client.may_block = false;
     client.nested = true;
     client.master = ctx.client.master;
+    client.scripted = true;
     if let Some(mut resp) = engine.lua.app_data_mut::<redis_lib::ScriptResp>() {
         resp.0 = 2;
     }

@@ -31,6 +31,8 @@ pub struct ClientHandle {
     /// Milliseconds since `created` of the last command.
     pub last_active_ms: AtomicU64,
     pub no_evict: AtomicBool,
+    /// In MONITOR mode (CLIENT LIST flag `O`); see `keyspace::monitors`.
+    pub monitor: AtomicBool,
     pub query_buffer: AtomicUsize,
     pub killed: AtomicBool,
     pub kill: Notify,
@@ -84,6 +86,7 @@ impl ClientHandle {
             resp: AtomicU8::new(2),
             last_active_ms: AtomicU64::new(0),
             no_evict: AtomicBool::new(false),
+            monitor: AtomicBool::new(false),
             query_buffer: AtomicUsize::new(0),
             killed: AtomicBool::new(false),
             kill: Notify::new(),
@@ -194,6 +197,12 @@ pub struct Client {
     /// writes pass the replica's gates and it sees keys past their TTL
     /// (`crate::replication::replica`).
     pub master: bool,
+    /// A script's client (EVAL, FCALL): the slow log shows it as Redis shows its Lua
+    /// client, address `?:0` and no name.
+    pub scripted: bool,
+    /// A blocked command run again because a key it waits for changed: MONITOR showed it
+    /// when it arrived and does not show it again.
+    pub retrying: bool,
 }
 
 impl Client {
@@ -220,6 +229,8 @@ impl Client {
             has_run_commands: false,
             ack_wait: None,
             master: false,
+            scripted: false,
+            retrying: false,
         }
     }
 
