@@ -24,7 +24,8 @@ pub struct ReplSettings {
     pub diskless_sync_max_replicas: u64,
     /// `repl-ping-replica-period`: seconds between the PINGs the master feeds.
     pub ping_replica_period: u64,
-    /// `repl-timeout`: seconds of silence after which a replica is dropped.
+    /// `repl-timeout`: seconds of silence after which a replica is dropped (on a replica:
+    /// after which its master link is, `crate::replication::replica`).
     pub timeout: u64,
     /// `min-replicas-to-write` and `min-replicas-max-lag` (0 in either: no check).
     pub min_replicas_to_write: u64,

@@ -46,9 +46,6 @@ pub struct ReplicaSettings {
     pub masterauth: String,
     pub masteruser: String,
     pub diskless_load: DisklessLoad,
-    /// `repl-timeout`, seconds: a master silent this long is disconnected (and a sync
-    /// whose transfer stalls this long is dropped).
-    pub timeout_secs: u64,
     /// `replica-announce-ip` / `replica-announce-port` (0: the listening port): what the
     /// link tells the master with REPLCONF.
     pub announce_ip: String,
@@ -69,7 +66,6 @@ impl Default for ReplicaSettings {
             masterauth: String::new(),
             masteruser: String::new(),
             diskless_load: DisklessLoad::Disabled,
-            timeout_secs: 60,
             announce_ip: String::new(),
             announce_port: 0,
             read_only: true,
@@ -93,14 +89,6 @@ pub const PARAMS: &[Param] = &[
     param(
         "repl-diskless-load",
         Kind::Enum(DisklessLoad::NAMES),
-        Access::Mutable,
-    ),
-    param(
-        "repl-timeout",
-        Kind::Int {
-            min: 1,
-            max: INT_MAX,
-        },
         Access::Mutable,
     ),
     param("replica-announce-ip", Kind::Text, Access::Mutable),
@@ -143,7 +131,6 @@ pub fn apply(settings: &mut ReplicaSettings, name: &str, value: &str) -> Result<
             settings.diskless_load = DisklessLoad::from_name(value)
                 .ok_or("argument(s) must be one of the following: disabled, on-empty-db, swapdb")?
         }
-        "repl-timeout" => settings.timeout_secs = number(value)?,
         "replica-announce-ip" => settings.announce_ip = value.to_string(),
         "replica-announce-port" => {
             settings.announce_port = value.parse().map_err(|_| "bad number")?
@@ -168,7 +155,6 @@ pub fn get(settings: &ReplicaSettings, name: &str) -> Option<String> {
         "masterauth" => settings.masterauth.clone(),
         "masteruser" => settings.masteruser.clone(),
         "repl-diskless-load" => settings.diskless_load.name().to_string(),
-        "repl-timeout" => settings.timeout_secs.to_string(),
         "replica-announce-ip" => settings.announce_ip.clone(),
         "replica-announce-port" => settings.announce_port.to_string(),
         "replica-read-only" => yes_no(settings.read_only),

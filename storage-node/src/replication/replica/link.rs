@@ -69,7 +69,9 @@ async fn session(shared: &Arc<Shared>, generation: u64, host: &str, port: u16) -
             history: None,
         }
     };
-    let timeout = Duration::from_secs(shared.config().replica.timeout_secs.max(1));
+    // `repl-timeout` (one setting for both sides, in `config::repl`): a master silent
+    // this long is disconnected, and a transfer that stalls this long is dropped.
+    let timeout = Duration::from_secs(shared.config().repl.timeout.max(1));
     link.set_state(State::Connecting);
     let mut conn = Conn::connect(host, port, timeout).await.map_err(|e| {
         io::Error::new(e.kind(), format!("Error condition on socket for SYNC: {e}"))
