@@ -34,6 +34,7 @@ mod server;
 mod set;
 pub mod shutdown;
 mod sort;
+mod stream;
 mod strings;
 pub mod transaction;
 pub mod wakeup;
@@ -105,7 +106,16 @@ impl Ctx<'_> {
             wants,
             timeout,
             on_timeout,
+            rerun_as: None,
         });
+    }
+
+    /// After [`block_on`](Self::block_on): the command runs again as `args` instead of as it
+    /// was sent (XREAD waits for entries after the ids its `$` stood for).
+    pub fn rerun_blocked_as(&mut self, args: Vec<Bytes>) {
+        if let Some(request) = self.client.block.as_mut() {
+            request.rerun_as = Some(args);
+        }
     }
 
     /// Tells blocked clients that `key` (in the client's database) may have what they wait
@@ -170,6 +180,7 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     shutdown::COMMANDS,
     set::COMMANDS,
     sort::COMMANDS,
+    stream::COMMANDS,
     strings::COMMANDS,
     transaction::COMMANDS,
     crate::cluster::commands::COMMANDS,

@@ -21,5 +21,6 @@ pub mod rdb;
 pub mod rdb_file;
 pub mod rdb_load;
 pub mod rdb_sets;
+pub mod rdb_stream;
 pub mod save_points;
 pub mod snapshot;

@@ -18,8 +18,8 @@ use std::fmt;
 
 use std::collections::HashSet;
 
-use super::rdb_sets;
 use super::{listpack, lzf};
+use super::{rdb_sets, rdb_stream};
 use crate::types::{CompactBytes, HashLimits, HashValue, ListValue, StringValue, Value};
 
 /// The RDB version Redis 7.0 writes and the newest it reads.
@@ -181,6 +181,7 @@ pub fn object_type(value: &Value) -> u8 {
         Value::List(_) => TYPE_LIST_QUICKLIST_2,
         Value::Hash(h) if h.is_small() => TYPE_HASH_LISTPACK,
         Value::Hash(_) => TYPE_HASH,
+        Value::Stream(_) => rdb_stream::TYPE_STREAM_LISTPACKS_2,
     }
 }
 
@@ -202,6 +203,7 @@ pub fn save_object(out: &mut Vec<u8>, value: &Value, encodings: &Encodings) {
                 save_string_with(out, value, encodings.compress);
             }
         }
+        Value::Stream(stream) => rdb_stream::save_stream(out, stream, encodings.compress),
     }
 }
 
@@ -390,6 +392,7 @@ pub fn load_object(type_byte: u8, reader: &mut Reader<'_>, encodings: &Encodings
             }
             build_hash(pairs, &encodings.hash, true)
         }
+        rdb_stream::TYPE_STREAM_LISTPACKS_2 => rdb_stream::load_stream(reader),
         t if is_object_type(t) => Err(RdbError("value type not supported by this node")),
         _ => Err(RdbError("unknown object type")),
     }

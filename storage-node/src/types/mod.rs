@@ -8,6 +8,7 @@ pub mod hll;
 pub mod list;
 pub mod long_double;
 pub mod set;
+pub mod stream;
 pub mod string;
 pub mod zset;
 
@@ -15,6 +16,7 @@ pub use self::bytes::CompactBytes;
 pub use hash::{HashLimits, HashValue};
 pub use list::ListValue;
 pub use set::SetValue;
+pub use stream::StreamValue;
 pub use string::StringValue;
 pub use zset::ZSetValue;
 
@@ -26,6 +28,7 @@ pub enum Value {
     ZSet(Box<ZSetValue>),
     List(Box<ListValue>),
     Hash(Box<HashValue>),
+    Stream(Box<StreamValue>),
 }
 
 impl Value {
@@ -37,6 +40,7 @@ impl Value {
             Value::ZSet(_) => "zset",
             Value::List(_) => "list",
             Value::Hash(_) => "hash",
+            Value::Stream(_) => "stream",
         }
     }
 
@@ -49,13 +53,14 @@ impl Value {
             // Redis 7.0 stores every list as a quicklist, however short.
             Value::List(_) => "quicklist",
             Value::Hash(h) => h.encoding_name(),
+            Value::Stream(_) => "stream",
         }
     }
 
     /// Re-chooses a loaded value's encoding for the node's settings (RESTORE).
     pub fn refit_encoding(&mut self, max_intset_entries: usize, zset_limits: zset::ZSetLimits) {
         match self {
-            Value::Str(_) | Value::List(_) | Value::Hash(_) => {}
+            Value::Str(_) | Value::List(_) | Value::Hash(_) | Value::Stream(_) => {}
             Value::Set(s) => s.refit(max_intset_entries),
             Value::ZSet(z) => z.refit(zset_limits),
         }
@@ -69,6 +74,7 @@ impl Value {
             Value::ZSet(z) => std::mem::size_of::<ZSetValue>() + z.heap_size(),
             Value::List(l) => std::mem::size_of::<ListValue>() + l.memory_usage(),
             Value::Hash(h) => std::mem::size_of::<HashValue>() + h.memory_usage(),
+            Value::Stream(s) => s.memory_usage(),
         }
     }
 }

@@ -1,0 +1,265 @@
+//! The stream type: entries with ids, kept in nodes laid out as Redis 7.0 lays out its
+//! radix tree of listpacks (see [`node`]), plus the stream's metadata.
+//!
+//! Metadata, as Redis 7.0 keeps it: `length` (live entries), `last_id` (the largest id ever
+//! added or set with XSETID), `first_id` (the first live entry, 0-0 when empty),
+//! `max_deleted_id` (the largest id XDEL removed) and `entries_added` (every entry ever
+//! added). An empty stream is still a key (unlike lists).
+//!
+//! Next: consumer groups. Redis 7.0 keeps per stream a radix tree of groups by name, each
+//! with its last-delivered id, `entries_read`, a PEL (id → delivery time and count, owner)
+//! and consumers (name → seen time and own PEL). They will live in a `groups` map here, and
+//! `rdb_stream` already has the place to write them (today always 0 groups).
+
+pub mod id;
+pub mod node;
+mod rax;
+
+use std::collections::BTreeMap;
+
+pub use id::{IdSyntax, ParsedId, StreamId};
+pub use node::{Entry, Node};
+
+/// Node size limits (`stream-node-max-bytes`, `stream-node-max-entries`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamLimits {
+    pub max_bytes: usize,
+    pub max_entries: u64,
+}
+
+impl Default for StreamLimits {
+    fn default() -> Self {
+        StreamLimits {
+            max_bytes: 4096,
+            max_entries: 100,
+        }
+    }
+}
+
+/// The largest listpack Redis lets a node grow to (`STREAM_LISTPACK_MAX_SIZE`), also the
+/// largest total of field and value bytes one XADD may carry.
+pub const LISTPACK_MAX_SIZE: usize = 1 << 30;
+
+/// How to trim (XADD's and XTRIM's MAXLEN / MINID options).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrimStrategy {
+    MaxLen(u64),
+    MinId(StreamId),
+}
+
+/// A trim request: strategy, `~`, and the most entries it may remove (0 = no limit).
+#[derive(Clone, Copy, Debug)]
+pub struct Trim {
+    pub strategy: TrimStrategy,
+    pub approx: bool,
+    pub limit: u64,
+}
+
+/// A stream value.
+#[derive(Clone, Debug, Default)]
+pub struct StreamValue {
+    /// Nodes by master id.
+    pub nodes: BTreeMap<StreamId, Node>,
+    pub length: u64,
+    pub last_id: StreamId,
+    pub first_id: StreamId,
+    pub max_deleted_id: StreamId,
+    pub entries_added: u64,
+}
+
+impl StreamValue {
+    pub fn new() -> StreamValue {
+        StreamValue::default()
+    }
+
+    /// Appends an entry with `id` (which must exceed `last_id`), as `streamAppendItem` does:
+    /// into the last node unless that node is full by bytes or entries.
+    pub fn append(&mut self, id: StreamId, fields: &[&[u8]], limits: StreamLimits) {
+        let field_bytes: usize = fields.iter().map(|f| f.len()).sum();
+        let max_bytes = if limits.max_bytes == 0 || limits.max_bytes > LISTPACK_MAX_SIZE {
+            LISTPACK_MAX_SIZE
+        } else {
+            limits.max_bytes
+        };
+        let tail = self.nodes.values_mut().next_back().filter(|node| {
+            node.lp_bytes + field_bytes < max_bytes
+                && (limits.max_entries == 0 || node.live + node.deleted < limits.max_entries)
+        });
+        match tail {
+            Some(node) => node.append(id, fields),
+            None => {
+                self.nodes.insert(id, Node::new(id, fields));
+            }
+        }
+        self.length += 1;
+        self.entries_added += 1;
+        self.last_id = id;
+        if self.length == 1 {
+            self.first_id = id;
+        }
+    }
+
+    /// The id XADD gives an entry: `requested` as given (`seq_given`) or with the next free
+    /// sequence for its milliseconds, or the next id after `last_id` for `now_ms`. None
+    /// when it would not exceed `last_id` (Redis's EDOM).
+    pub fn next_id(&self, requested: Option<ParsedId>, now_ms: u64) -> Option<StreamId> {
+        let id = match requested {
+            Some(ParsedId {
+                id,
+                seq_given: true,
+            }) => id,
+            Some(ParsedId { id, .. }) if id.ms == self.last_id.ms => {
+                if self.last_id.seq == u64::MAX {
+                    return None;
+                }
+                StreamId::new(id.ms, self.last_id.seq + 1)
+            }
+            Some(ParsedId { id, .. }) => id,
+            None if now_ms > self.last_id.ms => StreamId::new(now_ms, 0),
+            None => self.last_id.next()?,
+        };
+        (id > self.last_id).then_some(id)
+    }
+
+    /// Deletes the live entry `id` (`streamDeleteItem`); false if there is none. A node left
+    /// without live entries is dropped. Does not update `first_id` / `max_deleted_id`.
+    pub fn delete(&mut self, id: StreamId) -> bool {
+        let Some((&key, node)) = self.nodes.range_mut(..=id).next_back() else {
+            return false;
+        };
+        let Some(index) = node.find(id) else {
+            return false;
+        };
+        if node.entries[index].deleted {
+            return false;
+        }
+        if node.live == 1 {
+            self.nodes.remove(&key);
+        } else {
+            node.flag_deleted(index);
+            node.set_counts(node.live - 1, node.deleted + 1);
+        }
+        self.length -= 1;
+        true
+    }
+
+    /// Trims as `streamTrim` does; returns how many entries were removed. Whole nodes go
+    /// first; with `~` nothing else does; otherwise entries of the first node that cannot
+    /// go whole are flagged deleted.
+    pub fn trim(&mut self, trim: Trim) -> u64 {
+        let mut removed: u64 = 0;
+        while let Some((&key, node)) = self.nodes.iter_mut().next() {
+            if let TrimStrategy::MaxLen(max) = trim.strategy {
+                if self.length <= max {
+                    break;
+                }
+            }
+            let entries = node.live;
+            if trim.limit != 0 && removed + entries > trim.limit {
+                break;
+            }
+            let remove_node = match trim.strategy {
+                TrimStrategy::MaxLen(max) => self.length - entries >= max,
+                TrimStrategy::MinId(min) => node.last_id() < min,
+            };
+            if remove_node {
+                self.nodes.remove(&key);
+                self.length -= entries;
+                removed += entries;
+                continue;
+            }
+            if trim.approx {
+                break;
+            }
+            let mut from_node = 0;
+            for index in 0..node.entries.len() {
+                let stop = match trim.strategy {
+                    TrimStrategy::MaxLen(max) => self.length <= max,
+                    TrimStrategy::MinId(min) => node.entries[index].id >= min,
+                };
+                if stop {
+                    break;
+                }
+                if !node.entries[index].deleted {
+                    node.flag_deleted(index);
+                    from_node += 1;
+                    self.length -= 1;
+                }
+            }
+            node.set_counts(entries - from_node, node.deleted + from_node);
+            removed += from_node;
+            break;
+        }
+        self.first_id = if self.length == 0 {
+            StreamId::MIN
+        } else {
+            self.edge_id(true, true)
+        };
+        removed
+    }
+
+    /// Every entry in id order, tombstones included.
+    fn all_entries(&self) -> impl DoubleEndedIterator<Item = &Entry> {
+        self.nodes.values().flat_map(|node| node.entries.iter())
+    }
+
+    /// The first or last id (`streamGetEdgeID`), skipping tombstones or not; the largest id
+    /// for the first of an empty stream, the smallest for its last.
+    pub fn edge_id(&self, first: bool, skip_tombstones: bool) -> StreamId {
+        let keep = |e: &&Entry| !(skip_tombstones && e.deleted);
+        let found = if first {
+            self.all_entries().find(keep)
+        } else {
+            self.all_entries().rev().find(keep)
+        };
+        match found {
+            Some(entry) => entry.id,
+            None if first => StreamId::MAX,
+            None => StreamId::MIN,
+        }
+    }
+
+    /// Live entries with `start <= id <= end`, in id order.
+    pub fn range(&self, start: StreamId, end: StreamId) -> impl Iterator<Item = &Entry> {
+        let from = self
+            .nodes
+            .range(..=start)
+            .next_back()
+            .map_or(StreamId::MIN, |(k, _)| *k);
+        self.nodes
+            .range(from..)
+            .flat_map(|(_, node)| node.entries.iter())
+            .filter(|e| !e.deleted)
+            .skip_while(move |e| e.id < start)
+            .take_while(move |e| e.id <= end)
+    }
+
+    /// Live entries with `start <= id <= end`, from the largest id down.
+    pub fn range_rev(&self, start: StreamId, end: StreamId) -> impl Iterator<Item = &Entry> {
+        self.nodes
+            .range(..=end)
+            .rev()
+            .flat_map(|(_, node)| node.entries.iter().rev())
+            .filter(|e| !e.deleted)
+            .skip_while(move |e| e.id > end)
+            .take_while(move |e| e.id >= start)
+    }
+
+    /// Number of nodes (XINFO `radix-tree-keys`).
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Number of radix-tree nodes Redis's tree over the node keys has (XINFO
+    /// `radix-tree-nodes`).
+    pub fn radix_tree_nodes(&self) -> usize {
+        let keys: Vec<[u8; 16]> = self.nodes.keys().map(|id| id.to_be_bytes()).collect();
+        rax::node_count(&keys)
+    }
+
+    /// An estimate of the bytes used, for MEMORY USAGE.
+    pub fn memory_usage(&self) -> usize {
+        std::mem::size_of::<StreamValue>()
+            + self.nodes.values().map(Node::memory_usage).sum::<usize>()
+    }
+}
