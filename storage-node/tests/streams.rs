@@ -1,0 +1,484 @@
+//! Streams compared with a real redis-server: every reply byte for byte in RESP2 and RESP3
+//! (ids, ranges, trims, errors, XINFO), the node layout that `~` trimming and XINFO expose,
+//! DUMP payloads in both directions, blocking XREAD with several clients, and keyspace
+//! notifications. Random sequences are in `streams_props.rs`.
+
+use slotproxy::resp::Frame;
+use test_harness::notifications::compare_notifications;
+use test_harness::{Differential, RawClient};
+
+#[test]
+fn commands_and_errors_match_redis() {
+    let mut d = Differential::start();
+    d.check_both_protocols(&[
+        &["XADD", "s", "1-1", "a", "1", "b", "2"],
+        &["XADD", "s", "1-2", "a", "3", "b", "4"],
+        &["XADD", "s", "1-*", "a", "3", "c", "4"],
+        &["XADD", "s", "5", "x", "y"],
+        &["XADD", "s", "5", "x", "y"],
+        &["XADD", "s", "0-0", "x", "y"],
+        &["XADD", "s2", "0-0", "x", "y"],
+        &["XADD", "s2", "0-*", "x", "y"],
+        &["XADD", "s", "nomkstream", "6-1", "x"],
+        &["XADD", "nos", "nomkstream", "6-1", "x", "y"],
+        &["XLEN", "s"],
+        &["XRANGE", "s", "-", "+"],
+        &["XREVRANGE", "s", "+", "-", "COUNT", "2"],
+        &["XRANGE", "s", "(1-1", "+"],
+        &["XRANGE", "s", "1", "1"],
+        &["XRANGE", "s", "-", "+", "COUNT", "0"],
+        &[
+            "XRANGE",
+            "s",
+            "(18446744073709551615-18446744073709551615",
+            "+",
+        ],
+        &["XRANGE", "s", "-", "(0-0"],
+        &["XRANGE", "s", "abc", "+"],
+        &["XRANGE", "s", "(", "+"],
+        &["XRANGE", "s", "(-", "+"],
+        &["XRANGE", "nokey", "-", "+"],
+        &["XRANGE", "s", "-", "+", "count"],
+        &["XRANGE", "s", "-", "+", "count", "1", "foo"],
+        &["XDEL", "s", "1-2", "9-9"],
+        &["XDEL", "s", "bad"],
+        &["XDEL", "nokey", "1-1"],
+        &["XINFO", "STREAM", "s"],
+        &["XINFO", "STREAM", "nokey"],
+        &["XINFO", "STREAM", "s", "FULL"],
+        &["XINFO", "STREAM", "s", "FULL", "COUNT", "1"],
+        &["XINFO", "STREAM", "s", "FULL", "COUNT"],
+        &["XINFO", "STREAM", "s", "full", "count", "-1"],
+        &["XINFO", "HELP"],
+        &["XINFO", "FOO"],
+        &["OBJECT", "ENCODING", "s"],
+        &["TYPE", "s"],
+        &["XSETID", "s", "1-1"],
+        &["XSETID", "s", "10-10", "ENTRIESADDED", "1"],
+        &["XSETID", "s", "10-10", "ENTRIESADDED", "-1"],
+        &["XSETID", "s", "10-10", "MAXDELETEDID", "11-1"],
+        &[
+            "XSETID",
+            "s",
+            "10-10",
+            "MAXDELETEDID",
+            "2-1",
+            "ENTRIESADDED",
+            "10",
+        ],
+        &["XSETID", "nokey", "1-1"],
+        &["XSETID", "s", "10-10", "foo"],
+        &["XLEN", "s"],
+        &["XSETID", "s", "10-10", "ENTRIESADDED", "3"],
+        &["XSETID", "s", "10-10", "ENTRIESADDED", "2"],
+        &["XINFO", "STREAM", "s"],
+        &["XADD", "s", "1000-1", "a", "b"],
+        &["XADD", "s", "MAXLEN", "2", "20-*", "a", "b"],
+        &["XLEN", "s"],
+        &["XADD", "s", "MAXLEN", "~", "1", "21-*", "a", "b"],
+        &["XADD", "s", "MINID", "21", "22-*", "a", "b"],
+        &["XRANGE", "s", "-", "+"],
+        &["XTRIM", "s", "MAXLEN", "0"],
+        &["XTRIM", "s", "MAXLEN", "~", "0", "LIMIT", "10"],
+        &["XTRIM", "s", "FOO", "1"],
+        &["XTRIM", "s", "MAXLEN", "-1"],
+        &["XTRIM", "s", "MAXLEN", "=", "0", "LIMIT", "1"],
+        &["XTRIM", "s", "MAXLEN", "1", "MINID", "1"],
+        &["XTRIM", "s"],
+        &["XINFO", "STREAM", "s"],
+        &["XREAD", "STREAMS", "s2", "0"],
+        &["XREAD", "COUNT", "1", "STREAMS", "s2", "s", "0", "0"],
+        &["XREAD", "STREAMS", "s2", "$"],
+        &["XREAD", "STREAMS", "s2"],
+        &["XREAD", "STREAMS", "s2", ">"],
+        &["XREAD", "BLOCK", "-1", "STREAMS", "s2", "0"],
+        &["XREAD", "BLOCK", "abc", "STREAMS", "s2", "0"],
+        &["XREAD", "FOO", "STREAMS", "s2", "0"],
+        &["SET", "str", "x"],
+        &["XADD", "str", "*", "a", "b"],
+        &["XREAD", "STREAMS", "str", "0"],
+        &["XRANGE", "str", "-", "+"],
+        &["XADD", "s", "1-1", "a"],
+        &["XADD", "s", "99999999999999999999-1", "a", "b"],
+        &[
+            "XADD",
+            "s",
+            "18446744073709551615-18446744073709551615",
+            "a",
+            "b",
+        ],
+        &["XADD", "s", "1000-1", "a", "b"],
+        &["XADD", "s", "18446744073709551615-*", "a", "b"],
+    ]);
+}
+
+#[test]
+fn id_edge_cases_match_redis() {
+    let mut d = Differential::start();
+    d.check_both_protocols(&[
+        &["XADD", "s", "0-1", "f", "v"],
+        &["XADD", "s", "0-*", "f", "v"],
+        &["XADD", "s", "5", "f", "v"],
+        &["XADD", "s", "5-*", "f", "v"],
+        &["XADD", "s", "007-1", "f", "v"],
+        &["XADD", "s", "+8-1", "f", "v"],
+        &["XADD", "s", " 9-1", "f", "v"],
+        &["XADD", "s", "10--1", "f", "v"],
+        &["XADD", "s", "10--01", "f", "v"],
+        &["XADD", "s", "11-2-3", "f", "v"],
+        &["XADD", "s", "-", "f", "v"],
+        &["XADD", "s", "+", "f", "v"],
+        &["XADD", "s", "12-", "f", "v"],
+        &["XADD", "s", "-12", "f", "v"],
+        &["XADD", "s", "18446744073709551616-1", "f", "v"],
+        &["XADD", "s", "18446744073709551615-*", "f", "v"],
+        &[
+            "XADD",
+            "s",
+            "18446744073709551615-18446744073709551615",
+            "f",
+            "v",
+        ],
+        &["XADD", "s", "*", "f", "v"],
+        &["XADD", "s", "18446744073709551615-*", "f", "v"],
+        &["XRANGE", "s", "-", "+"],
+        &["XRANGE", "s", "5", "5"],
+        &[
+            "XRANGE",
+            "s",
+            "(5-0",
+            "(18446744073709551615-18446744073709551615",
+        ],
+        &[
+            "XREVRANGE",
+            "s",
+            "(18446744073709551615",
+            "(0-1",
+            "COUNT",
+            "2",
+        ],
+        &["XREVRANGE", "s", "+", "-", "COUNT", "-3"],
+        &["XRANGE", "s", "(-", "+"],
+        &["XRANGE", "s", "-", "(+"],
+        &["XRANGE", "s", "(0-0", "+", "COUNT", "1"],
+        &["XRANGE", "s", "10", "9"],
+        &["XDEL", "s", "-"],
+        &["XDEL", "s", "5", "5-1", "7-1"],
+        &["XINFO", "STREAM", "s"],
+        &[
+            "XREAD",
+            "STREAMS",
+            "s",
+            "18446744073709551615-18446744073709551615",
+        ],
+        &["XREAD", "STREAMS", "s", "(5"],
+        &["XREAD", "COUNT", "2", "STREAMS", "s", "s", "0", "5"],
+        &["XSETID", "s", "0-0"],
+        &["XSETID", "s", "18446744073709551615-18446744073709551615"],
+        // An empty stream is still a key.
+        &["XADD", "e", "MAXLEN", "0", "1-1", "f", "v"],
+        &["EXISTS", "e"],
+        &["XLEN", "e"],
+        &["XRANGE", "e", "-", "+"],
+        &["XREVRANGE", "e", "+", "-"],
+        &["XREAD", "STREAMS", "e", "0"],
+        &["XINFO", "STREAM", "e"],
+        &["XINFO", "STREAM", "e", "FULL"],
+        &["XADD", "e", "1-1", "f", "v"],
+        &["XSETID", "e", "0-5"],
+        &["XADD", "e", "1-*", "f", "v"],
+        &["XLEN", "e"],
+        &[
+            "XADD",
+            "e",
+            "MINID",
+            "=",
+            "18446744073709551615",
+            "2-*",
+            "f",
+            "v",
+        ],
+        &[
+            "XADD", "e", "MAXLEN", "~", "0", "LIMIT", "0", "3-*", "f", "v",
+        ],
+    ]);
+}
+
+/// A small deterministic generator, so the sequences repeat run to run.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, bound: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % bound
+    }
+}
+
+fn owned(words: &[String]) -> Vec<&[u8]> {
+    words.iter().map(|w| w.as_bytes()).collect()
+}
+
+/// Many entries of varied sizes and fields: nodes split by entries and by bytes as Redis's
+/// do, so XINFO's radix-tree counts, `~` trims and DUMP bytes are Redis's.
+fn node_layout_matches(d: &mut Differential, seed: u64) {
+    let mut rng = Lcg(seed);
+    d.check(&["FLUSHALL"]);
+    for i in 1..900u64 {
+        let mut words = vec![
+            "XADD".to_string(),
+            "s".into(),
+            format!("{}-{}", i * 3, rng.next(4)),
+        ];
+        for j in 0..=rng.next(3) {
+            let field = if rng.next(5) == 0 {
+                format!("f{}", rng.next(100))
+            } else {
+                format!("f{j}")
+            };
+            let value = format!("{}{}", "v".repeat(rng.next(70) as usize), rng.next(100_000));
+            words.push(field);
+            words.push(value);
+        }
+        d.check_bytes(&owned(&words));
+        if i % 61 == 0 {
+            let a = format!("{}-0", (rng.next(i) + 1) * 3);
+            let b = format!("{}-1", (rng.next(i) + 1) * 3);
+            d.check(&["XDEL", "s", &a, &b]);
+        }
+        if i % 300 == 0 {
+            d.check(&["XINFO", "STREAM", "s"]);
+            d.check(&["DUMP", "s"]);
+        }
+    }
+    let trims: &[&[&str]] = &[
+        &["XTRIM", "s", "MAXLEN", "~", "700"],
+        &["XTRIM", "s", "MINID", "~", "1200"],
+        &["XTRIM", "s", "MINID", "1300"],
+        &["XTRIM", "s", "MAXLEN", "=", "500"],
+        &["XTRIM", "s", "MAXLEN", "~", "10", "LIMIT", "150"],
+        &[
+            "XADD",
+            "s",
+            "MAXLEN",
+            "~",
+            "100",
+            "LIMIT",
+            "250",
+            "4000000-*",
+            "a",
+            "b",
+        ],
+        &["XADD", "s", "MINID", "~", "2500", "4000001-*", "a", "b"],
+    ];
+    for trim in trims {
+        d.check(trim);
+        d.check(&["XINFO", "STREAM", "s"]);
+        d.check(&["DUMP", "s"]);
+    }
+    for _ in 0..40 {
+        let id = format!("{}-{}", 1000 + rng.next(2700), rng.next(4));
+        d.check(&["XDEL", "s", &id]);
+    }
+    d.check(&["XINFO", "STREAM", "s", "FULL", "COUNT", "3"]);
+    d.check(&["XRANGE", "s", "-", "+", "COUNT", "7"]);
+    d.check(&["XREVRANGE", "s", "+", "-", "COUNT", "7"]);
+    d.check(&["DUMP", "s"]);
+    d.check(&["XTRIM", "s", "MAXLEN", "0"]);
+    d.check(&["XINFO", "STREAM", "s"]);
+    d.check(&["DUMP", "s"]);
+}
+
+#[test]
+fn node_layout_trims_and_dump_match_redis() {
+    let mut d = Differential::start();
+    node_layout_matches(&mut d, 7);
+    // Smaller nodes, by entries and by bytes.
+    for setting in [
+        ["stream-node-max-entries", "7"],
+        ["stream-node-max-bytes", "300"],
+    ] {
+        d.check(&["CONFIG", "SET", setting[0], setting[1]]);
+        node_layout_matches(&mut d, 11);
+    }
+    d.check(&["CONFIG", "SET", "stream-node-max-entries", "0"]);
+    d.check(&["CONFIG", "SET", "stream-node-max-bytes", "0"]);
+    node_layout_matches(&mut d, 13);
+}
+
+fn bulk(frame: Frame) -> Vec<u8> {
+    match frame {
+        Frame::Bulk(bytes) => bytes.to_vec(),
+        other => panic!("not a bulk string: {other:?}"),
+    }
+}
+
+#[test]
+fn dump_payloads_cross_between_node_and_redis() {
+    let mut d = Differential::start();
+    let (mut node, mut redis) = d.clients();
+    for client in [&mut node, &mut redis] {
+        client.call(&["CONFIG", "SET", "stream-node-max-entries", "5"]);
+    }
+    d.check(&["CONFIG", "SET", "stream-node-max-entries", "5"]);
+    for i in 1..40 {
+        let id = format!("{i}-1");
+        let value = "x".repeat(i * 3);
+        d.check(&["XADD", "s", &id, "name", &value, "n", "12345"]);
+        if i % 4 == 0 {
+            d.check(&["XADD", "s", &format!("{i}-2"), "other", "7"]);
+        }
+    }
+    d.check(&["XDEL", "s", "3-1", "9-1", "10-1"]);
+    d.check(&["XTRIM", "s", "MINID", "2"]);
+    d.check(&[
+        "XSETID",
+        "s",
+        "90-0",
+        "ENTRIESADDED",
+        "500",
+        "MAXDELETEDID",
+        "80-0",
+    ]);
+    d.check(&["XADD", "empty", "MAXLEN", "0", "5-5", "a", "b"]);
+    for key in ["s", "empty"] {
+        let from_redis = bulk(redis.call(&["DUMP", key]));
+        let from_node = bulk(node.call(&["DUMP", key]));
+        assert_eq!(from_node, from_redis, "DUMP {key}");
+        // Each restores the other's payload and then holds the same stream.
+        let copy = format!("{key}-copy");
+        let restore = |client: &mut RawClient, payload: &[u8]| {
+            let reply = client.call_raw(&[b"RESTORE", copy.as_bytes(), b"0", payload]);
+            assert_eq!(reply, b"+OK\r\n");
+        };
+        restore(&mut node, &from_redis);
+        restore(&mut redis, &from_node);
+        d.check(&["XINFO", "STREAM", &copy, "FULL", "COUNT", "0"]);
+        d.check(&["XINFO", "STREAM", &copy]);
+        d.check(&["DUMP", &copy]);
+        d.check(&["XADD", &copy, "*", "after", "restore"]);
+        d.check(&["XINFO", "STREAM", &copy]);
+    }
+    d.check(&["OBJECT", "ENCODING", "s-copy"]);
+    d.check(&["TYPE", "s-copy"]);
+}
+
+/// Waits (bounded) until `count` clients show `cmd=xread` in CLIENT LIST.
+fn wait_blocked(observer: &mut RawClient, count: usize) {
+    for _ in 0..20_000 {
+        let list = observer.call(&["CLIENT", "LIST"]);
+        let text = String::from_utf8_lossy(list.as_bytes().expect("bulk")).into_owned();
+        if text.matches("cmd=xread ").count() >= count {
+            return;
+        }
+        std::thread::yield_now();
+    }
+    panic!("clients never blocked on xread");
+}
+
+fn send(client: &mut RawClient, args: &[&str]) {
+    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+    client.send(&args);
+}
+
+fn call(client: &mut RawClient, args: &[&str]) -> Vec<u8> {
+    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+    client.call_raw(&args)
+}
+
+/// Runs a scenario on both servers and compares every reply it collected.
+fn on_both(d: &Differential, scenario: impl Fn(u16) -> Vec<Vec<u8>>) {
+    let node = scenario(d.node.port);
+    let redis = scenario(d.redis.port);
+    let show = |replies: &[Vec<u8>]| -> Vec<String> {
+        replies
+            .iter()
+            .map(|r| String::from_utf8_lossy(r).into_owned())
+            .collect()
+    };
+    assert_eq!(show(&node), show(&redis));
+}
+
+#[test]
+fn blocked_readers_are_served_like_redis() {
+    let d = Differential::start();
+    on_both(&d, |port| {
+        let mut admin = RawClient::connect(port);
+        let mut replies = vec![call(&mut admin, &["FLUSHALL"])];
+        call(&mut admin, &["XADD", "a", "1-1", "old", "x"]);
+        // Three readers: `$` on a, an explicit id on b (missing key), both in RESP3.
+        let mut dollar = RawClient::connect(port);
+        let mut explicit = RawClient::connect(port);
+        let mut resp3 = RawClient::connect(port);
+        call(&mut resp3, &["HELLO", "3"]);
+        send(&mut dollar, &["XREAD", "BLOCK", "0", "STREAMS", "a", "$"]);
+        send(
+            &mut explicit,
+            &[
+                "XREAD", "COUNT", "1", "BLOCK", "0", "STREAMS", "b", "a", "0", "1-1",
+            ],
+        );
+        send(
+            &mut resp3,
+            &["XREAD", "BLOCK", "0", "STREAMS", "a", "b", "$", "$"],
+        );
+        wait_blocked(&mut admin, 3);
+        // A transaction that adds and then deletes wakes nobody.
+        call(&mut admin, &["MULTI"]);
+        call(&mut admin, &["XADD", "b", "5-1", "gone", "1"]);
+        call(&mut admin, &["DEL", "b"]);
+        replies.push(call(&mut admin, &["EXEC"]));
+        wait_blocked(&mut admin, 3);
+        // A transaction that adds twice wakes everyone once, after EXEC, with both entries.
+        call(&mut admin, &["MULTI"]);
+        call(&mut admin, &["XADD", "a", "2-1", "new", "1"]);
+        call(&mut admin, &["XADD", "a", "2-2", "new", "2"]);
+        replies.push(call(&mut admin, &["EXEC"]));
+        replies.push(dollar.read_reply().1);
+        replies.push(explicit.read_reply().1);
+        replies.push(resp3.read_reply().1);
+        // A timeout answers a null array; MULTI never waits.
+        replies.push(call(
+            &mut dollar,
+            &["XREAD", "BLOCK", "1", "STREAMS", "a", "$"],
+        ));
+        call(&mut dollar, &["MULTI"]);
+        call(&mut dollar, &["XREAD", "BLOCK", "0", "STREAMS", "a", "$"]);
+        replies.push(call(&mut dollar, &["EXEC"]));
+        // A reader woken by a key turned into another type keeps waiting.
+        send(&mut explicit, &["XREAD", "BLOCK", "0", "STREAMS", "c", "$"]);
+        wait_blocked(&mut admin, 1);
+        call(&mut admin, &["SET", "c", "string"]);
+        call(&mut admin, &["DEL", "c"]);
+        call(&mut admin, &["XADD", "c", "9-9", "k", "v"]);
+        replies.push(explicit.read_reply().1);
+        replies
+    });
+}
+
+#[test]
+fn notifications_match_redis() {
+    let d = Differential::start();
+    for resp3 in [false, true] {
+        compare_notifications(
+            &d,
+            "KEA",
+            resp3,
+            &[
+                &["XADD", "s", "1-1", "a", "b"],
+                &["XADD", "s", "NOMKSTREAM", "2-1", "a", "b"],
+                &["XADD", "none", "NOMKSTREAM", "2-1", "a", "b"],
+                &["XADD", "s", "MAXLEN", "1", "3-1", "a", "b"],
+                &["XADD", "s", "MAXLEN", "5", "4-1", "a", "b"],
+                &["XDEL", "s", "4-1"],
+                &["XDEL", "s", "4-1"],
+                &["XTRIM", "s", "MAXLEN", "0"],
+                &["XTRIM", "s", "MAXLEN", "0"],
+                &["XSETID", "s", "10-1"],
+                &["XADD", "s", "10-1", "a", "b"],
+            ],
+        );
+    }
+}
