@@ -482,3 +482,26 @@ fn notifications_match_redis() {
         );
     }
 }
+
+#[test]
+fn scripts_and_transactions_never_wait() {
+    let mut d = Differential::start();
+    d.check_both_protocols(&[
+        &["XADD", "s", "1-1", "f", "v"],
+        &[
+            "EVAL",
+            "return redis.call('xread','block','0','streams','s','$')",
+            "0",
+        ],
+        &["EVAL", "return redis.call('xread','streams','s','0')", "0"],
+        &[
+            "EVAL",
+            "return redis.call('xread','count','1','streams','s','$')",
+            "0",
+        ],
+        &["MULTI"],
+        &["XREAD", "BLOCK", "0", "STREAMS", "s", "$"],
+        &["XREAD", "BLOCK", "0", "STREAMS", "s", "0"],
+        &["EXEC"],
+    ]);
+}

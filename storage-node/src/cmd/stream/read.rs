@@ -4,7 +4,8 @@
 //! stream with entries after its id, `[key, entries]` (RESP3: a map of key → entries); a
 //! null array when none has any. `$` stands for the stream's last id (0-0 for no key). With
 //! BLOCK the client waits up to `milliseconds` (0: forever) for an entry past one of the
-//! ids, then gets a null array; inside MULTI or a script it answers at once.
+//! ids, then gets a null array; inside MULTI it answers at once, and a script may not use
+//! BLOCK (`ERR xread command is not allowed with BLOCK option from scripts`).
 //!
 //! Errors: `ERR Unbalanced 'xread' list of streams: for each stream key an ID or '$' must be
 //! specified.`, `ERR The > ID can be specified only when calling XREADGROUP using the GROUP
@@ -46,6 +47,11 @@ fn parse_read(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<ReadArgs, CmdError> {
         let more = args.len() - i - 1;
         let opt = &args[i];
         if is(opt, "block") && more > 0 {
+            if script_running(ctx) {
+                return Err(
+                    "ERR xread command is not allowed with BLOCK option from scripts".into(),
+                );
+            }
             i += 1;
             parsed.block_ms = Some(timeout_ms(ctx, &args[i])?);
         } else if is(opt, "count") && more > 0 {
@@ -68,6 +74,15 @@ fn parse_read(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<ReadArgs, CmdError> {
         return Err(SYNTAX.into());
     }
     Ok(parsed)
+}
+
+/// Whether the command runs inside a script (where Redis refuses BLOCK outright rather
+/// than answering as a timeout, as it does inside MULTI).
+fn script_running(ctx: &Ctx<'_>) -> bool {
+    !matches!(
+        ctx.shared.scripting.state.status(u64::MAX),
+        crate::scripting::busy::Status::Idle
+    )
 }
 
 /// BLOCK's milliseconds (`getTimeoutFromObjectOrReply` in milliseconds).
