@@ -233,11 +233,6 @@ fn threshold_reached(stream: &StreamValue, trim: Trim) -> Bytes {
 
 pub fn xtrim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let key = &args[1];
-    // The key is looked up before the options are read, as in Redis.
-    if write_stream(ctx.db(), key)?.is_none() {
-        ctx.out.integer(0);
-        return Ok(());
-    }
     let parsed = parse_add_trim(ctx, args, false)?;
     let Some(trim) = parsed.trim else {
         return Err(INVALID_ID.into());

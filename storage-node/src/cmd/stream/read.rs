@@ -7,7 +7,7 @@
 //! ids, then gets a null array; inside MULTI it answers at once, and a script may not use
 //! BLOCK (`ERR xread command is not allowed with BLOCK option from scripts`).
 //!
-//! Errors: `ERR Unbalanced 'xread' list of streams: for each stream key an ID or '$' must be
+//! Errors: `ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be
 //! specified.`, `ERR The > ID can be specified only when calling XREADGROUP using the GROUP
 //! <group> <consumer> option.`, `ERR timeout is not an integer or out of range`,
 //! `ERR timeout is negative`, `ERR syntax error`, WRONGTYPE and invalid ids.
@@ -61,7 +61,7 @@ fn parse_read(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<ReadArgs, CmdError> {
             parsed.keys_at = i + 1;
             let rest = args.len() - parsed.keys_at;
             if !rest.is_multiple_of(2) {
-                return Err("ERR Unbalanced 'xread' list of streams: for each stream key an ID or '$' must be specified.".into());
+                return Err("ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.".into());
             }
             parsed.streams = rest / 2;
             break;

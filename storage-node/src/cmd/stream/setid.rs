@@ -4,9 +4,9 @@
 //! entries-added counter and max deleted id. Errors, as Redis 7.0 words them:
 //! `ERR no such key`, `ERR entries_added must be positive`,
 //! `ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id`,
-//! `ERR The ID specified in XSETID is smaller than current max_deleted_entry_id`,
 //! `ERR The ID specified in XSETID is smaller than the target stream top item`,
 //! `ERR The entries_added specified in XSETID is smaller than the target stream length`.
+//! Redis 7.0 does not compare the new id with the stream's current max deleted id.
 
 use bytes::Bytes;
 
@@ -52,11 +52,6 @@ pub fn xsetid(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if entries_added.is_some_and(|n| stream.length > n) {
             return Err("ERR The entries_added specified in XSETID is smaller than the target stream length".into());
         }
-    }
-    if id < stream.max_deleted_id {
-        return Err(
-            "ERR The ID specified in XSETID is smaller than current max_deleted_entry_id".into(),
-        );
     }
     stream.last_id = id;
     if let Some(n) = entries_added {
