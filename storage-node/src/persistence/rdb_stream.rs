@@ -15,13 +15,11 @@
 //! The node has no consumer groups yet: it writes a group count of 0 and refuses payloads
 //! that carry groups rather than dropping them.
 
-use slotproxy::numbers::parse_i64;
-
 use super::listpack;
 use super::rdb::{save_len, save_string_with, RdbError, Reader};
-use crate::types::stream::node::{Entry, Node, FLAG_DELETED, FLAG_SAMEFIELDS};
+use crate::types::stream::node::Node;
 use crate::types::stream::{StreamId, StreamValue};
-use crate::types::{CompactBytes, Value};
+use crate::types::Value;
 
 pub const TYPE_STREAM_LISTPACKS_2: u8 = 19;
 
@@ -32,9 +30,7 @@ pub fn save_stream(out: &mut Vec<u8>, stream: &StreamValue, compress: bool) {
     save_len(out, stream.nodes.len() as u64);
     for (master_id, node) in &stream.nodes {
         save_string_with(out, &master_id.to_be_bytes(), compress);
-        let elements = node.listpack_elements();
-        let blob = listpack::encode(elements.iter().map(Vec::as_slice));
-        save_string_with(out, &blob, compress);
+        save_string_with(out, node.listpack(), compress);
     }
     for n in [
         stream.length,
@@ -64,11 +60,11 @@ pub fn load_stream(reader: &mut Reader<'_>) -> Result<Value> {
             .map_err(|_| RdbError("stream node key is not the size of a stream id"))?;
         let master_id = StreamId::from_be_bytes(&key);
         let blob = reader.read_string()?;
-        let elements = listpack::decode(&blob).map_err(|_| RdbError("bad stream node listpack"))?;
-        if elements.is_empty() {
+        if listpack::at_end(&blob, listpack::FIRST) {
             return Err(RdbError("empty listpack inside stream"));
         }
-        let node = parse_node(master_id, &elements)?;
+        let node = Node::from_listpack(master_id, blob)
+            .map_err(|_| RdbError("bad stream node listpack"))?;
         if let Some((last_key, last)) = stream.nodes.iter().next_back() {
             if *last_key >= master_id || last.last_id() >= node.master_id {
                 return Err(RdbError("stream nodes out of order"));
@@ -91,105 +87,4 @@ pub fn load_stream(reader: &mut Reader<'_>) -> Result<Value> {
         ));
     }
     Ok(Value::Stream(Box::new(stream)))
-}
-
-/// Reads integers and strings off a node's elements in order.
-struct Elements<'a> {
-    items: std::slice::Iter<'a, Vec<u8>>,
-}
-
-impl<'a> Elements<'a> {
-    fn bytes(&mut self) -> Result<&'a [u8]> {
-        self.items
-            .next()
-            .map(Vec::as_slice)
-            .ok_or(RdbError("stream node listpack ends early"))
-    }
-
-    fn int(&mut self) -> Result<i64> {
-        parse_i64(self.bytes()?).ok_or(RdbError("stream node listpack: integer expected"))
-    }
-
-    fn count(&mut self) -> Result<u64> {
-        u64::try_from(self.int()?).map_err(|_| RdbError("stream node listpack: negative count"))
-    }
-}
-
-fn parse_node(master_id: StreamId, elements: &[Vec<u8>]) -> Result<Node> {
-    let total = elements.len() as u64;
-    let mut items = Elements {
-        items: elements.iter(),
-    };
-    let live = items.count()?;
-    let deleted = items.count()?;
-    let master_count = items.count()?;
-    if master_count > total {
-        return Err(RdbError("stream node listpack: bad master field count"));
-    }
-    let mut master_fields = Vec::with_capacity(master_count as usize);
-    for _ in 0..master_count {
-        master_fields.push(CompactBytes::new(items.bytes()?));
-    }
-    if items.int()? != 0 {
-        return Err(RdbError("stream node listpack: no master entry terminator"));
-    }
-    let mut entries: Vec<Entry> = Vec::new();
-    let (mut live_seen, mut deleted_seen) = (0u64, 0u64);
-    while items.items.len() > 0 {
-        let flags = items.int()?;
-        let ms = master_id.ms.wrapping_add(items.int()? as u64);
-        let seq = master_id.seq.wrapping_add(items.int()? as u64);
-        let id = StreamId::new(ms, seq);
-        let same_fields = flags & FLAG_SAMEFIELDS != 0;
-        let pairs = if same_fields {
-            master_count
-        } else {
-            items.count()?
-        };
-        if pairs > total {
-            return Err(RdbError("stream node listpack: bad field count"));
-        }
-        let mut fields = Vec::with_capacity(2 * pairs as usize);
-        for i in 0..pairs as usize {
-            let field = if same_fields {
-                master_fields
-                    .get(i)
-                    .cloned()
-                    .ok_or(RdbError("stream node listpack: bad field count"))?
-            } else {
-                CompactBytes::new(items.bytes()?)
-            };
-            fields.push(field);
-            fields.push(CompactBytes::new(items.bytes()?));
-        }
-        let entry = Entry {
-            id,
-            deleted: flags & FLAG_DELETED != 0,
-            same_fields,
-            fields: fields.into_boxed_slice(),
-        };
-        if items.int()? != entry.lp_count() {
-            return Err(RdbError("stream node listpack: bad entry element count"));
-        }
-        if entries.last().is_some_and(|last| last.id >= id) || id < master_id {
-            return Err(RdbError("stream node listpack: ids out of order"));
-        }
-        if entry.deleted {
-            deleted_seen += 1;
-        } else {
-            live_seen += 1;
-        }
-        entries.push(entry);
-    }
-    if live_seen != live || deleted_seen != deleted {
-        return Err(RdbError(
-            "stream node listpack: counts do not match its entries",
-        ));
-    }
-    Ok(Node::from_parts(
-        master_id,
-        master_fields.into_boxed_slice(),
-        (live, deleted),
-        entries,
-    ))
 }

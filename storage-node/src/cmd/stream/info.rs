@@ -81,12 +81,12 @@ pub fn xinfo(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     out.integer(0);
     out.bulk(b"first-entry");
     match stream.range(StreamId::MIN, StreamId::MAX).next() {
-        Some(entry) => reply_entry(out, entry),
+        Some(entry) => reply_entry(out, &entry),
         None => out.null(),
     }
     out.bulk(b"last-entry");
     match stream.range_rev(StreamId::MIN, StreamId::MAX).next() {
-        Some(entry) => reply_entry(out, entry),
+        Some(entry) => reply_entry(out, &entry),
         None => out.null(),
     }
     Ok(())

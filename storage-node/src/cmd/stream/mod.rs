@@ -102,10 +102,10 @@ fn reply_entry(out: &mut ReplyBuf<'_>, entry: &Entry) {
 }
 
 /// Entries as an array.
-fn reply_entries<'e>(out: &mut ReplyBuf<'_>, entries: impl Iterator<Item = &'e Entry>) {
-    let entries: Vec<&Entry> = entries.collect();
+fn reply_entries(out: &mut ReplyBuf<'_>, entries: impl Iterator<Item = Entry>) {
+    let entries: Vec<Entry> = entries.collect();
     out.array(entries.len());
-    for entry in entries {
+    for entry in &entries {
         reply_entry(out, entry);
     }
 }

@@ -81,13 +81,20 @@ impl StreamValue {
         } else {
             limits.max_bytes
         };
-        let tail = self.nodes.values_mut().next_back().filter(|node| {
-            node.lp_bytes + field_bytes < max_bytes
-                && (limits.max_entries == 0 || node.live + node.deleted < limits.max_entries)
-        });
-        match tail {
-            Some(node) => node.append(id, fields),
-            None => {
+        match self.nodes.values_mut().next_back() {
+            Some(node)
+                if node.lp_bytes() + field_bytes < max_bytes
+                    && (limits.max_entries == 0
+                        || node.live + node.deleted < limits.max_entries) =>
+            {
+                node.append(id, fields)
+            }
+            tail => {
+                // A full node takes no more entries: give back its spare capacity, as
+                // Redis shrinks the listpack it closes.
+                if let Some(node) = tail {
+                    node.shrink_to_fit();
+                }
                 self.nodes.insert(id, Node::new(id, fields));
             }
         }
@@ -127,16 +134,18 @@ impl StreamValue {
         let Some((&key, node)) = self.nodes.range_mut(..=id).next_back() else {
             return false;
         };
-        let Some(index) = node.find(id) else {
+        let entries = node.entries();
+        let Ok(index) = entries.binary_search_by(|e| e.id.cmp(&id)) else {
             return false;
         };
-        if node.entries[index].deleted {
+        let entry = &entries[index];
+        if entry.deleted {
             return false;
         }
         if node.live == 1 {
             self.nodes.remove(&key);
         } else {
-            node.flag_deleted(index);
+            node.flag_deleted(entry);
             node.set_counts(node.live - 1, node.deleted + 1);
         }
         self.length -= 1;
@@ -172,16 +181,16 @@ impl StreamValue {
                 break;
             }
             let mut from_node = 0;
-            for index in 0..node.entries.len() {
+            for entry in node.entries() {
                 let stop = match trim.strategy {
                     TrimStrategy::MaxLen(max) => self.length <= max,
-                    TrimStrategy::MinId(min) => node.entries[index].id >= min,
+                    TrimStrategy::MinId(min) => entry.id >= min,
                 };
                 if stop {
                     break;
                 }
-                if !node.entries[index].deleted {
-                    node.flag_deleted(index);
+                if !entry.deleted {
+                    node.flag_deleted(&entry);
                     from_node += 1;
                     self.length -= 1;
                 }
@@ -198,19 +207,19 @@ impl StreamValue {
         removed
     }
 
-    /// Every entry in id order, tombstones included.
-    fn all_entries(&self) -> impl DoubleEndedIterator<Item = &Entry> {
-        self.nodes.values().flat_map(|node| node.entries.iter())
-    }
-
     /// The first or last id (`streamGetEdgeID`), skipping tombstones or not; the largest id
     /// for the first of an empty stream, the smallest for its last.
     pub fn edge_id(&self, first: bool, skip_tombstones: bool) -> StreamId {
-        let keep = |e: &&Entry| !(skip_tombstones && e.deleted);
+        let keep = |e: &Entry| !(skip_tombstones && e.deleted);
         let found = if first {
-            self.all_entries().find(keep)
+            self.nodes
+                .values()
+                .find_map(|node| node.entries().into_iter().find(keep))
         } else {
-            self.all_entries().rev().find(keep)
+            self.nodes
+                .values()
+                .rev()
+                .find_map(|node| node.entries().into_iter().rev().find(keep))
         };
         match found {
             Some(entry) => entry.id,
@@ -220,7 +229,7 @@ impl StreamValue {
     }
 
     /// Live entries with `start <= id <= end`, in id order.
-    pub fn range(&self, start: StreamId, end: StreamId) -> impl Iterator<Item = &Entry> {
+    pub fn range(&self, start: StreamId, end: StreamId) -> impl Iterator<Item = Entry> + '_ {
         let from = self
             .nodes
             .range(..=start)
@@ -228,18 +237,18 @@ impl StreamValue {
             .map_or(StreamId::MIN, |(k, _)| *k);
         self.nodes
             .range(from..)
-            .flat_map(|(_, node)| node.entries.iter())
+            .flat_map(|(_, node)| node.entries())
             .filter(|e| !e.deleted)
             .skip_while(move |e| e.id < start)
             .take_while(move |e| e.id <= end)
     }
 
     /// Live entries with `start <= id <= end`, from the largest id down.
-    pub fn range_rev(&self, start: StreamId, end: StreamId) -> impl Iterator<Item = &Entry> {
+    pub fn range_rev(&self, start: StreamId, end: StreamId) -> impl Iterator<Item = Entry> + '_ {
         self.nodes
             .range(..=end)
             .rev()
-            .flat_map(|(_, node)| node.entries.iter().rev())
+            .flat_map(|(_, node)| node.entries().into_iter().rev())
             .filter(|e| !e.deleted)
             .skip_while(move |e| e.id > end)
             .take_while(move |e| e.id >= start)

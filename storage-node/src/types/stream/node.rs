@@ -1,14 +1,22 @@
-//! One node of a stream: the entries Redis 7.0 would keep in one listpack of its radix tree.
+//! One node of a stream: the listpack Redis 7.0 keeps in one leaf of its radix tree, byte
+//! for byte.
 //!
 //! Redis packs entries into listpacks of at most `stream-node-max-entries` entries and
-//! `stream-node-max-bytes` bytes, keyed by the id of the first entry (the "master" id). The
-//! first entry's field names become the node's master fields; a later entry with the same
-//! names is stored with the SAMEFIELDS flag and its values only. Deleting an entry only flags
-//! it; the node is dropped when no live entry is left (XDEL) or when trimming removes it
-//! whole. Approximate trimming drops whole nodes only, so replies and DUMP bytes depend on
-//! this layout: the node tracks the exact byte size of the listpack Redis would hold.
+//! `stream-node-max-bytes` bytes, keyed by the id of the first entry (the "master" id):
+//!
+//! ```text
+//! live count · deleted count · master field count · master fields... · 0
+//! per entry: flags · ms diff · seq diff · [field count] · [field] value ... · element count
+//! ```
+//!
+//! The first entry's field names become the master fields; a later entry with the same names
+//! has the SAMEFIELDS flag and stores its values only. Ids are stored as differences from the
+//! master id. Deleting an entry only flags it; the node is dropped when no live entry is left
+//! (XDEL) or when trimming removes it whole. Approximate trimming drops whole nodes only, so
+//! replies and DUMP bytes depend on this layout; keeping Redis's listpack itself makes the
+//! layout, the byte limits and the memory use Redis's, and DUMP writes it as it is.
 
-use crate::persistence::listpack::{backlen_size, encoded_entry_len};
+use crate::persistence::listpack::{self, Element, ListpackError};
 use crate::types::CompactBytes;
 
 use super::id::StreamId;
@@ -18,257 +26,311 @@ pub const FLAG_DELETED: i64 = 1;
 /// The entry has the node's master fields; only its values are stored.
 pub const FLAG_SAMEFIELDS: i64 = 2;
 
-/// Bytes of a listpack with no elements: header and terminator.
-const LISTPACK_EMPTY_BYTES: usize = 7;
-
-/// One entry: its id, flags and `field, value, field, value ...`.
+/// One entry, decoded: its id, flags, `field, value, field, value ...`, and where its flags
+/// are in the node's listpack.
 #[derive(Clone, Debug)]
 pub struct Entry {
     pub id: StreamId,
     pub deleted: bool,
     pub same_fields: bool,
     pub fields: Box<[CompactBytes]>,
-}
-
-impl Entry {
-    pub fn flags(&self) -> i64 {
-        let mut flags = 0;
-        if self.deleted {
-            flags |= FLAG_DELETED;
-        }
-        if self.same_fields {
-            flags |= FLAG_SAMEFIELDS;
-        }
-        flags
-    }
-
-    /// Number of field/value pairs.
-    pub fn pair_count(&self) -> usize {
-        self.fields.len() / 2
-    }
-
-    /// The `lp-count` Redis stores after an entry: how many listpack elements it has.
-    pub fn lp_count(&self) -> i64 {
-        let pairs = self.pair_count() as i64;
-        if self.same_fields {
-            pairs + 3
-        } else {
-            2 * pairs + 4
-        }
-    }
+    flags_at: usize,
 }
 
 /// A node of the stream.
 #[derive(Clone, Debug)]
 pub struct Node {
     pub master_id: StreamId,
-    pub master_fields: Box<[CompactBytes]>,
-    /// Entries not deleted.
+    /// Entries not deleted (also the listpack's first element).
     pub live: u64,
-    /// Entries flagged deleted.
+    /// Entries flagged deleted (the second element).
     pub deleted: u64,
-    /// Every entry in id order, tombstones included.
-    pub entries: Vec<Entry>,
-    /// Bytes of the listpack Redis would hold for this node.
-    pub lp_bytes: usize,
+    lp: Vec<u8>,
+    master_field_count: usize,
+    /// Where the first entry starts (after the master entry).
+    entries_at: usize,
 }
 
-/// Listpack bytes of an integer element.
-pub fn int_size(v: i64) -> usize {
-    let data = match v {
-        0..=127 => 1,
-        -4096..=4095 => 2,
-        -32768..=32767 => 3,
-        -8_388_608..=8_388_607 => 4,
-        _ if i32::try_from(v).is_ok() => 5,
-        _ => 9,
-    };
-    data + 1
+/// A listpack element as the bytes Redis replies with.
+fn element_bytes(element: Element<'_>) -> CompactBytes {
+    match element {
+        Element::Int(v) => CompactBytes::new(v.to_string().as_bytes()),
+        Element::Str(s) => CompactBytes::new(s),
+    }
 }
 
-/// Listpack bytes of a string element (a canonical integer is stored as one).
-pub fn str_size(s: &[u8]) -> usize {
-    let len = encoded_entry_len(s);
-    len + backlen_size(len)
+/// Reads the listpack element by element.
+struct Cursor<'a> {
+    lp: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn next(&mut self) -> Result<Element<'a>, ListpackError> {
+        let (element, next) = listpack::read_element(self.lp, self.pos)?;
+        self.pos = next;
+        Ok(element)
+    }
+
+    fn int(&mut self) -> Result<i64, ListpackError> {
+        match self.next()? {
+            Element::Int(v) => Ok(v),
+            Element::Str(s) => slotproxy::numbers::parse_i64(s)
+                .ok_or(ListpackError("stream node: integer expected")),
+        }
+    }
+
+    fn count(&mut self) -> Result<u64, ListpackError> {
+        u64::try_from(self.int()?).map_err(|_| ListpackError("stream node: negative count"))
+    }
+
+    fn done(&self) -> bool {
+        listpack::at_end(self.lp, self.pos)
+    }
 }
 
 impl Node {
     /// A node whose first entry is `id` with `fields` (pairs); the fields become the master.
     pub fn new(id: StreamId, fields: &[&[u8]]) -> Node {
-        let master_fields: Box<[CompactBytes]> = fields
-            .iter()
-            .step_by(2)
-            .map(|f| CompactBytes::new(f))
-            .collect();
-        let mut lp_bytes = LISTPACK_EMPTY_BYTES
-            + int_size(1)
-            + int_size(0)
-            + int_size(master_fields.len() as i64)
-            + int_size(0);
-        lp_bytes += master_fields
-            .iter()
-            .map(|f| str_size(f.as_slice()))
-            .sum::<usize>();
+        let pairs = fields.len() / 2;
+        let mut lp = listpack::empty();
+        listpack::push_int(&mut lp, 1);
+        listpack::push_int(&mut lp, 0);
+        listpack::push_int(&mut lp, pairs as i64);
+        for field in fields.iter().step_by(2) {
+            listpack::push(&mut lp, field);
+        }
+        listpack::push_int(&mut lp, 0);
+        let entries_at = lp.len() - 1;
         let mut node = Node {
             master_id: id,
-            master_fields,
-            live: 0,
+            live: 1,
             deleted: 0,
-            entries: Vec::new(),
-            lp_bytes,
+            lp,
+            master_field_count: pairs,
+            entries_at,
         };
         node.push_entry(id, fields, true);
-        node.live = 1;
         node
+    }
+
+    /// Bytes of the listpack.
+    pub fn lp_bytes(&self) -> usize {
+        self.lp.len()
+    }
+
+    /// The listpack, as DUMP and the RDB write it.
+    pub fn listpack(&self) -> &[u8] {
+        &self.lp
+    }
+
+    /// The master field names.
+    fn master_fields(&self) -> Vec<Element<'_>> {
+        let mut cursor = Cursor {
+            lp: &self.lp,
+            pos: listpack::FIRST,
+        };
+        let mut fields = Vec::with_capacity(self.master_field_count);
+        let skipped = (0..3).try_for_each(|_| cursor.next().map(|_| ()));
+        if skipped.is_ok() {
+            for _ in 0..self.master_field_count {
+                match cursor.next() {
+                    Ok(field) => fields.push(field),
+                    Err(_) => break,
+                }
+            }
+        }
+        fields
     }
 
     /// Appends an entry to a node that already has entries (the count goes up by one).
     pub fn append(&mut self, id: StreamId, fields: &[&[u8]]) {
         self.set_counts(self.live + 1, self.deleted);
-        let same = fields.len() / 2 == self.master_fields.len()
+        let same = fields.len() / 2 == self.master_field_count
             && fields
                 .iter()
                 .step_by(2)
-                .zip(self.master_fields.iter())
-                .all(|(f, m)| *f == m.as_slice());
+                .zip(self.master_fields())
+                .all(|(f, m)| match m {
+                    Element::Str(s) => *f == s,
+                    Element::Int(v) => *f == v.to_string().as_bytes(),
+                });
         self.push_entry(id, fields, same);
     }
 
     fn push_entry(&mut self, id: StreamId, fields: &[&[u8]], same_fields: bool) {
-        let entry = Entry {
-            id,
-            deleted: false,
-            same_fields,
-            fields: fields.iter().map(|f| CompactBytes::new(f)).collect(),
-        };
-        self.lp_bytes += self.entry_size(&entry);
-        self.entries.push(entry);
-    }
-
-    /// Listpack bytes of one entry in this node.
-    fn entry_size(&self, entry: &Entry) -> usize {
-        let (ms_diff, seq_diff) = self.id_diffs(entry.id);
-        let mut size = int_size(entry.flags()) + int_size(ms_diff) + int_size(seq_diff);
-        if !entry.same_fields {
-            size += int_size(entry.pair_count() as i64);
+        let pairs = (fields.len() / 2) as i64;
+        let (ms_diff, seq_diff) = self.id_diffs(id);
+        let lp = &mut self.lp;
+        listpack::push_int(lp, if same_fields { FLAG_SAMEFIELDS } else { 0 });
+        listpack::push_int(lp, ms_diff);
+        listpack::push_int(lp, seq_diff);
+        if !same_fields {
+            listpack::push_int(lp, pairs);
         }
-        for (i, element) in entry.fields.iter().enumerate() {
-            if i % 2 == 1 || !entry.same_fields {
-                size += str_size(element.as_slice());
+        for (i, element) in fields.iter().enumerate() {
+            if i % 2 == 1 || !same_fields {
+                listpack::push(lp, element);
             }
         }
-        size + int_size(entry.lp_count())
+        listpack::push_int(
+            lp,
+            if same_fields {
+                pairs + 3
+            } else {
+                2 * pairs + 4
+            },
+        );
     }
 
     /// An entry's id as Redis stores it: differences from the master id, in wrapping
     /// unsigned arithmetic read back as signed integers.
-    pub fn id_diffs(&self, id: StreamId) -> (i64, i64) {
+    fn id_diffs(&self, id: StreamId) -> (i64, i64) {
         (
             id.ms.wrapping_sub(self.master_id.ms) as i64,
             id.seq.wrapping_sub(self.master_id.seq) as i64,
         )
     }
 
-    /// Sets the live/deleted counters of the master entry, keeping the byte size exact.
+    /// Sets the live/deleted counters of the master entry.
     pub fn set_counts(&mut self, live: u64, deleted: u64) {
-        self.lp_bytes = self.lp_bytes + int_size(live as i64) + int_size(deleted as i64)
-            - int_size(self.live as i64)
-            - int_size(self.deleted as i64);
+        let before = self.lp.len();
+        let replaced = listpack::replace_int(&mut self.lp, listpack::FIRST, live as i64)
+            .and_then(|after| listpack::replace_int(&mut self.lp, after, deleted as i64));
+        debug_assert!(replaced.is_ok());
+        self.entries_at = self.entries_at + self.lp.len() - before;
         self.live = live;
         self.deleted = deleted;
     }
 
-    /// Flags the entry at `index` deleted (same byte size: flags stay below 128). Does not
-    /// touch the counters.
-    pub fn flag_deleted(&mut self, index: usize) {
-        if let Some(entry) = self.entries.get_mut(index) {
-            entry.deleted = true;
+    /// Flags `entry` deleted in place (flags stay below 128: one byte). Does not touch the
+    /// counters.
+    pub fn flag_deleted(&mut self, entry: &Entry) {
+        let flags = if entry.same_fields {
+            FLAG_SAMEFIELDS | FLAG_DELETED
+        } else {
+            FLAG_DELETED
+        };
+        if let Some(byte) = self.lp.get_mut(entry.flags_at) {
+            *byte = flags as u8;
         }
     }
 
-    /// Position of the entry with `id`, tombstones included.
-    pub fn find(&self, id: StreamId) -> Option<usize> {
-        self.entries.binary_search_by(|e| e.id.cmp(&id)).ok()
+    /// Every entry in id order, tombstones included.
+    pub fn entries(&self) -> Vec<Entry> {
+        let mut entries = Vec::with_capacity((self.live + self.deleted) as usize);
+        // The listpack is checked when it is built or loaded; a failure here only ends the
+        // walk early.
+        let _ = self.decode_entries(&mut entries);
+        entries
+    }
+
+    fn decode_entries(&self, entries: &mut Vec<Entry>) -> Result<(), ListpackError> {
+        let master = self.master_fields();
+        let mut cursor = Cursor {
+            lp: &self.lp,
+            pos: self.entries_at,
+        };
+        while !cursor.done() {
+            let flags_at = cursor.pos;
+            let flags = cursor.int()?;
+            let ms = self.master_id.ms.wrapping_add(cursor.int()? as u64);
+            let seq = self.master_id.seq.wrapping_add(cursor.int()? as u64);
+            let same_fields = flags & FLAG_SAMEFIELDS != 0;
+            let pairs = if same_fields {
+                master.len()
+            } else {
+                usize::try_from(cursor.count()?)
+                    .map_err(|_| ListpackError("stream node: bad field count"))?
+            };
+            if pairs > self.lp.len() {
+                return Err(ListpackError("stream node: bad field count"));
+            }
+            let mut fields = Vec::with_capacity(2 * pairs);
+            for i in 0..pairs {
+                let field = match master.get(i) {
+                    Some(&name) if same_fields => name,
+                    _ => cursor.next()?,
+                };
+                fields.push(element_bytes(field));
+                fields.push(element_bytes(cursor.next()?));
+            }
+            let expected = if same_fields {
+                pairs as i64 + 3
+            } else {
+                2 * pairs as i64 + 4
+            };
+            if cursor.int()? != expected {
+                return Err(ListpackError("stream node: bad entry element count"));
+            }
+            entries.push(Entry {
+                id: StreamId::new(ms, seq),
+                deleted: flags & FLAG_DELETED != 0,
+                same_fields,
+                fields: fields.into_boxed_slice(),
+                flags_at,
+            });
+        }
+        Ok(())
     }
 
     /// The id of the last entry, tombstone or not (`lpGetEdgeStreamID`).
     pub fn last_id(&self) -> StreamId {
-        self.entries.last().map_or(self.master_id, |e| e.id)
+        self.entries().last().map_or(self.master_id, |e| e.id)
     }
 
-    /// Rebuilds a node read from a listpack; `lp_bytes` is the listpack's size.
-    pub fn from_parts(
-        master_id: StreamId,
-        master_fields: Box<[CompactBytes]>,
-        counts: (u64, u64),
-        entries: Vec<Entry>,
-    ) -> Node {
-        let mut node = Node {
+    /// A node read from an RDB file or a DUMP payload, checked whole: its master entry, every
+    /// entry, the counters and the id order.
+    pub fn from_listpack(master_id: StreamId, lp: Vec<u8>) -> Result<Node, ListpackError> {
+        listpack::decode(&lp)?;
+        let mut cursor = Cursor {
+            lp: &lp,
+            pos: listpack::FIRST,
+        };
+        let live = cursor.count()?;
+        let deleted = cursor.count()?;
+        let master_field_count = usize::try_from(cursor.count()?)
+            .map_err(|_| ListpackError("stream node: bad master field count"))?;
+        if master_field_count > lp.len() {
+            return Err(ListpackError("stream node: bad master field count"));
+        }
+        for _ in 0..master_field_count {
+            cursor.next()?;
+        }
+        if cursor.int()? != 0 {
+            return Err(ListpackError("stream node: no master entry terminator"));
+        }
+        let entries_at = cursor.pos;
+        let node = Node {
             master_id,
-            master_fields,
-            live: counts.0,
-            deleted: counts.1,
-            entries: Vec::new(),
-            lp_bytes: 0,
+            live,
+            deleted,
+            lp,
+            master_field_count,
+            entries_at,
         };
-        let mut lp_bytes = LISTPACK_EMPTY_BYTES
-            + int_size(counts.0 as i64)
-            + int_size(counts.1 as i64)
-            + int_size(node.master_fields.len() as i64)
-            + int_size(0)
-            + node
-                .master_fields
-                .iter()
-                .map(|f| str_size(f.as_slice()))
-                .sum::<usize>();
-        for entry in &entries {
-            lp_bytes += node.entry_size(entry);
+        let mut entries = Vec::new();
+        node.decode_entries(&mut entries)?;
+        let tombstones = entries.iter().filter(|e| e.deleted).count() as u64;
+        if tombstones != deleted || entries.len() as u64 - tombstones != live {
+            return Err(ListpackError(
+                "stream node: counts do not match its entries",
+            ));
         }
-        node.entries = entries;
-        node.lp_bytes = lp_bytes;
-        node
+        let ordered = entries.windows(2).all(|w| w[0].id < w[1].id);
+        if !ordered || entries.first().is_some_and(|e| e.id < master_id) {
+            return Err(ListpackError("stream node: ids out of order"));
+        }
+        Ok(node)
     }
 
-    /// The listpack elements Redis stores for this node, integers as decimal text.
-    pub fn listpack_elements(&self) -> Vec<Vec<u8>> {
-        let int = |v: i64| v.to_string().into_bytes();
-        let mut out = Vec::with_capacity(4 + self.master_fields.len() + self.entries.len() * 8);
-        out.push(int(self.live as i64));
-        out.push(int(self.deleted as i64));
-        out.push(int(self.master_fields.len() as i64));
-        out.extend(self.master_fields.iter().map(|f| f.as_slice().to_vec()));
-        out.push(int(0));
-        for entry in &self.entries {
-            let (ms_diff, seq_diff) = self.id_diffs(entry.id);
-            out.push(int(entry.flags()));
-            out.push(int(ms_diff));
-            out.push(int(seq_diff));
-            if !entry.same_fields {
-                out.push(int(entry.pair_count() as i64));
-            }
-            for (i, element) in entry.fields.iter().enumerate() {
-                if i % 2 == 1 || !entry.same_fields {
-                    out.push(element.as_slice().to_vec());
-                }
-            }
-            out.push(int(entry.lp_count()));
-        }
-        out
+    /// Gives back the listpack's spare capacity (the node takes no more entries).
+    pub fn shrink_to_fit(&mut self) {
+        self.lp.shrink_to_fit();
     }
 
-    /// Heap bytes, roughly, for MEMORY USAGE.
+    /// Bytes used, for MEMORY USAGE.
     pub fn memory_usage(&self) -> usize {
-        let strings = |s: &[CompactBytes]| {
-            s.iter()
-                .map(|b| std::mem::size_of::<CompactBytes>() + b.heap_size())
-                .sum::<usize>()
-        };
-        std::mem::size_of::<Node>()
-            + strings(&self.master_fields)
-            + self
-                .entries
-                .iter()
-                .map(|e| std::mem::size_of::<Entry>() + strings(&e.fields))
-                .sum::<usize>()
+        std::mem::size_of::<Node>() + self.lp.capacity()
     }
 }
