@@ -4,12 +4,16 @@
 //! `XINFO HELP` lists the subcommands.
 //!
 //! `XINFO STREAM key FULL [COUNT n]` → the same first seven fields, then `entries` (the first
-//! `n`, default 10, 0 for all) and `groups` (empty until consumer groups exist).
+//! `n`, default 10, 0 for all) and `groups`: per group `name`, `last-delivered-id`,
+//! `entries-read`, `lag` (null when unknown), `pel-count`, `pending` (the first `n`:
+//! `[id, consumer, delivery time, deliveries]`) and `consumers` (`name`, `seen-time`,
+//! `pel-count`, `pending`: the first `n` `[id, delivery time, deliveries]`).
 //!
 //! Not yet: `XINFO GROUPS`, `XINFO CONSUMERS` (they come with consumer groups); they answer
 //! Redis's unknown-subcommand error meanwhile.
 
 use bytes::Bytes;
+use slotproxy::resp::ReplyBuf;
 
 use slotproxy::protocol::errors::subcommand_syntax_error;
 
@@ -18,7 +22,9 @@ use crate::cmd::args::{int, is};
 use crate::cmd::command::write_help;
 use crate::cmd::errors::{CmdError, NO_SUCH_KEY};
 use crate::cmd::{unknown_subcommand, CmdResult, Ctx};
+use crate::types::stream::group::ENTRIES_READ_UNKNOWN;
 use crate::types::stream::StreamId;
+use crate::types::StreamValue;
 
 const HELP: &[&str] = &[
     "CONSUMERS <key> <groupname>",
@@ -66,7 +72,7 @@ pub fn xinfo(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     out.bulk(b"recorded-first-entry-id");
     reply_id(out, stream.first_id);
     if let Some(count) = full {
-        // FULL: the first `count` entries (all for 0), then the groups (none yet).
+        // FULL: the first `count` entries (all for 0), then the groups.
         let count = usize::try_from(count)
             .ok()
             .filter(|&n| n > 0)
@@ -74,11 +80,11 @@ pub fn xinfo(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         out.bulk(b"entries");
         reply_entries(out, stream.range(StreamId::MIN, StreamId::MAX).take(count));
         out.bulk(b"groups");
-        out.array(0);
+        reply_groups_full(out, stream, count);
         return Ok(());
     }
     out.bulk(b"groups");
-    out.integer(0);
+    out.integer(stream.groups.len() as i64);
     out.bulk(b"first-entry");
     match stream.range(StreamId::MIN, StreamId::MAX).next() {
         Some(entry) => reply_entry(out, &entry),
@@ -90,4 +96,63 @@ pub fn xinfo(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         None => out.null(),
     }
     Ok(())
+}
+
+/// XINFO STREAM FULL's `groups`, each PEL shown up to `count` entries (`usize::MAX`: all).
+fn reply_groups_full(out: &mut ReplyBuf<'_>, stream: &StreamValue, count: usize) {
+    out.array(stream.groups.len());
+    for (name, group) in &stream.groups {
+        out.map(7);
+        out.bulk(b"name");
+        out.bulk(name);
+        out.bulk(b"last-delivered-id");
+        reply_id(out, group.last_id);
+        out.bulk(b"entries-read");
+        if group.entries_read == ENTRIES_READ_UNKNOWN {
+            out.null();
+        } else {
+            out.integer(group.entries_read);
+        }
+        out.bulk(b"lag");
+        match stream.group_lag(group) {
+            Some(lag) => out.integer(lag),
+            None => out.null(),
+        }
+        out.bulk(b"pel-count");
+        out.integer(group.pel.len() as i64);
+        out.bulk(b"pending");
+        let shown = group.pel.len().min(count);
+        out.array(shown);
+        for (id, pending) in group.pel.iter().take(shown) {
+            out.array(4);
+            reply_id(out, *id);
+            out.bulk(&pending.consumer);
+            out.integer(pending.delivery_time as i64);
+            out.integer(pending.delivery_count as i64);
+        }
+        out.bulk(b"consumers");
+        out.array(group.consumers.len());
+        for (name, consumer) in &group.consumers {
+            out.map(4);
+            out.bulk(b"name");
+            out.bulk(name);
+            out.bulk(b"seen-time");
+            out.integer(consumer.seen_time as i64);
+            out.bulk(b"pel-count");
+            out.integer(consumer.pel.len() as i64);
+            out.bulk(b"pending");
+            let shown = consumer.pel.len().min(count);
+            out.array(shown);
+            for id in consumer.pel.iter().take(shown) {
+                let (time, deliveries) = group
+                    .pel
+                    .get(id)
+                    .map_or((0, 0), |p| (p.delivery_time, p.delivery_count));
+                out.array(3);
+                reply_id(out, *id);
+                out.integer(time as i64);
+                out.integer(deliveries as i64);
+            }
+        }
+    }
 }

@@ -6,11 +6,13 @@
 //! `max_deleted_id` (the largest id XDEL removed) and `entries_added` (every entry ever
 //! added). An empty stream is still a key (unlike lists).
 //!
-//! Next: consumer groups. Redis 7.0 keeps per stream a radix tree of groups by name, each
-//! with its last-delivered id, `entries_read`, a PEL (id → delivery time and count, owner)
-//! and consumers (name → seen time and own PEL). They will live in a `groups` map here, and
-//! `rdb_stream` already has the place to write them (today always 0 groups).
+//! Consumer groups ([`group`]) are kept as Redis 7.0 keeps them (by name: last-delivered id,
+//! `entries_read`, a PEL of id → delivery time, count and owner, and consumers with their
+//! seen time and own PEL), and cross DUMP and RDB with the stream. Next: the commands that
+//! create and use them (XGROUP, XREADGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM, XINFO
+//! GROUPS / CONSUMERS), and blocked group readers.
 
+pub mod group;
 pub mod id;
 pub mod node;
 mod rax;
@@ -65,6 +67,8 @@ pub struct StreamValue {
     pub first_id: StreamId,
     pub max_deleted_id: StreamId,
     pub entries_added: u64,
+    /// Consumer groups by name.
+    pub groups: BTreeMap<Vec<u8>, group::ConsumerGroup>,
 }
 
 impl StreamValue {
@@ -252,6 +256,57 @@ impl StreamValue {
             .filter(|e| !e.deleted)
             .skip_while(move |e| e.id > end)
             .take_while(move |e| e.id >= start)
+    }
+
+    /// Whether a tombstone may lie at or after `start` (`streamRangeHasTombstones` with no
+    /// end).
+    fn has_tombstones_from(&self, start: StreamId) -> bool {
+        if self.length == 0 || self.max_deleted_id.is_zero() || self.first_id > self.max_deleted_id
+        {
+            return false;
+        }
+        start <= self.max_deleted_id
+    }
+
+    /// How many entries were added up to `id`, when that can be known
+    /// (`streamEstimateDistanceFromFirstEverEntry`).
+    fn entries_added_up_to(&self, id: StreamId) -> Option<u64> {
+        if self.entries_added == 0 {
+            return Some(0);
+        }
+        if self.length == 0 && id <= self.last_id {
+            return Some(self.entries_added);
+        }
+        if id == self.last_id {
+            return Some(self.entries_added);
+        }
+        if id > self.last_id {
+            return None;
+        }
+        if self.max_deleted_id.is_zero() || self.max_deleted_id < self.first_id {
+            if id < self.first_id {
+                return Some(self.entries_added - self.length);
+            }
+            if id == self.first_id {
+                return Some(self.entries_added - self.length + 1);
+            }
+        }
+        None
+    }
+
+    /// A group's lag: entries added that it has not read, when that can be known
+    /// (`streamReplyWithCGLag`).
+    pub fn group_lag(&self, group: &group::ConsumerGroup) -> Option<i64> {
+        if self.entries_added == 0 {
+            return Some(0);
+        }
+        if group.entries_read != group::ENTRIES_READ_UNKNOWN
+            && !self.has_tombstones_from(group.last_id)
+        {
+            return Some((self.entries_added as i64).wrapping_sub(group.entries_read));
+        }
+        self.entries_added_up_to(group.last_id)
+            .map(|read| (self.entries_added as i64).wrapping_sub(read as i64))
     }
 
     /// Number of nodes (XINFO `radix-tree-keys`).
