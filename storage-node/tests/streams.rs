@@ -5,7 +5,7 @@
 
 use slotproxy::resp::Frame;
 use test_harness::notifications::compare_notifications;
-use test_harness::{Differential, RawClient};
+use test_harness::{wait_blocked, Differential, RawClient};
 
 #[test]
 fn commands_and_errors_match_redis() {
@@ -393,19 +393,6 @@ fn dump_payloads_cross_between_node_and_redis() {
     d.check(&["TYPE", "s-copy"]);
 }
 
-/// Waits (bounded) until `count` clients show `cmd=xread` in CLIENT LIST.
-fn wait_blocked(observer: &mut RawClient, count: usize) {
-    for _ in 0..20_000 {
-        let list = observer.call(&["CLIENT", "LIST"]);
-        let text = String::from_utf8_lossy(list.as_bytes().expect("bulk")).into_owned();
-        if text.matches("cmd=xread ").count() >= count {
-            return;
-        }
-        std::thread::yield_now();
-    }
-    panic!("clients never blocked on xread");
-}
-
 fn send(client: &mut RawClient, args: &[&str]) {
     let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
     client.send(&args);
@@ -481,6 +468,36 @@ fn blocked_readers_are_served_like_redis() {
         call(&mut admin, &["SET", "c", "string"]);
         call(&mut admin, &["DEL", "c"]);
         call(&mut admin, &["XADD", "c", "9-9", "k", "v"]);
+        replies.push(explicit.read_reply().1);
+        // Two streams fed in one transaction: a reader of both is served for the first
+        // signalled one alone.
+        send(
+            &mut dollar,
+            &["XREAD", "BLOCK", "0", "STREAMS", "a", "c", "$", "$"],
+        );
+        wait_blocked(&mut admin, 1);
+        call(&mut admin, &["MULTI"]);
+        call(&mut admin, &["XADD", "c", "10-1", "k", "v"]);
+        call(&mut admin, &["XADD", "a", "10-1", "k", "v"]);
+        call(&mut admin, &["EXEC"]);
+        replies.push(dollar.read_reply().1);
+        // An entry added and deleted again: the last id moved, so the reader is served,
+        // with no entries, as Redis does.
+        send(&mut resp3, &["XREAD", "BLOCK", "0", "STREAMS", "c", "$"]);
+        wait_blocked(&mut admin, 1);
+        call(&mut admin, &["MULTI"]);
+        call(&mut admin, &["XADD", "c", "11-1", "k", "v"]);
+        call(&mut admin, &["XDEL", "c", "11-1"]);
+        call(&mut admin, &["EXEC"]);
+        replies.push(resp3.read_reply().1);
+        // A woken reader is not disturbed by another of its keys turning into another type.
+        send(
+            &mut explicit,
+            &["XREAD", "BLOCK", "0", "STREAMS", "c", "str", "$", "0"],
+        );
+        wait_blocked(&mut admin, 1);
+        call(&mut admin, &["SET", "str", "x"]);
+        call(&mut admin, &["XADD", "c", "12-1", "k", "v"]);
         replies.push(explicit.read_reply().1);
         replies
     });

@@ -175,6 +175,9 @@ pub struct Client {
     /// state says this node serves at start (no MOVED, ASK or CLUSTERDOWN), as Redis's
     /// loading client is never redirected.
     pub loading: bool,
+    /// Set while a blocked command runs again: the key whose readiness woke it (a woken
+    /// XREAD answers for that stream alone, as Redis serves one key at a time).
+    pub woken_by: Option<Bytes>,
 }
 
 impl Client {
@@ -195,6 +198,7 @@ impl Client {
             asking: false,
             readonly: false,
             loading: false,
+            woken_by: None,
         }
     }
 

@@ -107,6 +107,14 @@ pub fn xread(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let parsed = parse_read(ctx, args)?;
     let keys = &args[parsed.keys_at..parsed.keys_at + parsed.streams];
     let id_args = &args[parsed.keys_at + parsed.streams..];
+    if let Some(woken_by) = ctx.client.woken_by.clone() {
+        // Run again with the ids it registered (no `$` left), for the signalled key only.
+        let after = id_args
+            .iter()
+            .map(|arg| strict_id(arg))
+            .collect::<Result<Vec<StreamId>, CmdError>>()?;
+        return serve_woken(ctx, args, &parsed, &after, &woken_by);
+    }
     let mut after: Vec<StreamId> = Vec::with_capacity(parsed.streams);
     for (key, id_arg) in keys.iter().zip(id_args) {
         let stream = read_stream(ctx.db(), key)?;
@@ -171,5 +179,54 @@ pub fn xread(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
         _ => ctx.out.null_array(),
     }
+    Ok(())
+}
+
+/// A blocked XREAD run again because `key` was signalled: as Redis's
+/// `serveClientsBlockedOnKey`, it answers for that stream alone as soon as the stream's last
+/// id passed the one it waited after (even if the entries since were deleted: then with no
+/// entries), and otherwise keeps waiting.
+fn serve_woken(
+    ctx: &mut Ctx<'_>,
+    args: &[Bytes],
+    parsed: &ReadArgs,
+    after: &[StreamId],
+    key: &Bytes,
+) -> CmdResult {
+    let keys = &args[parsed.keys_at..parsed.keys_at + parsed.streams];
+    let Some(index) = keys.iter().position(|k| k == key) else {
+        return wait_again(ctx, args, parsed);
+    };
+    let gt = after[index];
+    let count = if parsed.count == 0 {
+        usize::MAX
+    } else {
+        parsed.count
+    };
+    let resp3 = ctx.out.is_resp3();
+    let db = ctx.keyspace.db(ctx.client.db);
+    let stream = match db.peek(key).map(|entry| &entry.value) {
+        Some(Value::Stream(stream)) if stream.last_id > gt => stream,
+        _ => return wait_again(ctx, args, parsed),
+    };
+    let out = &mut ctx.out;
+    if resp3 {
+        out.map(1);
+    } else {
+        out.array(1);
+        out.array(2);
+    }
+    out.bulk(key);
+    match gt.next() {
+        Some(start) => reply_entries(out, stream.range(start, StreamId::MAX).take(count)),
+        None => out.array(0),
+    }
+    Ok(())
+}
+
+/// Keeps a woken XREAD waiting (its registration, ids included, stays as it was).
+fn wait_again(ctx: &mut Ctx<'_>, args: &[Bytes], parsed: &ReadArgs) -> CmdResult {
+    let keys = args[parsed.keys_at..parsed.keys_at + parsed.streams].to_vec();
+    ctx.block_on(keys, Wants::Stream, None, TimeoutReply::NullArray);
     Ok(())
 }
