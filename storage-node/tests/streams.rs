@@ -87,6 +87,14 @@ fn commands_and_errors_match_redis() {
         &["XTRIM", "zz", "MINID", "=", "a"],
         &["XTRIM", "nokey", "MAXLEN", "1", "LIMIT", "1"],
         &["XINFO", "STREAM", "zz"],
+        // Whole-key commands carry streams.
+        &["COPY", "s", "s-copy"],
+        &["DUMP", "s-copy"],
+        &["RENAME", "s-copy", "s-renamed"],
+        &["XRANGE", "s-renamed", "-", "+"],
+        &["OBJECT", "ENCODING", "s-renamed"],
+        &["SORT", "s-renamed"],
+        &["LPUSH", "s-renamed", "x"],
         // Redis 7.0 lets XSETID go below the max deleted id.
         &["DEL", "q"],
         &["XADD", "q", "1-1", "a", "b"],
@@ -499,6 +507,18 @@ fn blocked_readers_are_served_like_redis() {
         call(&mut admin, &["SET", "str", "x"]);
         call(&mut admin, &["XADD", "c", "12-1", "k", "v"]);
         replies.push(explicit.read_reply().1);
+        // CLIENT UNBLOCK ends a wait as a timeout would, or with an error.
+        let id = String::from_utf8(call(&mut dollar, &["CLIENT", "ID"])[1..].to_vec()).unwrap();
+        let id = id.trim_end().to_string();
+        for how in ["TIMEOUT", "ERROR"] {
+            send(
+                &mut dollar,
+                &["XREAD", "BLOCK", "0", "STREAMS", "quiet", "$"],
+            );
+            wait_blocked(&mut admin, 1);
+            replies.push(call(&mut admin, &["CLIENT", "UNBLOCK", &id, how]));
+            replies.push(dollar.read_reply().1);
+        }
         replies
     });
 }
