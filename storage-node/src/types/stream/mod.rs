@@ -284,11 +284,14 @@ impl StreamValue {
             return None;
         }
         if self.max_deleted_id.is_zero() || self.max_deleted_id < self.first_id {
+            // Unsigned arithmetic as in Redis: a loaded stream may claim fewer entries added
+            // than it holds.
+            let before_first = self.entries_added.wrapping_sub(self.length);
             if id < self.first_id {
-                return Some(self.entries_added - self.length);
+                return Some(before_first);
             }
             if id == self.first_id {
-                return Some(self.entries_added - self.length + 1);
+                return Some(before_first.wrapping_add(1));
             }
         }
         None
