@@ -42,6 +42,7 @@ mod set;
 pub mod shutdown;
 mod slowlog;
 mod sort;
+mod stream;
 mod strings;
 mod sync;
 pub mod transaction;
@@ -122,7 +123,16 @@ impl Ctx<'_> {
             wants,
             timeout,
             on_timeout,
+            rerun_as: None,
         });
+    }
+
+    /// After [`block_on`](Self::block_on): the command runs again as `args` instead of as it
+    /// was sent (XREAD waits for entries after the ids its `$` stood for).
+    pub fn rerun_blocked_as(&mut self, args: Vec<Bytes>) {
+        if let Some(request) = self.client.block.as_mut() {
+            request.rerun_as = Some(args);
+        }
     }
 
     /// Tells blocked clients that `key` (in the client's database) may have what they wait
@@ -197,6 +207,7 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     set::COMMANDS,
     slowlog::COMMANDS,
     sort::COMMANDS,
+    stream::COMMANDS,
     strings::COMMANDS,
     sync::COMMANDS,
     transaction::COMMANDS,

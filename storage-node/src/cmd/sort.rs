@@ -41,7 +41,7 @@ fn sort_source(value: &Value) -> Option<(Vec<Vec<u8>>, bool)> {
         Value::Set(s) => Some((s.members(), false)),
         Value::ZSet(z) => Some((z.tree.iter().map(|(m, _)| m.to_vec()).collect(), true)),
         Value::List(l) => Some((l.items.iter().map(|e| e.to_vec()).collect(), false)),
-        Value::Str(_) | Value::Hash(_) | Value::Bloom(_) => None,
+        Value::Str(_) | Value::Hash(_) | Value::Bloom(_) | Value::Stream(_) => None,
     }
 }
 
@@ -50,7 +50,12 @@ fn sort_source(value: &Value) -> Option<(Vec<Vec<u8>>, bool)> {
 fn hash_field(value: &Value, field: &[u8]) -> Option<Vec<u8>> {
     match value {
         Value::Hash(h) => h.get(field).map(<[u8]>::to_vec),
-        Value::Str(_) | Value::Set(_) | Value::ZSet(_) | Value::List(_) | Value::Bloom(_) => None,
+        Value::Str(_)
+        | Value::Set(_)
+        | Value::ZSet(_)
+        | Value::List(_)
+        | Value::Bloom(_)
+        | Value::Stream(_) => None,
     }
 }
 

@@ -39,6 +39,7 @@ pub fn serve_ready_keys(shared: &Shared, keyspace: &mut Keyspace) {
             client.db = blocked.db;
             client.proto = blocked.proto;
             client.retrying = true;
+            client.woken_by = Some(key.clone());
             let args = blocked.args.clone();
             let mut out = BytesMut::new();
             execute(shared, keyspace, &mut client, &mut out, &args);

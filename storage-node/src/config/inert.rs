@@ -17,7 +17,6 @@
 //!   FREQ / IDLETIME go: see `keyspace::lfu`);
 //! - `list-compress-depth`: the node never compresses list nodes; OBJECT ENCODING is
 //!   `quicklist` whatever the depth, as in Redis 7.0;
-//! - `stream-node-*`: the node has no streams;
 //! - `cluster-announce-*`, `cluster-allow-*`, replica failover settings: the node's cluster
 //!   bus does not use them.
 //!
@@ -343,24 +342,6 @@ pub const INERT: &[Inert] = &[
         },
         Access::Immutable,
         "0",
-    ),
-    inert(
-        "stream-node-max-bytes",
-        Kind::Memory {
-            min: 0,
-            max: i64::MAX,
-        },
-        Access::Mutable,
-        "4096",
-    ),
-    inert(
-        "stream-node-max-entries",
-        Kind::Int {
-            min: 0,
-            max: i64::MAX,
-        },
-        Access::Mutable,
-        "100",
     ),
     inert("syslog-enabled", Kind::Bool, Access::Immutable, "no"),
     inert(

@@ -108,6 +108,10 @@ pub struct Config {
     pub zset_max_listpack_value: usize,
     /// Hashes with more pairs than this are `hashtable`-encoded.
     pub hash_max_listpack_entries: usize,
+    /// `stream-node-max-bytes`: the largest listpack a stream node grows to (0: no limit).
+    pub stream_node_max_bytes: usize,
+    /// `stream-node-max-entries`: the most entries in a stream node (0: no limit).
+    pub stream_node_max_entries: u64,
     /// Hashes with a longer field or value than this are `hashtable`-encoded.
     pub hash_max_listpack_value: usize,
     /// A sparse HyperLogLog turns dense when it would grow past this many bytes.
@@ -192,6 +196,14 @@ impl Config {
         original
     }
 
+    /// The stream node limits.
+    pub fn stream_limits(&self) -> crate::types::stream::StreamLimits {
+        crate::types::stream::StreamLimits {
+            max_bytes: self.stream_node_max_bytes,
+            max_entries: self.stream_node_max_entries,
+        }
+    }
+
     /// The hash encoding thresholds.
     pub fn hash_limits(&self) -> crate::types::HashLimits {
         crate::types::HashLimits {
@@ -250,6 +262,8 @@ impl Default for Config {
             zset_max_listpack_entries: 128,
             zset_max_listpack_value: 64,
             hash_max_listpack_entries: 512,
+            stream_node_max_bytes: 4096,
+            stream_node_max_entries: 100,
             hash_max_listpack_value: 64,
             list_max_listpack_size: -2,
             hll_sparse_max_bytes: 3000,

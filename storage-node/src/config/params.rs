@@ -258,6 +258,22 @@ pub const PARAMS: &[Param] = &[
         },
         Access::Mutable,
     ),
+    param(
+        "stream-node-max-bytes",
+        Kind::Memory {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+    ),
+    param(
+        "stream-node-max-entries",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+    ),
     // Which per-key access data is kept (LRU clock or LFU counter, OBJECT IDLETIME / FREQ).
     // The node does not evict, so the policy's eviction half has no effect (`maxmemory`
     // is an inert setting).
@@ -684,6 +700,8 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         "hash-max-listpack-value" => {
             config.hash_max_listpack_value = number(kind, values)? as usize
         }
+        "stream-node-max-bytes" => config.stream_node_max_bytes = number(kind, values)? as usize,
+        "stream-node-max-entries" => config.stream_node_max_entries = number(kind, values)? as u64,
         "list-max-listpack-size" => config.list_max_listpack_size = number(kind, values)?,
         "maxmemory-policy" => {
             if let Kind::Enum(options) = kind {
@@ -769,6 +787,8 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
         "zset-max-listpack-value" => config.zset_max_listpack_value.to_string(),
         "hash-max-listpack-entries" => config.hash_max_listpack_entries.to_string(),
         "hash-max-listpack-value" => config.hash_max_listpack_value.to_string(),
+        "stream-node-max-bytes" => config.stream_node_max_bytes.to_string(),
+        "stream-node-max-entries" => config.stream_node_max_entries.to_string(),
         "list-max-listpack-size" => config.list_max_listpack_size.to_string(),
         "maxmemory-policy" => config.maxmemory_policy.clone(),
         "lfu-log-factor" => config.lfu_log_factor.to_string(),

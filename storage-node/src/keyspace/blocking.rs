@@ -23,13 +23,14 @@ use crate::types::Value;
 /// serves a waiter only if, once the signalling command (or transaction, or script) is
 /// over, it still holds this type: a list pushed then deleted, or replaced by a string,
 /// inside one MULTI wakes nobody (Redis checks the same in `handleClientsBlockedOnKeys`).
-/// Blocked stream readers will add their variant here.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Wants {
     /// BLPOP, BRPOP, BLMPOP, BLMOVE, BRPOPLPUSH.
     List,
     /// BZPOPMIN, BZPOPMAX, BZMPOP.
     ZSet,
+    /// XREAD BLOCK.
+    Stream,
 }
 
 impl Wants {
@@ -37,7 +38,9 @@ impl Wants {
     pub fn served_by(self, value: &Value) -> bool {
         matches!(
             (self, value),
-            (Wants::List, Value::List(_)) | (Wants::ZSet, Value::ZSet(_))
+            (Wants::List, Value::List(_))
+                | (Wants::ZSet, Value::ZSet(_))
+                | (Wants::Stream, Value::Stream(_))
         )
     }
 }
@@ -59,6 +62,8 @@ pub struct BlockRequest {
     /// None: wait forever (a timeout argument of 0).
     pub timeout: Option<Duration>,
     pub on_timeout: TimeoutReply,
+    /// The command to run again instead of the one sent (see `Ctx::rerun_blocked_as`).
+    pub rerun_as: Option<Vec<Bytes>>,
 }
 
 /// A registered blocked client.
@@ -111,6 +116,7 @@ impl BlockingRegistry {
     ) -> oneshot::Receiver<Bytes> {
         let (reply, rx) = oneshot::channel();
         let id = handle.id;
+        let args = request.rerun_as.unwrap_or(args);
         for key in &request.keys {
             let queue = self.waiters.entry((db, key.clone())).or_default();
             if !queue.contains(&id) {

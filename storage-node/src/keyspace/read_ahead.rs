@@ -56,6 +56,7 @@ fn box_field(value: &Value) -> usize {
         Value::List(list) => list.items.len(),
         Value::Hash(hash) => hash.len(),
         Value::Bloom(bloom) => bloom.capacity() as usize,
+        Value::Stream(stream) => stream.length as usize,
     }
 }
 

@@ -65,31 +65,38 @@ pub fn encoded_entry_len(element: &[u8]) -> usize {
     }
 }
 
-fn encode_entry(out: &mut Vec<u8>, element: &[u8]) {
-    let start = out.len();
-    match parse_i64(element).filter(|_| element.len() <= 21) {
-        Some(v) if (0..=127).contains(&v) => out.push(v as u8),
-        Some(v) if (-4096..=4095).contains(&v) => {
+/// Encoding byte(s) and data of an integer element, in the smallest form.
+fn encode_int_body(out: &mut Vec<u8>, v: i64) {
+    match v {
+        0..=127 => out.push(v as u8),
+        -4096..=4095 => {
             let u = (v as u64) & 0x1FFF;
             out.push(0xC0 | (u >> 8) as u8);
             out.push(u as u8);
         }
-        Some(v) if (-32768..=32767).contains(&v) => {
+        -32768..=32767 => {
             out.push(0xF1);
             out.extend_from_slice(&(v as i16).to_le_bytes());
         }
-        Some(v) if (-8_388_608..=8_388_607).contains(&v) => {
+        -8_388_608..=8_388_607 => {
             out.push(0xF2);
             out.extend_from_slice(&(v as i32).to_le_bytes()[..3]);
         }
-        Some(v) if i32::try_from(v).is_ok() => {
+        _ if i32::try_from(v).is_ok() => {
             out.push(0xF3);
             out.extend_from_slice(&(v as i32).to_le_bytes());
         }
-        Some(v) => {
+        _ => {
             out.push(0xF4);
             out.extend_from_slice(&v.to_le_bytes());
         }
+    }
+}
+
+fn encode_entry(out: &mut Vec<u8>, element: &[u8]) {
+    let start = out.len();
+    match parse_i64(element).filter(|_| element.len() <= 21) {
+        Some(v) => encode_int_body(out, v),
         None => {
             let len = element.len();
             if len < 64 {
@@ -107,6 +114,139 @@ fn encode_entry(out: &mut Vec<u8>, element: &[u8]) {
     let entry_len = out.len() - start;
     debug_assert_eq!(entry_len, encoded_entry_len(element));
     push_backlen(out, entry_len);
+}
+
+fn encode_int_entry(out: &mut Vec<u8>, v: i64) {
+    let start = out.len();
+    encode_int_body(out, v);
+    let entry_len = out.len() - start;
+    push_backlen(out, entry_len);
+}
+
+/// A listpack with no elements.
+pub fn empty() -> Vec<u8> {
+    let mut lp = vec![0u8; HEADER];
+    lp.push(END);
+    set_total(&mut lp);
+    lp
+}
+
+fn set_total(lp: &mut [u8]) {
+    let total = lp.len() as u32;
+    lp[..4].copy_from_slice(&total.to_le_bytes());
+}
+
+/// Counts one more element in the header, as `lpInsert` does (65535 stays "unknown").
+fn count_one_more(lp: &mut [u8]) {
+    let count = u16::from_le_bytes([lp[4], lp[5]]);
+    if count != u16::MAX {
+        lp[4..6].copy_from_slice(&(count + 1).to_le_bytes());
+    }
+}
+
+/// Appends an element (a canonical integer is stored as one), as `lpAppend` does.
+pub fn push(lp: &mut Vec<u8>, element: &[u8]) {
+    lp.pop();
+    encode_entry(lp, element);
+    lp.push(END);
+    set_total(lp);
+    count_one_more(lp);
+}
+
+/// Appends an integer element.
+pub fn push_int(lp: &mut Vec<u8>, v: i64) {
+    lp.pop();
+    encode_int_entry(lp, v);
+    lp.push(END);
+    set_total(lp);
+    count_one_more(lp);
+}
+
+/// Replaces the element at `pos` with the integer `v` (`lpReplaceInteger`); returns the
+/// position after the new element.
+pub fn replace_int(lp: &mut Vec<u8>, pos: usize, v: i64) -> Result<usize, ListpackError> {
+    let (_, old_end) = read_element(lp, pos)?;
+    let mut encoded = Vec::with_capacity(10);
+    encode_int_entry(&mut encoded, v);
+    let new_end = pos + encoded.len();
+    lp.splice(pos..old_end, encoded);
+    set_total(lp);
+    Ok(new_end)
+}
+
+/// Bytes an integer element takes, back length included.
+pub fn int_size(v: i64) -> usize {
+    let mut encoded = Vec::with_capacity(10);
+    encode_int_entry(&mut encoded, v);
+    encoded.len()
+}
+
+/// One element as stored: an integer, or a string.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Element<'a> {
+    Int(i64),
+    Str(&'a [u8]),
+}
+
+impl Element<'_> {
+    /// The element as Redis returns it (integers as decimal text).
+    pub fn to_bytes(self) -> Vec<u8> {
+        match self {
+            Element::Int(v) => v.to_string().into_bytes(),
+            Element::Str(s) => s.to_vec(),
+        }
+    }
+}
+
+/// Position of the first element (or of the terminator).
+pub const FIRST: usize = HEADER;
+
+/// Whether `pos` is the terminator.
+pub fn at_end(lp: &[u8], pos: usize) -> bool {
+    lp.get(pos).is_none_or(|&b| b == END)
+}
+
+/// Reads the element at `pos`; returns it and the position after its back length.
+pub fn read_element(data: &[u8], pos: usize) -> Result<(Element<'_>, usize), ListpackError> {
+    let start = pos;
+    let mut pos = pos;
+    let first = *data.get(pos).ok_or(ListpackError("missing terminator"))?;
+    if first == END {
+        return Err(ListpackError("read past the last element"));
+    }
+    pos += 1;
+    let element = if first & 0x80 == 0 {
+        Element::Int(first as i64)
+    } else if first & 0xC0 == 0x80 {
+        Element::Str(take(data, &mut pos, (first & 0x3F) as usize)?)
+    } else if first & 0xE0 == 0xC0 {
+        let low = take(data, &mut pos, 1)?[0];
+        let raw = (((first & 0x1F) as u64) << 8) | low as u64;
+        Element::Int(sign_extend(raw, 13))
+    } else if first & 0xF0 == 0xE0 {
+        let low = take(data, &mut pos, 1)?[0];
+        let len = (((first & 0x0F) as usize) << 8) | low as usize;
+        Element::Str(take(data, &mut pos, len)?)
+    } else if first == 0xF0 {
+        let len = take(data, &mut pos, 4)?;
+        let len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize;
+        Element::Str(take(data, &mut pos, len)?)
+    } else {
+        let int_bytes = match first {
+            0xF1 => 2,
+            0xF2 => 3,
+            0xF3 => 4,
+            0xF4 => 8,
+            _ => return Err(ListpackError("unknown entry encoding")),
+        };
+        let bytes = take(data, &mut pos, int_bytes)?;
+        let mut raw = [0u8; 8];
+        raw[..int_bytes].copy_from_slice(bytes);
+        Element::Int(sign_extend(u64::from_le_bytes(raw), 8 * int_bytes as u32))
+    };
+    let entry_len = pos - start;
+    take(data, &mut pos, backlen_size(entry_len))?;
+    Ok((element, pos))
 }
 
 /// Encodes elements as a listpack.
@@ -162,50 +302,13 @@ pub fn decode(data: &[u8]) -> Result<Vec<Vec<u8>>, ListpackError> {
     let declared = u16::from_le_bytes([data[4], data[5]]);
     let mut elements = Vec::new();
     let mut pos = HEADER;
-    loop {
-        let start = pos;
-        let first = *data.get(pos).ok_or(ListpackError("missing terminator"))?;
-        if first == END {
-            break;
-        }
-        pos += 1;
-        let element: Vec<u8> = if first & 0x80 == 0 {
-            (first as i64).to_string().into_bytes()
-        } else if first & 0xC0 == 0x80 {
-            take(data, &mut pos, (first & 0x3F) as usize)?.to_vec()
-        } else if first & 0xE0 == 0xC0 {
-            let low = take(data, &mut pos, 1)?[0];
-            let raw = (((first & 0x1F) as u64) << 8) | low as u64;
-            sign_extend(raw, 13).to_string().into_bytes()
-        } else if first & 0xF0 == 0xE0 {
-            let low = take(data, &mut pos, 1)?[0];
-            let len = (((first & 0x0F) as usize) << 8) | low as usize;
-            take(data, &mut pos, len)?.to_vec()
-        } else {
-            let int_bytes = match first {
-                0xF1 => 2,
-                0xF2 => 3,
-                0xF3 => 4,
-                0xF4 => 8,
-                0xF0 => {
-                    let len = take(data, &mut pos, 4)?;
-                    let len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize;
-                    elements.push(take(data, &mut pos, len)?.to_vec());
-                    let entry_len = pos - start;
-                    take(data, &mut pos, backlen_size(entry_len))?;
-                    continue;
-                }
-                _ => return Err(ListpackError("unknown entry encoding")),
-            };
-            let bytes = take(data, &mut pos, int_bytes)?;
-            let mut raw = [0u8; 8];
-            raw[..int_bytes].copy_from_slice(bytes);
-            let value = sign_extend(u64::from_le_bytes(raw), 8 * int_bytes as u32);
-            value.to_string().into_bytes()
-        };
-        let entry_len = pos - start;
-        take(data, &mut pos, backlen_size(entry_len))?;
-        elements.push(element);
+    while !at_end(data, pos) {
+        let (element, next) = read_element(data, pos)?;
+        elements.push(element.to_bytes());
+        pos = next;
+    }
+    if pos >= total {
+        return Err(ListpackError("missing terminator"));
     }
     if pos + 1 != total {
         return Err(ListpackError("bytes after the terminator"));

@@ -23,5 +23,6 @@ pub mod rdb_file;
 pub mod rdb_load;
 pub mod rdb_module;
 pub mod rdb_sets;
+pub mod rdb_stream;
 pub mod save_points;
 pub mod snapshot;

@@ -19,7 +19,7 @@ use std::fmt;
 use std::collections::HashSet;
 
 use super::{listpack, lzf};
-use super::{rdb_module, rdb_sets};
+use super::{rdb_module, rdb_sets, rdb_stream};
 use crate::types::{CompactBytes, HashLimits, HashValue, ListValue, StringValue, Value};
 
 /// The RDB version Redis 7.0 writes and the newest it reads.
@@ -182,6 +182,7 @@ pub fn object_type(value: &Value) -> u8 {
         Value::Hash(h) if h.is_small() => TYPE_HASH_LISTPACK,
         Value::Hash(_) => TYPE_HASH,
         Value::Bloom(_) => rdb_module::TYPE_MODULE_2,
+        Value::Stream(_) => rdb_stream::TYPE_STREAM_LISTPACKS_2,
     }
 }
 
@@ -204,6 +205,7 @@ pub fn save_object(out: &mut Vec<u8>, value: &Value, encodings: &Encodings) {
             }
         }
         Value::Bloom(bloom) => rdb_module::save_bloom(out, bloom, encodings.compress),
+        Value::Stream(stream) => rdb_stream::save_stream(out, stream, encodings.compress),
     }
 }
 
@@ -393,6 +395,7 @@ pub fn load_object(type_byte: u8, reader: &mut Reader<'_>, encodings: &Encodings
             build_hash(pairs, &encodings.hash, true)
         }
         rdb_module::TYPE_MODULE_2 => rdb_module::load_module(reader),
+        rdb_stream::TYPE_STREAM_LISTPACKS_2 => rdb_stream::load_stream(reader),
         t if is_object_type(t) => Err(RdbError("value type not supported by this node")),
         _ => Err(RdbError("unknown object type")),
     }

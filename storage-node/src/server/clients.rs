@@ -203,6 +203,9 @@ pub struct Client {
     /// A blocked command run again because a key it waits for changed: MONITOR showed it
     /// when it arrived and does not show it again.
     pub retrying: bool,
+    /// Set while a blocked command runs again: the key whose readiness woke it (a woken
+    /// XREAD answers for that stream alone, as Redis serves one key at a time).
+    pub woken_by: Option<Bytes>,
 }
 
 impl Client {
@@ -231,6 +234,7 @@ impl Client {
             master: false,
             scripted: false,
             retrying: false,
+            woken_by: None,
         }
     }
 

@@ -11,6 +11,7 @@ pub mod list;
 pub mod long_double;
 pub mod murmur;
 pub mod set;
+pub mod stream;
 pub mod string;
 pub mod zset;
 
@@ -19,6 +20,7 @@ pub use bloom::BloomValue;
 pub use hash::{HashLimits, HashValue};
 pub use list::ListValue;
 pub use set::SetValue;
+pub use stream::StreamValue;
 pub use string::StringValue;
 pub use zset::ZSetValue;
 
@@ -32,6 +34,7 @@ pub enum Value {
     Hash(Box<HashValue>),
     /// A RedisBloom scalable Bloom filter (a module type in Redis).
     Bloom(Box<BloomValue>),
+    Stream(Box<StreamValue>),
 }
 
 impl Value {
@@ -45,6 +48,7 @@ impl Value {
             Value::Hash(_) => "hash",
             // The name RedisBloom registers its type under.
             Value::Bloom(_) => "MBbloom--",
+            Value::Stream(_) => "stream",
         }
     }
 
@@ -59,13 +63,18 @@ impl Value {
             Value::Hash(h) => h.encoding_name(),
             // Redis reports every module value as `raw`.
             Value::Bloom(_) => "raw",
+            Value::Stream(_) => "stream",
         }
     }
 
     /// Re-chooses a loaded value's encoding for the node's settings (RESTORE).
     pub fn refit_encoding(&mut self, max_intset_entries: usize, zset_limits: zset::ZSetLimits) {
         match self {
-            Value::Str(_) | Value::List(_) | Value::Hash(_) | Value::Bloom(_) => {}
+            Value::Str(_)
+            | Value::List(_)
+            | Value::Hash(_)
+            | Value::Bloom(_)
+            | Value::Stream(_) => {}
             Value::Set(s) => s.refit(max_intset_entries),
             Value::ZSet(z) => z.refit(zset_limits),
         }
@@ -81,6 +90,7 @@ impl Value {
             Value::Hash(h) => std::mem::size_of::<HashValue>() + h.memory_usage(),
             // What RedisBloom's `mem_usage` callback answers, which Redis reports as is.
             Value::Bloom(b) => b.memory_usage(),
+            Value::Stream(s) => s.memory_usage(),
         }
     }
 }

@@ -1,0 +1,113 @@
+//! How stream commands are propagated, read from the append-only log: byte for byte what
+//! redis-server 7.0 logs for explicit ids, `<ms>-*`, `~` trims (rewritten with `=` and the
+//! threshold reached), trims that remove nothing, XDEL, XSETID and transactions; and XADD
+//! with `*` logged with the id it generated.
+
+mod persistence_fixture;
+
+use std::path::{Path, PathBuf};
+
+use persistence_fixture::*;
+use slotproxy::resp::Frame;
+use test_harness::{RawClient, ServerProcess};
+
+fn aof_server(dir: &Path, node: bool) -> ServerProcess {
+    let args = [
+        "--appendonly",
+        "yes",
+        "--appendfsync",
+        "always",
+        "--stream-node-max-entries",
+        "3",
+    ];
+    if node {
+        node_in(dir, &args)
+    } else {
+        redis_in(dir, &args)
+    }
+}
+
+/// The incremental file the manifest names last.
+fn incr_file(dir: &Path) -> PathBuf {
+    let name = manifest_files(dir)
+        .into_iter()
+        .rev()
+        .find(|(_, kind)| kind == "i")
+        .expect("an incremental file")
+        .0;
+    dir.join(AOF_DIR).join(name)
+}
+
+#[test]
+fn the_logged_stream_commands_are_byte_for_byte_redis_s() {
+    let script: &[&[&str]] = &[
+        &["XADD", "s", "1-1", "a", "1"],
+        &["XADD", "s", "1-*", "a", "2"],
+        &["XADD", "s", "2", "a", "3"],
+        &["XADD", "s", "3-*", "b", "4"],
+        &["XADD", "s", "4-1", "a", "5"],
+        &["XADD", "s", "5-1", "a", "6"],
+        &["XADD", "s", "6-1", "a", "7"],
+        &["XADD", "s", "7-1", "a", "8"],
+        &["XADD", "s", "MAXLEN", "~", "4", "8-*", "x", "y"],
+        &["XADD", "s", "MAXLEN", "=", "100", "9-1", "x", "y"],
+        &["XADD", "s", "MINID", "~", "0", "10-1", "x", "y"],
+        &["XTRIM", "s", "MINID", "~", "6"],
+        &["XTRIM", "s", "MAXLEN", "~", "100"],
+        &["XTRIM", "s", "MAXLEN", "~", "2", "LIMIT", "3"],
+        &["XTRIM", "s", "MAXLEN", "5"],
+        &["XDEL", "s", "9-1", "99-1"],
+        &["XDEL", "s", "99-1"],
+        &["XSETID", "s", "30-0", "ENTRIESADDED", "40"],
+        &["XADD", "none", "NOMKSTREAM", "1-1", "a", "b"],
+        &["XADD", "s", "NOMKSTREAM", "31-*", "a", "b"],
+        &["MULTI"],
+        &["XADD", "t", "1-*", "a", "b"],
+        &["XADD", "t", "MAXLEN", "~", "0", "2-*", "a", "b"],
+        &["EXEC"],
+        &[
+            "EVAL",
+            "return redis.call('xadd', KEYS[1], '5-*', 'k', 'v')",
+            "1",
+            "t",
+        ],
+    ];
+    let node_dir = scratch_dir("streams-n");
+    let redis_dir = scratch_dir("streams-r");
+    let node = aof_server(&node_dir, true);
+    let redis = aof_server(&redis_dir, false);
+    for port in [node.port, redis.port] {
+        let mut c = RawClient::connect(port);
+        for command in script {
+            c.call(command);
+        }
+    }
+    let node_log = std::fs::read(incr_file(&node_dir)).unwrap();
+    let redis_log = std::fs::read(incr_file(&redis_dir)).unwrap();
+    assert!(
+        node_log == redis_log,
+        "the node logged\n{}\nredis-server logged\n{}",
+        String::from_utf8_lossy(&node_log).replace("\r\n", " "),
+        String::from_utf8_lossy(&redis_log).replace("\r\n", " ")
+    );
+}
+
+#[test]
+fn xadd_with_a_generated_id_is_logged_with_that_id() {
+    let dir = scratch_dir("streams-star");
+    let node = aof_server(&dir, true);
+    let mut c = RawClient::connect(node.port);
+    let id = match c.call(&["XADD", "s", "*", "f", "v"]) {
+        Frame::Bulk(id) => String::from_utf8(id.to_vec()).unwrap(),
+        other => panic!("XADD answered {other:?}"),
+    };
+    let log = String::from_utf8(std::fs::read(incr_file(&dir)).unwrap()).unwrap();
+    let expected = format!(
+        "*5\r\n$4\r\nXADD\r\n$1\r\ns\r\n${}\r\n{id}\r\n$1\r\nf\r\n$1\r\nv\r\n",
+        id.len()
+    );
+    assert!(
+        log.ends_with(&expected),
+        "logged {log:?}, expected {expected:?}"
+    );
+}
