@@ -226,6 +226,11 @@ impl Session {
         }
         let proto = self.client.proto;
         let lane = self.client.lane;
+        if let Some(pending) =
+            super::split_bloom::route(&self.proxy, &mut self.batcher, name, args, proto, lane)
+        {
+            return Step::Queue(pending);
+        }
         if let Route::Slot(slot) | Route::Blocking(Some(slot)) = route {
             self.proxy.metrics.worker(lane.worker).slot_op(slot);
         }

@@ -22,6 +22,7 @@ pub mod listener;
 pub mod pubsub;
 pub mod router;
 pub mod session;
+pub mod split_bloom;
 pub mod stats;
 pub mod transaction;
 pub mod wait;
