@@ -9,7 +9,7 @@ use slotproxy::resp::Frame;
 use test_harness::cluster::start_proxy_with_config;
 use test_harness::{Cluster, RawClient, ServerProcess};
 
-const CONFIG: &str = "split_bloom:\n  - { prefix: \"bf:small\", parts: 8 }\n  - { prefix: \"bf:ins\", parts: 8 }\n  - { prefix: \"bf:users\", parts: 1024 }\n";
+const CONFIG: &str = "split_bloom:\n  - { prefix: \"bf:small\", parts: 8 }\n  - { prefix: \"bf:ins\", parts: 8 }\n  - { prefix: \"bf:users\", parts: 1024 }\n  - { prefix: \"bf:full\", parts: 8 }\n";
 
 fn raw(client: &mut RawClient, args: &[&str]) -> String {
     let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
@@ -194,6 +194,7 @@ fn insert_creates_the_parts_it_reaches_with_the_divided_capacity() {
     insert.extend(items.iter().map(String::as_str));
     let reply = c.call(&insert);
     assert_eq!(reply.as_array().map(<[Frame]>::len), Some(64));
+    assert_eq!(part_capacity(800, 8), 100 + 40);
     for n in 0..8 {
         let info = part_info(&cluster, "bf:ins", n);
         assert_eq!(figure(&info, "Capacity"), part_capacity(800, 8) as i64);
@@ -203,6 +204,48 @@ fn insert_creates_the_parts_it_reaches_with_the_divided_capacity() {
     assert_eq!(
         raw(&mut c, &["BF.INSERT", "bf:small", "NOCREATE", "ITEMS", "a"]),
         raw(&mut c, &["BF.INSERT", "plain", "NOCREATE", "ITEMS", "a"])
+    );
+}
+
+#[test]
+fn a_full_nonscaling_part_ends_the_reply_at_its_item() {
+    let (_cluster, _proxy, mut c) = setup();
+    // 8 items over 8 parts: each part holds 1 + 4 of headroom, and is then full.
+    assert_eq!(
+        raw(
+            &mut c,
+            &["BF.RESERVE", "bf:full", "0.01", "8", "NONSCALING"]
+        ),
+        "+OK\r\n"
+    );
+    let items: Vec<String> = (0..100).map(|i| format!("f{i}")).collect();
+    let mut madd = vec!["BF.MADD", "bf:full"];
+    madd.extend(items.iter().map(String::as_str));
+    let reply = c.call(&madd);
+    let elements = reply.as_array().expect("array");
+    // Where one filter would stop: the first item whose part already holds 5 items (an
+    // item answered 0 read as present, a collision, and took no room).
+    let mut held = [0usize; 8];
+    let stop = items
+        .iter()
+        .zip(elements)
+        .position(|(item, answer)| {
+            let n = part_of(item.as_bytes(), 8) as usize;
+            if held[n] == 5 {
+                return true;
+            }
+            held[n] += usize::from(answer.as_integer() == Some(1));
+            false
+        })
+        .expect("some part overflows");
+    assert_eq!(elements.len(), stop + 1, "{reply:?}");
+    assert!(
+        elements[..stop].iter().all(|e| e.as_integer().is_some()),
+        "{reply:?}"
+    );
+    assert_eq!(
+        elements[stop],
+        Frame::Error(bytes::Bytes::from_static(b"ERR non scaling filter is full"))
     );
 }
 
