@@ -89,7 +89,7 @@ fn assert_info_aggregates(cluster: &Cluster, client: &mut RawClient, name: &str,
 
 #[test]
 fn split_filter_routes_items_to_their_parts_and_aggregates() {
-    let (cluster, _proxy, mut c) = setup();
+    let (cluster, proxy, mut c) = setup();
     assert_eq!(raw(&mut c, &["BF.INFO", "bf:small"]), "-ERR not found\r\n");
     assert_eq!(raw(&mut c, &["BF.CARD", "bf:small"]), ":0\r\n");
     assert_eq!(
@@ -161,6 +161,12 @@ fn split_filter_routes_items_to_their_parts_and_aggregates() {
     assert_eq!(raw(&mut c, &mexists), format!("*7\r\n{expected}"));
     assert_eq!(&expected[..4], ":1\r\n");
     assert_info_aggregates(&cluster, &mut c, "bf:small", 8);
+    // RESP3 clients get the same figures and flags (the node answers arrays in both).
+    let info = raw(&mut c, &["BF.INFO", "bf:small"]);
+    let mut c3 = RawClient::connect(proxy.port);
+    c3.call(&["HELLO", "3"]);
+    assert_eq!(raw(&mut c3, &["BF.INFO", "bf:small"]), info);
+    assert_eq!(raw(&mut c3, &mexists), format!("*7\r\n{expected}"));
 
     // Errors: what one filter's node says (arity), a clear refusal for dumps and MULTI.
     assert_eq!(

@@ -36,6 +36,10 @@ fn every_part(
     split: &Split,
     args: &[&[u8]],
 ) -> Vec<Pending> {
+    proxy
+        .metrics
+        .worker(split.lane.worker)
+        .fanout(split.parts as usize);
     (0..split.parts)
         .map(|n| split.send(proxy, batcher, n, args))
         .collect()
