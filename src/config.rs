@@ -14,6 +14,7 @@
 //! admin: { listen: 127.0.0.1:9121, token: change-me, migrate_batch: 100,
 //!          migrate_timeout_ms: 10000, poll_interval_ms: 5000, top_slots: 20,
 //!          slot_keys_every: 6 }
+//! split_bloom: [{ prefix: "bf:users", parts: 1024 }]   # see src/proxy/split_bloom
 //! ```
 //!
 //! Unknown fields are errors, and every error names the field and its line. `listen`, `seeds`
@@ -53,6 +54,22 @@ pub struct ProxyConfig {
     /// Worker threads serving clients (0: half the CPU cores, at least one).
     pub workers: usize,
     pub admin: Admin,
+    /// Bloom filters split over part keys across the cluster (`BF.*` on the exact name).
+    pub split_bloom: Vec<SplitBloom>,
+}
+
+/// Most parts of a split Bloom filter: one per slot is already more than any cluster has
+/// nodes.
+pub const SPLIT_BLOOM_MAX_PARTS: u32 = 16384;
+
+/// One split Bloom filter: `BF.*` on the key `prefix` itself goes to the part keys
+/// `prefix{0}` ... `prefix{parts-1}`. `parts` must never change once the filter holds data:
+/// an item's part is its hash modulo `parts`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SplitBloom {
+    pub prefix: String,
+    pub parts: u32,
 }
 
 #[derive(Debug, Clone, Deserialize, PartialEq)]
@@ -151,6 +168,7 @@ impl Default for ProxyConfig {
             users: Vec::new(),
             workers: 0,
             admin: Admin::default(),
+            split_bloom: Vec::new(),
         }
     }
 }
@@ -223,7 +241,39 @@ impl ProxyConfig {
                 return Err(format!("seeds: '{seed}' is not host:port"));
             }
         }
+        self.validate_split_bloom()
+    }
+
+    fn validate_split_bloom(&self) -> Result<(), String> {
+        for (i, split) in self.split_bloom.iter().enumerate() {
+            let prefix = &split.prefix;
+            if prefix.is_empty() {
+                return Err(format!("split_bloom[{i}].prefix: must not be empty"));
+            }
+            // A brace would make the name a hash tag of its own, and every part would
+            // land in one slot (or the tag would change with the part number).
+            if prefix.contains(['{', '}']) {
+                return Err(format!(
+                    "split_bloom[{i}].prefix: '{prefix}' must not contain '{{' or '}}' (the part number is the hash tag)"
+                ));
+            }
+            if !(1..=SPLIT_BLOOM_MAX_PARTS).contains(&split.parts) {
+                return Err(format!(
+                    "split_bloom[{i}].parts: must be 1 to {SPLIT_BLOOM_MAX_PARTS}"
+                ));
+            }
+            if self.split_bloom[..i].iter().any(|s| &s.prefix == prefix) {
+                return Err(format!(
+                    "split_bloom[{i}].prefix: '{prefix}' is listed twice"
+                ));
+            }
+        }
         Ok(())
+    }
+
+    /// The split Bloom filter named exactly `key`, if one is configured.
+    pub fn split_bloom_for(&self, key: &[u8]) -> Option<&SplitBloom> {
+        self.split_bloom.iter().find(|s| s.prefix.as_bytes() == key)
     }
 
     /// Whether the deny list refuses a command.
@@ -283,5 +333,30 @@ mod tests {
         );
         let err = ProxyConfig::parse("backend:\n  connections_per_node: 0\n").unwrap_err();
         assert!(err.contains("connections_per_node"), "{err}");
+    }
+
+    #[test]
+    fn split_bloom_is_checked() {
+        let config =
+            ProxyConfig::parse("split_bloom: [{prefix: \"bf:users\", parts: 1024}]\n").unwrap();
+        assert_eq!(
+            config.split_bloom_for(b"bf:users").map(|s| s.parts),
+            Some(1024)
+        );
+        assert!(config.split_bloom_for(b"bf:users{0}").is_none());
+        for (text, field) in [
+            ("split_bloom: [{prefix: a, parts: 0}]", "parts"),
+            ("split_bloom: [{prefix: a, parts: 16385}]", "parts"),
+            ("split_bloom: [{prefix: '', parts: 2}]", "prefix"),
+            ("split_bloom: [{prefix: 'a{b}', parts: 2}]", "prefix"),
+            (
+                "split_bloom: [{prefix: a, parts: 2}, {prefix: a, parts: 3}]",
+                "twice",
+            ),
+            ("split_bloom: [{prefix: a, partz: 2}]", "partz"),
+        ] {
+            let err = ProxyConfig::parse(text).unwrap_err();
+            assert!(err.contains(field), "{text}: {err}");
+        }
     }
 }

@@ -226,11 +226,20 @@ impl Session {
         }
         let proto = self.client.proto;
         let lane = self.client.lane;
+        // Reads need no note: WAIT counts the replicas that have a client's writes.
+        let may_write = !spec.flags.contains(CommandFlags::READONLY);
+        if let Some(pending) =
+            super::split_bloom::route(&self.proxy, &mut self.batcher, name, args, proto, lane)
+        {
+            // A split filter's parts are on every master.
+            if may_write {
+                self.writes.note_all(&self.proxy.topology.load());
+            }
+            return Step::Queue(pending);
+        }
         if let Route::Slot(slot) | Route::Blocking(Some(slot)) = route {
             self.proxy.metrics.worker(lane.worker).slot_op(slot);
         }
-        // Reads need no note: WAIT counts the replicas that have a client's writes.
-        let may_write = !spec.flags.contains(CommandFlags::READONLY);
         if may_write {
             self.note_writes(spec, &route, args);
         }

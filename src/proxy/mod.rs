@@ -5,7 +5,8 @@
 //! it is answered by the proxy itself ([`answered_here`]), forwarded to one slot's master ([`forward`], batched per
 //! node across the client's pipeline by [`batch`]), split over
 //! several slots ([`fanout`]), or run on a dedicated connection ([`transaction`],
-//! [`blocking`], [`pubsub`], [`wait`]). Replies go back in request order.
+//! [`blocking`], [`pubsub`], [`wait`]). `BF.*` on a configured split Bloom filter is spread
+//! over its part filters by [`split_bloom`]. Replies go back in request order.
 
 pub mod answered_here;
 pub mod batch;
@@ -22,6 +23,7 @@ pub mod listener;
 pub mod pubsub;
 pub mod router;
 pub mod session;
+pub mod split_bloom;
 pub mod stats;
 pub mod transaction;
 pub mod wait;

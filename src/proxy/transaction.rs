@@ -104,6 +104,14 @@ impl Transaction {
             if let Some(refusal) = multi_refusal(spec, &route(spec, &args)) {
                 return Err(refusal);
             }
+            let name = args[0].to_ascii_lowercase();
+            if let Some(split) = super::split_bloom::configured(proxy, &name, &args) {
+                // Its parts live on every node; a transaction runs on one.
+                return Err(format!(
+                    "ERR slotproxy: '{}' is a split Bloom filter; its parts cannot join a transaction",
+                    split.prefix
+                ));
+            }
             self.pin_slot(spec, &args)
         });
         match checked {

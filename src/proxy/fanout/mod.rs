@@ -21,6 +21,7 @@ use crate::resp::{parse_frame, request_bytes, Frame, Proto, ReplyBuf};
 mod kill;
 mod merge;
 mod split;
+pub(super) use split::array_elements;
 pub use split::split_keys;
 
 /// Bits of a proxy SCAN cursor that name the master; the rest is that master's cursor.

@@ -207,7 +207,7 @@ async fn merge_children(
 
 /// The elements of an array reply, as raw bytes (already in the client's protocol: the
 /// connection speaks it).
-fn array_elements(reply: &[u8]) -> Option<Vec<&[u8]>> {
+pub(in crate::proxy) fn array_elements(reply: &[u8]) -> Option<Vec<&[u8]>> {
     let header_end = reply.windows(2).position(|w| w == b"\r\n")?;
     if reply.first() != Some(&b'*') {
         return None;
