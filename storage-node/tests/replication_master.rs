@@ -6,67 +6,24 @@
 //! are deleted by the master), a script, MULTI/EXEC, a function, SPOP (propagated as
 //! SREM) and several databases.
 
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use slotproxy::resp::Frame;
 use test_harness::{RawClient, ServerProcess};
 
 mod persistence_fixture;
+mod replication_fixture;
 use persistence_fixture::{assert_same_state, bytes_of, ok, populate, state_of, DATABASES};
+use replication_fixture::{info, info_u64, replica_of, signal, wait_in_sync, wait_until};
 
 const WRITER_LIB: &str = "#!lua name=repllib\nredis.register_function('replset', \
     function(keys, args) return redis.call('SET', keys[1], args[1]) end)";
 
-/// A field of an INFO section.
-fn info(client: &mut RawClient, section: &str, name: &str) -> String {
-    let text = String::from_utf8(bytes_of(&client.call(&["INFO", section]))).unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{name}:")))
-        .unwrap_or_else(|| panic!("no {name} in {text}"))
-        .to_string()
-}
-
-fn info_u64(client: &mut RawClient, section: &str, name: &str) -> u64 {
-    info(client, section, name).parse().unwrap()
-}
-
-/// Polls `condition` every 20 ms until it holds or `limit` passes.
-fn wait_until(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !condition() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn signal(process: &ServerProcess, name: &str) {
-    let status = Command::new("kill")
-        .args([&format!("-{name}"), &process.pid().to_string()])
-        .status()
-        .expect("run kill");
-    assert!(status.success(), "kill -{name}");
-}
-
 /// A storage-node master with the given extra settings.
 fn master(extra: &[&str]) -> ServerProcess {
     ServerProcess::storage_node(extra)
-}
-
-/// A redis-server replicating from `master`.
-fn replica_of(master: &ServerProcess) -> ServerProcess {
-    ServerProcess::redis_server(&["--replicaof", "127.0.0.1", &master.port.to_string()])
-}
-
-/// Waits until the replica is connected and has processed everything the master has fed.
-fn wait_caught_up(master: &mut RawClient, replica: &mut RawClient) {
-    wait_until("the replica to catch up", Duration::from_secs(90), || {
-        info(replica, "replication", "master_link_status") == "up"
-            && info_u64(master, "replication", "master_repl_offset")
-                == info_u64(replica, "replication", "master_repl_offset")
-    });
 }
 
 /// Keys that expire in a moment have been removed on the master (and DEL propagated).
@@ -188,7 +145,7 @@ fn more_rounds(progress: &Progress, rounds: usize) {
 
 fn assert_replica_matches(master: &mut RawClient, replica: &mut RawClient) {
     wait_short_ttls_gone(master);
-    wait_caught_up(master, replica);
+    wait_in_sync(master, replica);
     let want = state_of(master);
     let got = state_of(replica);
     assert_same_state(&want, &got);
@@ -262,7 +219,7 @@ fn synced_pair(extra: &[&str]) -> (ServerProcess, ServerProcess, RawClient, RawC
     prepare(&mut m);
     let replica = replica_of(&node);
     let mut r = RawClient::connect(replica.port);
-    wait_caught_up(&mut m, &mut r);
+    wait_in_sync(&mut m, &mut r);
     (node, replica, m, r)
 }
 
@@ -508,7 +465,7 @@ fn info_replication_of_a_master_lists_redis_fields_in_redis_order() {
         let replica = replica_of(m);
         let mut c = RawClient::connect(m.port);
         let mut r = RawClient::connect(replica.port);
-        wait_caught_up(&mut c, &mut r);
+        wait_in_sync(&mut c, &mut r);
         // Online once the master saw the replica's first ACK after the transfer.
         wait_until("the replica online", Duration::from_secs(60), || {
             info(&mut c, "replication", "slave0").contains("state=online")
@@ -538,8 +495,8 @@ fn a_promoted_replica_lets_its_sibling_continue_partially() {
     let mut rb = RawClient::connect(b.port);
     load_while(&node, |progress| more_rounds(progress, 50));
     wait_short_ttls_gone(&mut m);
-    wait_caught_up(&mut m, &mut ra);
-    wait_caught_up(&mut m, &mut rb);
+    wait_in_sync(&mut m, &mut ra);
+    wait_in_sync(&mut m, &mut rb);
     let want = state_of(&mut m);
     // A takes over; B follows it and continues the node's history with +CONTINUE.
     ok(&mut ra, &["REPLICAOF", "NO", "ONE"]);

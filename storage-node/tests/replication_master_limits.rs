@@ -2,41 +2,14 @@
 //! buffer limit, `repl-timeout`, `repl-backlog-ttl`, and one diskless snapshot shared by
 //! the replicas `repl-diskless-sync-max-replicas` waits for.
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use test_harness::{RawClient, ServerProcess};
 
 mod persistence_fixture;
+mod replication_fixture;
 use persistence_fixture::{bytes_of, ok};
-
-fn info(client: &mut RawClient, section: &str, name: &str) -> String {
-    let text = String::from_utf8(bytes_of(&client.call(&["INFO", section]))).unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{name}:")))
-        .unwrap_or_else(|| panic!("no {name} in {text}"))
-        .to_string()
-}
-
-fn wait_until(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !condition() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn signal(process: &ServerProcess, name: &str) {
-    let status = Command::new("kill")
-        .args([&format!("-{name}"), &process.pid().to_string()])
-        .status()
-        .expect("run kill");
-    assert!(status.success(), "kill -{name}");
-}
-
-fn replica_of(master: &ServerProcess) -> ServerProcess {
-    ServerProcess::redis_server(&["--replicaof", "127.0.0.1", &master.port.to_string()])
-}
+use replication_fixture::{info, info_u64, replica_of, signal, wait_until};
 
 fn wait_online(m: &mut RawClient, replicas: usize) {
     wait_until("the replicas to be online", Duration::from_secs(60), || {
@@ -45,23 +18,24 @@ fn wait_online(m: &mut RawClient, replicas: usize) {
     });
 }
 
-fn connected_replicas(m: &mut RawClient) -> usize {
-    info(m, "replication", "connected_slaves").parse().unwrap()
+fn connected_replicas(m: &mut RawClient) -> u64 {
+    info_u64(m, "replication", "connected_slaves")
 }
 
-#[test]
-fn a_replica_past_the_output_buffer_hard_limit_is_dropped() {
+/// A replica stopped by SIGSTOP while the master writes far more than the socket
+/// buffers and `replica_limit` (a `client-output-buffer-limit` replica class) together:
+/// the master drops it and logs `reason`.
+fn a_stopped_replica_is_dropped_at(replica_limit: &str, reason: &str) {
     let node = ServerProcess::storage_node(&[
         "--repl-diskless-sync-delay",
         "0",
         "--client-output-buffer-limit",
-        "replica 1mb 0 0",
+        replica_limit,
     ]);
     let mut m = RawClient::connect(node.port);
     let replica = replica_of(&node);
     wait_online(&mut m, 1);
     signal(&replica, "STOP");
-    // Far more than the socket buffers and the limit together.
     let value = "x".repeat(64 * 1024);
     let mut i = 0;
     wait_until(
@@ -75,12 +49,13 @@ fn a_replica_past_the_output_buffer_hard_limit_is_dropped() {
             connected_replicas(&mut m) == 0
         },
     );
-    assert!(
-        node.log().contains("replica output buffer hard limit"),
-        "{}",
-        node.log()
-    );
+    assert!(node.log().contains(reason), "{}", node.log());
     signal(&replica, "CONT");
+}
+
+#[test]
+fn a_replica_past_the_output_buffer_hard_limit_is_dropped() {
+    a_stopped_replica_is_dropped_at("replica 1mb 0 0", "replica output buffer hard limit");
 }
 
 #[test]
@@ -203,35 +178,7 @@ fn a_sync_waits_for_the_running_snapshot_instead_of_failing() {
 
 #[test]
 fn a_replica_over_the_soft_limit_for_its_seconds_is_dropped() {
-    let node = ServerProcess::storage_node(&[
-        "--repl-diskless-sync-delay",
-        "0",
-        "--client-output-buffer-limit",
-        "replica 0 1mb 1",
-    ]);
-    let mut m = RawClient::connect(node.port);
-    let replica = replica_of(&node);
-    wait_online(&mut m, 1);
-    signal(&replica, "STOP");
-    let value = "x".repeat(64 * 1024);
-    let mut i = 0;
-    wait_until(
-        "the replica to be dropped",
-        Duration::from_secs(120),
-        || {
-            for _ in 0..16 {
-                ok(&mut m, &["SET", &format!("big:{}", i % 64), &value]);
-                i += 1;
-            }
-            connected_replicas(&mut m) == 0
-        },
-    );
-    assert!(
-        node.log().contains("soft limit for 1 seconds"),
-        "{}",
-        node.log()
-    );
-    signal(&replica, "CONT");
+    a_stopped_replica_is_dropped_at("replica 0 1mb 1", "soft limit for 1 seconds");
 }
 
 /// Reads from a raw replica connection until `needle` has arrived (bounded by the
