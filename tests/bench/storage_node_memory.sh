@@ -58,20 +58,10 @@ EOF
 load() {
     local name="$1" port="$2" started ended
     started="$(date +%s.%N)"
-    if ! redis-cli -p "$port" --pipe <"$load_file" >"$WORK_DIR/$name-pipe.log" 2>&1; then
-        echo "error: loading $name failed:" >&2
-        cat "$WORK_DIR/$name-pipe.log" >&2
-        exit 1
-    fi
+    load_resp "$name" "$port" "$load_file" "$KEYS_COUNT"
     ended="$(date +%s.%N)"
-    echo "$name: loaded in $(awk -v a="$started" -v b="$ended" 'BEGIN { printf "%.1f", b - a }')s:" \
+    echo "$name: loaded in $(seconds_between "$started" "$ended" 1)s:" \
         "$(tail -1 "$WORK_DIR/$name-pipe.log")" >&2
-    local keys
-    keys="$(redis-cli -p "$port" dbsize)"
-    if [ "$keys" != "$KEYS_COUNT" ]; then
-        echo "error: $name holds $keys keys, expected $KEYS_COUNT" >&2
-        exit 1
-    fi
 }
 
 load storage-node "$NODE_PORT"
