@@ -20,9 +20,11 @@ pub mod difffuzz;
 pub mod http;
 pub mod notifications;
 pub mod process;
+pub mod run;
 pub mod transcript;
 
 pub use client::{blocked_clients, show, wait_blocked, RawClient};
 pub use cluster::{start_proxy, Cluster};
 pub use differential::Differential;
 pub use process::{free_port, ServerProcess};
+pub use run::run_logged;
