@@ -15,6 +15,18 @@ NODE_PID=""
 REDIS_PID=""
 WORK_DIR=""
 
+# require_numbers NAME...: exits unless each named variable holds a whole number.
+require_numbers() {
+    local name
+    for name in "$@"; do
+        case "${!name}" in '' | *[!0-9]*)
+            echo "$name must be a number, not '${!name}'" >&2
+            exit 2
+            ;;
+        esac
+    done
+}
+
 require_tools() {
     local tool
     for tool in "$@"; do
@@ -135,4 +147,24 @@ load_resp() {
         echo "error: $name holds $keys keys, expected $want" >&2
         exit 1
     fi
+}
+
+# write_set_load FILE COUNT KEY_FORMAT VALUE_FORMAT: writes COUNT SET commands in RESP to
+# FILE, for n = 0 .. COUNT-1 the key KEY_FORMAT % n and the value VALUE_FORMAT % n (Python
+# %-formats, e.g. 'key:%012d').
+write_set_load() {
+    python3 - "$@" <<'EOF'
+import sys
+path, count = sys.argv[1], int(sys.argv[2])
+key_format, value_format = sys.argv[3].encode(), sys.argv[4].encode()
+with open(path, "wb") as out:
+    batch = []
+    for n in range(count):
+        key, value = key_format % n, value_format % n
+        batch.append(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(key), key, len(value), value))
+        if len(batch) >= 10000:
+            out.write(b"".join(batch))
+            batch.clear()
+    out.write(b"".join(batch))
+EOF
 }

@@ -35,13 +35,7 @@ source "$(dirname "$0")/common.sh"
 
 KEYS_COUNT="${KEYS_COUNT:-1000000}"
 WRITERS="${WRITERS:-4}"
-for number in "$KEYS_COUNT" "$WRITERS"; do
-    case "$number" in '' | *[!0-9]*)
-        echo "KEYS_COUNT and WRITERS must be numbers" >&2
-        exit 2
-        ;;
-    esac
-done
+require_numbers KEYS_COUNT WRITERS
 
 require_tools cargo python3 redis-server redis-cli redis-benchmark awk
 build_node

@@ -32,13 +32,7 @@ source "$(dirname "$0")/common.sh"
 KEYS_COUNT="${KEYS_COUNT:-1000000}"
 REQUESTS="${REQUESTS:-1000000}"
 CLIENTS="${CLIENTS:-50}"
-for number in "$KEYS_COUNT" "$REQUESTS" "$CLIENTS"; do
-    case "$number" in '' | *[!0-9]*)
-        echo "KEYS_COUNT, REQUESTS and CLIENTS must be numbers" >&2
-        exit 2
-        ;;
-    esac
-done
+require_numbers KEYS_COUNT REQUESTS CLIENTS
 
 require_tools cargo python3 redis-server redis-cli redis-benchmark awk
 build_node
@@ -55,19 +49,7 @@ stop_replicas() {
 trap 'stop_replicas; stop_servers' EXIT
 
 load_file="$WORK_DIR/load.resp"
-python3 - "$KEYS_COUNT" "$load_file" <<'EOF'
-import sys
-count, path = int(sys.argv[1]), sys.argv[2]
-with open(path, "wb") as out:
-    batch = []
-    for n in range(count):
-        key, value = b"key:%012d" % n, b"value:%d" % n
-        batch.append(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(key), key, len(value), value))
-        if len(batch) >= 10000:
-            out.write(b"".join(batch))
-            batch.clear()
-    out.write(b"".join(batch))
-EOF
+write_set_load "$load_file" "$KEYS_COUNT" 'key:%012d' 'value:%d'
 
 load_resp storage-node "$NODE_PORT" "$load_file" "$KEYS_COUNT"
 load_resp redis-server "$REDIS_PORT" "$load_file" "$KEYS_COUNT"
