@@ -369,6 +369,21 @@ fn stop_mid_transfer(listener: &TcpListener, announce: Announce, sent: usize) ->
     master
 }
 
+/// A fresh `kind` server ("storage-node" or "redis-server") made a replica of a master
+/// the test plays on the returned listener, and a client of it.
+fn replica_of_the_test(kind: &str) -> (TcpListener, ServerProcess, RawClient) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let master_port = listener.local_addr().unwrap().port().to_string();
+    let server = if kind == "redis-server" {
+        ServerProcess::redis_server(&[])
+    } else {
+        ServerProcess::storage_node(&[])
+    };
+    let mut replica = RawClient::connect(server.port);
+    replica.call(&["REPLICAOF", "127.0.0.1", &master_port]);
+    (listener, server, replica)
+}
+
 /// INFO's replica lines while a snapshot is half received, compared with a redis-server
 /// replica in the same state (the seconds since the last byte may differ by one).
 #[test]
@@ -385,15 +400,7 @@ fn info_during_a_transfer_matches_redis() {
 fn info_during_a_transfer(announce: Announce, read: &str) {
     let mut lines = Vec::new();
     for kind in ["storage-node", "redis-server"] {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let master_port = listener.local_addr().unwrap().port().to_string();
-        let server = if kind == "redis-server" {
-            ServerProcess::redis_server(&[])
-        } else {
-            ServerProcess::storage_node(&[])
-        };
-        let mut replica = RawClient::connect(server.port);
-        replica.call(&["REPLICAOF", "127.0.0.1", &master_port]);
+        let (listener, _server, mut replica) = replica_of_the_test(kind);
         let _master = stop_mid_transfer(&listener, announce, 400);
         wait_info(&mut replica, "master_sync_in_progress", "1");
         wait_info(&mut replica, "master_sync_read_bytes", read);
@@ -425,15 +432,7 @@ fn replica_lines(replica: &mut RawClient) -> Vec<String> {
 fn info_with_the_link_up_and_down_matches_redis() {
     let mut shown = Vec::new();
     for kind in ["storage-node", "redis-server"] {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let master_port = listener.local_addr().unwrap().port().to_string();
-        let server = if kind == "redis-server" {
-            ServerProcess::redis_server(&[])
-        } else {
-            ServerProcess::storage_node(&[])
-        };
-        let mut replica = RawClient::connect(server.port);
-        replica.call(&["REPLICAOF", "127.0.0.1", &master_port]);
+        let (listener, _server, mut replica) = replica_of_the_test(kind);
         let rdb = snapshot();
         let mut master = stop_mid_transfer(&listener, Announce::Len(rdb.len()), 0);
         master.send_raw(&rdb);
