@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use slotproxy::cluster::key_slot;
 use slotproxy::resp::Frame;
-use test_harness::{run_logged, show, start_proxy, Cluster, RawClient};
+use test_harness::{run_logged, show, signal, start_proxy, Cluster, RawClient};
 
 /// The cluster as the test sees it: which master serves each slot, and each master's
 /// replica.
@@ -85,14 +85,6 @@ impl Layout {
 
 /// A process stopped with SIGSTOP (by PID) until the guard drops, also when the test fails.
 struct Stopped(u32);
-
-fn signal(pid: u32, name: &str) {
-    let status = Command::new("kill")
-        .args([&format!("-{name}"), &pid.to_string()])
-        .status()
-        .expect("run kill");
-    assert!(status.success(), "kill -{name} {pid}");
-}
 
 impl Stopped {
     fn new(pid: u32) -> Stopped {

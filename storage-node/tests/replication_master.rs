@@ -16,7 +16,7 @@ use test_harness::{RawClient, ServerProcess};
 mod persistence_fixture;
 mod replication_fixture;
 use persistence_fixture::{assert_same_state, bytes_of, ok, populate, state_of, DATABASES};
-use replication_fixture::{info, info_u64, replica_of, signal, wait_in_sync, wait_until};
+use replication_fixture::{info, info_u64, replica_of, wait_in_sync, wait_until};
 
 const WRITER_LIB: &str = "#!lua name=repllib\nredis.register_function('replset', \
     function(keys, args) return redis.call('SET', keys[1], args[1]) end)";
@@ -275,13 +275,13 @@ fn a_tiny_backlog_falls_back_to_a_full_sync_with_the_same_data() {
     let (node, replica, mut m, mut r) = synced_pair(&["--repl-backlog-size", "16kb"]);
     // The replica cannot reconnect while it is stopped: the writes made meanwhile (far
     // more than the backlog holds) push its offset out of the backlog.
-    signal(&replica, "STOP");
+    replica.signal("STOP");
     assert_eq!(kill_replica_links(&mut m), 1);
     let value = "v".repeat(1000);
     for i in 0..200 {
         ok(&mut m, &["SET", &format!("big:{i}"), &value]);
     }
-    signal(&replica, "CONT");
+    replica.signal("CONT");
     wait_until("a second full sync", Duration::from_secs(60), || {
         info_u64(&mut m, "stats", "sync_full") == 2
     });
@@ -307,7 +307,7 @@ fn wait_counts_only_replicas_that_acknowledged_the_writes() {
     }
     assert!(counted >= 90, "only {counted} of 100 WAITs saw the replica");
     // A stopped replica acknowledges nothing: WAIT times out with 0.
-    signal(&replica, "STOP");
+    replica.signal("STOP");
     ok(&mut m, &["SET", "wait:stopped", "1"]);
     assert_eq!(m.call(&["WAIT", "1", "300"]).as_integer(), Some(0));
     // As in Redis 7.0, any command moves a connection's wait offset to the stream's end:
@@ -325,7 +325,7 @@ fn wait_counts_only_replicas_that_acknowledged_the_writes() {
         Some(0),
         "PING then WAIT"
     );
-    signal(&replica, "CONT");
+    replica.signal("CONT");
     // Without a timeout it waits until the replica has it.
     assert_eq!(m.call(&["WAIT", "1", "0"]).as_integer(), Some(1));
     assert_eq!(bytes_of(&r.call(&["GET", "wait:stopped"])), b"1");
@@ -365,7 +365,7 @@ fn min_replicas_refuses_writes_without_enough_good_replicas() {
         !refused(&mut m)
     });
     assert_eq!(info_u64(&mut m, "replication", "min_slaves_good_slaves"), 1);
-    signal(&replica, "STOP");
+    replica.signal("STOP");
     wait_until(
         "the stopped replica to lag",
         Duration::from_secs(60),
@@ -386,7 +386,7 @@ fn min_replicas_refuses_writes_without_enough_good_replicas() {
         ),
         other => panic!("EXEC: {other:?}"),
     }
-    signal(&replica, "CONT");
+    replica.signal("CONT");
     wait_until(
         "writes to be accepted again",
         Duration::from_secs(60),

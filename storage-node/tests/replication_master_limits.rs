@@ -9,7 +9,7 @@ use test_harness::{RawClient, ServerProcess};
 mod persistence_fixture;
 mod replication_fixture;
 use persistence_fixture::{bytes_of, ok};
-use replication_fixture::{info, info_u64, replica_of, signal, wait_until};
+use replication_fixture::{info, info_u64, replica_of, wait_until};
 
 fn wait_online(m: &mut RawClient, replicas: usize) {
     wait_until("the replicas to be online", Duration::from_secs(60), || {
@@ -35,7 +35,7 @@ fn a_stopped_replica_is_dropped_at(replica_limit: &str, reason: &str) {
     let mut m = RawClient::connect(node.port);
     let replica = replica_of(&node);
     wait_online(&mut m, 1);
-    signal(&replica, "STOP");
+    replica.signal("STOP");
     let value = "x".repeat(64 * 1024);
     let mut i = 0;
     wait_until(
@@ -50,7 +50,7 @@ fn a_stopped_replica_is_dropped_at(replica_limit: &str, reason: &str) {
         },
     );
     assert!(node.log().contains(reason), "{}", node.log());
-    signal(&replica, "CONT");
+    replica.signal("CONT");
 }
 
 #[test]
@@ -65,7 +65,7 @@ fn a_silent_replica_is_dropped_after_repl_timeout() {
     let mut m = RawClient::connect(node.port);
     let replica = replica_of(&node);
     wait_online(&mut m, 1);
-    signal(&replica, "STOP");
+    replica.signal("STOP");
     wait_until("the replica to time out", Duration::from_secs(60), || {
         connected_replicas(&mut m) == 0
     });
@@ -74,7 +74,7 @@ fn a_silent_replica_is_dropped_after_repl_timeout() {
         "{}",
         node.log()
     );
-    signal(&replica, "CONT");
+    replica.signal("CONT");
 }
 
 #[test]

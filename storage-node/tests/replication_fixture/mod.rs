@@ -1,13 +1,12 @@
-//! The replication tests' shared fixture: INFO fields, bounded polling, signals to a
-//! server, a redis-server master or replica, waiting until a replica has applied its
-//! master's whole stream, and the comparison of a master's data with its replica's.
+//! The replication tests' shared fixture: INFO fields, bounded polling, a redis-server
+//! master or replica, waiting until a replica has applied its master's whole stream, and
+//! the comparison of a master's data with its replica's.
 //!
 //! Used with `mod persistence_fixture;` next to `mod replication_fixture;`: the data and
 //! its snapshot (`populate`, `state_of`) come from the persistence fixture.
 
 #![allow(dead_code)]
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use test_harness::{RawClient, ServerProcess};
@@ -40,15 +39,6 @@ pub fn wait_until(what: &str, limit: Duration, mut condition: impl FnMut() -> bo
 /// [`wait_until`] bounded by [`DEADLINE`].
 pub fn wait_for(what: &str, condition: impl FnMut() -> bool) {
     wait_until(what, DEADLINE, condition);
-}
-
-/// Sends the signal `name` (`STOP`, `CONT`, ...) to a server process.
-pub fn signal(process: &ServerProcess, name: &str) {
-    let status = Command::new("kill")
-        .args([&format!("-{name}"), &process.pid().to_string()])
-        .status()
-        .expect("run kill");
-    assert!(status.success(), "kill -{name}");
 }
 
 /// A redis-server master that sends its snapshot at once (no diskless delay) and takes

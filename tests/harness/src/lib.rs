@@ -26,5 +26,5 @@ pub mod transcript;
 pub use client::{blocked_clients, show, wait_blocked, RawClient};
 pub use cluster::{start_proxy, Cluster};
 pub use differential::Differential;
-pub use process::{free_port, ServerProcess};
+pub use process::{free_port, signal, ServerProcess};
 pub use run::run_logged;
