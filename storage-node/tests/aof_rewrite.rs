@@ -7,7 +7,6 @@ mod persistence_fixture;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -430,11 +429,7 @@ fn shutdown_and_sigterm_write_out_the_log() {
         if how == "SHUTDOWN" {
             c.send(&[b"SHUTDOWN"]);
         } else {
-            let status = Command::new("kill")
-                .args(["-TERM", &node.pid().to_string()])
-                .status()
-                .unwrap();
-            assert!(status.success());
+            node.signal("TERM");
         }
         assert!(node.wait_exit(Duration::from_secs(60)), "the node lives on");
         let incr = std::fs::read(dir.join(AOF_DIR).join("appendonly.aof.1.incr.aof")).unwrap();
