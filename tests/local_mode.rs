@@ -9,7 +9,7 @@ use slotproxy::resp::Frame;
 use test_harness::cluster::proxy_binary;
 use test_harness::http::get;
 use test_harness::process::free_port;
-use test_harness::{signal, RawClient, ServerProcess};
+use test_harness::{signal, wait_until, RawClient, ServerProcess};
 
 /// A `slotproxy --local` process. Dropping it stops it with SIGTERM, so that it stops its
 /// nodes (by PID) before the harness's SIGKILL: a proxy killed outright would leave its
@@ -136,15 +136,6 @@ fn identity(port: u16) -> (String, Vec<String>) {
     let words: Vec<&str> = line.split(' ').collect();
     let slots = words[8..].iter().map(|w| w.to_string()).collect();
     (words[0].to_string(), slots)
-}
-
-/// Polls `check` every 20 ms until it is true, failing after `limit` with `what`.
-fn wait_until(limit: Duration, what: &str, mut check: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !check() {
-        assert!(Instant::now() < deadline, "timed out waiting: {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// One key in each of the 16384 slots.

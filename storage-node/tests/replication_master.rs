@@ -11,12 +11,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use slotproxy::resp::Frame;
-use test_harness::{RawClient, ServerProcess};
+use test_harness::{wait_until, RawClient, ServerProcess};
 
 mod persistence_fixture;
 mod replication_fixture;
 use persistence_fixture::{assert_same_state, bytes_of, ok, populate, state_of, DATABASES};
-use replication_fixture::{info, info_u64, replica_of, wait_in_sync, wait_until};
+use replication_fixture::{info, info_u64, replica_of, wait_in_sync};
 
 const WRITER_LIB: &str = "#!lua name=repllib\nredis.register_function('replset', \
     function(keys, args) return redis.call('SET', keys[1], args[1]) end)";
@@ -31,8 +31,8 @@ fn wait_short_ttls_gone(master: &mut RawClient) {
     for &db in DATABASES {
         ok(master, &["SELECT", &db.to_string()]);
         wait_until(
-            "short-lived keys to expire",
             Duration::from_secs(30),
+            "short-lived keys to expire",
             || {
                 master.call(&["DBSIZE"]);
                 matches!(master.call(&["KEYS", "short:*"]), Frame::Array(a) if a.is_empty())
@@ -138,7 +138,7 @@ fn load_while(master: &ServerProcess, during: impl FnOnce(&Progress)) {
 /// Waits until the load ran `rounds` more rounds.
 fn more_rounds(progress: &Progress, rounds: usize) {
     let target = progress.load(Relaxed) + rounds;
-    wait_until("the write load to go on", Duration::from_secs(60), || {
+    wait_until(Duration::from_secs(60), "the write load to go on", || {
         progress.load(Relaxed) >= target
     });
 }
@@ -174,7 +174,7 @@ fn full_sync_under_load(diskless: &str) {
         more_rounds(progress, 20);
         let started = replica_of(&node);
         let mut r = RawClient::connect(started.port);
-        wait_until("the replica to sync", Duration::from_secs(60), || {
+        wait_until(Duration::from_secs(60), "the replica to sync", || {
             info(&mut r, "replication", "master_link_status") == "up"
         });
         more_rounds(progress, 50);
@@ -237,7 +237,7 @@ fn link_cuts_during_load_continue_with_psync() {
         for cut in 0..20 {
             let before = info_u64(&mut admin, "stats", "sync_partial_ok");
             assert_eq!(kill_replica_links(&mut admin), 1, "cut {cut}");
-            wait_until("the replica to continue", Duration::from_secs(60), || {
+            wait_until(Duration::from_secs(60), "the replica to continue", || {
                 info_u64(&mut admin, "stats", "sync_partial_ok") > before
             });
             more_rounds(progress, 3);
@@ -250,8 +250,8 @@ fn link_cuts_during_load_continue_with_psync() {
     // ROLE lists the replica with the offset it acknowledged.
     let offset = info_u64(&mut m, "replication", "master_repl_offset");
     wait_until(
-        "the replica's ACK of the end",
         Duration::from_secs(30),
+        "the replica's ACK of the end",
         || {
             let Frame::Array(role) = m.call(&["ROLE"]) else {
                 return false;
@@ -282,7 +282,7 @@ fn a_tiny_backlog_falls_back_to_a_full_sync_with_the_same_data() {
         ok(&mut m, &["SET", &format!("big:{i}"), &value]);
     }
     replica.signal("CONT");
-    wait_until("a second full sync", Duration::from_secs(60), || {
+    wait_until(Duration::from_secs(60), "a second full sync", || {
         info_u64(&mut m, "stats", "sync_full") == 2
     });
     assert_eq!(info_u64(&mut m, "stats", "sync_partial_err"), 1);
@@ -361,14 +361,14 @@ fn min_replicas_refuses_writes_without_enough_good_replicas() {
     assert!(refused(&mut m), "a write with no replica at all");
     assert_eq!(bytes_of(&m.call(&["PING"])), b"PONG");
     let replica = replica_of(&node);
-    wait_until("writes to be accepted", Duration::from_secs(60), || {
+    wait_until(Duration::from_secs(60), "writes to be accepted", || {
         !refused(&mut m)
     });
     assert_eq!(info_u64(&mut m, "replication", "min_slaves_good_slaves"), 1);
     replica.signal("STOP");
     wait_until(
-        "the stopped replica to lag",
         Duration::from_secs(60),
+        "the stopped replica to lag",
         || refused(&mut m),
     );
     // Reads still work; a script's write and a transaction that writes are refused.
@@ -388,8 +388,8 @@ fn min_replicas_refuses_writes_without_enough_good_replicas() {
     }
     replica.signal("CONT");
     wait_until(
-        "writes to be accepted again",
         Duration::from_secs(60),
+        "writes to be accepted again",
         || !refused(&mut m),
     );
 }
@@ -467,7 +467,7 @@ fn info_replication_of_a_master_lists_redis_fields_in_redis_order() {
         let mut r = RawClient::connect(replica.port);
         wait_in_sync(&mut c, &mut r);
         // Online once the master saw the replica's first ACK after the transfer.
-        wait_until("the replica online", Duration::from_secs(60), || {
+        wait_until(Duration::from_secs(60), "the replica online", || {
             info(&mut c, "replication", "slave0").contains("state=online")
         });
         let line = info(&mut c, "replication", "slave0");
@@ -501,7 +501,7 @@ fn a_promoted_replica_lets_its_sibling_continue_partially() {
     // A takes over; B follows it and continues the node's history with +CONTINUE.
     ok(&mut ra, &["REPLICAOF", "NO", "ONE"]);
     ok(&mut rb, &["REPLICAOF", "127.0.0.1", &a.port.to_string()]);
-    wait_until("B to follow A", Duration::from_secs(60), || {
+    wait_until(Duration::from_secs(60), "B to follow A", || {
         info(&mut rb, "replication", "master_link_status") == "up"
             && info(&mut rb, "replication", "master_port") == a.port.to_string()
     });

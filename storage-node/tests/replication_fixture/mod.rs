@@ -7,9 +7,9 @@
 
 #![allow(dead_code)]
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use test_harness::{RawClient, ServerProcess};
+use test_harness::{wait_until, RawClient, ServerProcess};
 
 use crate::persistence_fixture::{find_info, ServerState};
 
@@ -27,18 +27,9 @@ pub fn info_u64(client: &mut RawClient, section: &str, name: &str) -> u64 {
         .unwrap_or_else(|| panic!("no numeric {name} in INFO {section}"))
 }
 
-/// Polls `condition` every 20 ms until it holds or `limit` passes.
-pub fn wait_until(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !condition() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 /// [`wait_until`] bounded by [`DEADLINE`].
 pub fn wait_for(what: &str, condition: impl FnMut() -> bool) {
-    wait_until(what, DEADLINE, condition);
+    wait_until(DEADLINE, what, condition);
 }
 
 /// A redis-server master that sends its snapshot at once (no diskless delay) and takes
