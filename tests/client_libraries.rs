@@ -10,10 +10,10 @@ mod client_libraries {
 
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use client_libraries::redis_crate::{self, Target};
-use test_harness::{start_proxy, Cluster};
+use test_harness::{run_logged, start_proxy, Cluster};
 
 /// How long the whole redis-py session may take (it takes seconds; this is for a loaded
 /// machine).
@@ -37,37 +37,18 @@ fn run_redis_py(proxy_port: u16, node_ports: &[u16]) {
     let script =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/client_libraries/redis_py_session.py");
     let nodes: Vec<String> = node_ports.iter().map(|p| p.to_string()).collect();
-    // Output to a file, not a pipe: a pipe nobody reads while waiting could fill and stall it.
-    let log_path = std::env::temp_dir().join(format!("slotproxy-redis-py-{proxy_port}.log"));
-    let log = std::fs::File::create(&log_path).expect("redis-py log file");
-    let mut child = Command::new("python3")
+    let mut python = Command::new("python3");
+    python
         .arg(&script)
         .arg("--port")
         .arg(proxy_port.to_string())
         .arg("--nodes")
-        .arg(nodes.join(","))
-        .stdout(log.try_clone().expect("log file"))
-        .stderr(log)
-        .spawn()
-        .expect("start python3 (redis-py scenarios)");
-    let deadline = Instant::now() + PYTHON_LIMIT;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for python3") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("the redis-py session did not finish within {PYTHON_LIMIT:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let output = std::fs::read_to_string(&log_path).unwrap_or_default();
+        .arg(nodes.join(","));
+    let (status, output) = run_logged(python, "slotproxy-redis-py", PYTHON_LIMIT);
     assert!(
         status.success(),
         "the redis-py session failed ({status}):\n{output}"
     );
-    let _ = std::fs::remove_file(&log_path);
 }
 
 #[test]

@@ -9,7 +9,7 @@ use slotproxy::resp::Frame;
 use test_harness::cluster::proxy_binary;
 use test_harness::http::get;
 use test_harness::process::free_port;
-use test_harness::{RawClient, ServerProcess};
+use test_harness::{signal, wait_until, RawClient, ServerProcess};
 
 /// A `slotproxy --local` process. Dropping it stops it with SIGTERM, so that it stops its
 /// nodes (by PID) before the harness's SIGKILL: a proxy killed outright would leave its
@@ -95,11 +95,7 @@ fn local_cluster_serves_and_stops_on_ctrl_c() {
             "node {node}: {keys:?}"
         );
     }
-    let status = Command::new("kill")
-        .args(["-INT", &proxy.pid().to_string()])
-        .status()
-        .expect("kill -INT");
-    assert!(status.success());
+    proxy.signal("INT");
     assert!(
         proxy.wait_exit(Duration::from_secs(15)),
         "slotproxy did not exit on SIGINT"
@@ -140,15 +136,6 @@ fn identity(port: u16) -> (String, Vec<String>) {
     let words: Vec<&str> = line.split(' ').collect();
     let slots = words[8..].iter().map(|w| w.to_string()).collect();
     (words[0].to_string(), slots)
-}
-
-/// Polls `check` every 20 ms until it is true, failing after `limit` with `what`.
-fn wait_until(limit: Duration, what: &str, mut check: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !check() {
-        assert!(Instant::now() < deadline, "timed out waiting: {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// One key in each of the 16384 slots.
@@ -194,11 +181,7 @@ fn a_killed_local_node_is_restarted_with_its_id_and_slots() {
     for _ in 0..5 {
         let pid = node_pid(victim).expect("the node answers INFO");
         killed.push(pid);
-        let status = Command::new("kill")
-            .args(["-KILL", &pid.to_string()])
-            .status()
-            .expect("kill -KILL");
-        assert!(status.success());
+        signal(pid, "KILL");
         let deadline = Instant::now() + Duration::from_secs(30);
         while holder.is_none() {
             if let Ok(listener) = TcpListener::bind(("127.0.0.1", victim)) {

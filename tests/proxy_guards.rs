@@ -92,11 +92,7 @@ fn guards_hold_and_reload_on_sighup() {
         &cluster.seeds(),
         &format!("deny_commands: [flushall]\n{limits}"),
     );
-    let status = Command::new("kill")
-        .args(["-HUP", &proxy.pid().to_string()])
-        .status()
-        .expect("kill -HUP");
-    assert!(status.success());
+    proxy.signal("HUP");
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
         let mut c = RawClient::connect(port);
@@ -140,11 +136,7 @@ fn idle_timeout_reload_reaches_connected_clients() {
     assert_eq!(old.call(&["PING"]), Frame::Simple("PONG".into()));
 
     write_config(&path, port, &cluster.seeds(), "timeouts:\n  idle_secs: 1\n");
-    let status = Command::new("kill")
-        .args(["-HUP", &proxy.pid().to_string()])
-        .status()
-        .expect("kill -HUP");
-    assert!(status.success());
+    proxy.signal("HUP");
     // The reload has happened once a new client is closed for idleness.
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {

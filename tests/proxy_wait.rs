@@ -3,7 +3,6 @@
 //! writes, never other clients' or a connection that carried none of them.
 
 use std::collections::HashMap;
-use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -11,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use slotproxy::cluster::key_slot;
 use slotproxy::resp::Frame;
-use test_harness::{show, start_proxy, Cluster, RawClient};
+use test_harness::{run_logged, show, signal, start_proxy, Cluster, RawClient};
 
 /// The cluster as the test sees it: which master serves each slot, and each master's
 /// replica.
@@ -86,14 +85,6 @@ impl Layout {
 
 /// A process stopped with SIGSTOP (by PID) until the guard drops, also when the test fails.
 struct Stopped(u32);
-
-fn signal(pid: u32, name: &str) {
-    let status = Command::new("kill")
-        .args([&format!("-{name}"), &pid.to_string()])
-        .status()
-        .expect("run kill");
-    assert!(status.success(), "kill -{name} {pid}");
-}
 
 impl Stopped {
     fn new(pid: u32) -> Stopped {
@@ -422,28 +413,9 @@ fn redis_py(layout: &Layout, proxy: u16) {
         for i in range(50):\n    r.set(f'py:{i}', f'py:{i}')\n\
         n = r.wait(1, 5000)\n\
         assert n == 1, n\n";
-    let log = std::env::temp_dir().join(format!("slotproxy-wait-py-{proxy}.log"));
-    let out = std::fs::File::create(&log).expect("log file");
-    let mut child = Command::new("python3")
-        .args(["-c", script, &proxy.to_string()])
-        .stdout(out.try_clone().expect("log file"))
-        .stderr(out)
-        .spawn()
-        .expect("start python3");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait for python3") {
-            break status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("redis-py did not finish");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let output = std::fs::read_to_string(&log).unwrap_or_default();
-    let _ = std::fs::remove_file(Path::new(&log));
+    let mut python = Command::new("python3");
+    python.args(["-c", script, &proxy.to_string()]);
+    let (status, output) = run_logged(python, "slotproxy-wait-py", Duration::from_secs(60));
     assert!(status.success(), "redis-py: {output}");
     let keys: Vec<String> = (0..50).map(|i| format!("py:{i}")).collect();
     assert_on_replicas(layout, &keys);

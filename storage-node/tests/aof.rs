@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use persistence_fixture::*;
 use slotproxy::resp::{request_bytes, Frame};
 use test_harness::process::storage_node_binary;
-use test_harness::{free_port, RawClient, ServerProcess};
+use test_harness::{free_port, wait_until, RawClient, ServerProcess};
 
 fn aof_node(dir: &Path, extra: &[&str]) -> ServerProcess {
     let mut args = vec!["--appendonly", "yes"];
@@ -26,15 +26,6 @@ fn aof_redis(dir: &Path, extra: &[&str]) -> ServerProcess {
     let mut args = vec!["--appendonly", "yes"];
     args.extend_from_slice(extra);
     redis_in(dir, &args)
-}
-
-/// Polls `check` every 20 ms until it holds, for at most `limit`.
-fn wait_until(limit: Duration, what: &str, mut check: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !check() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// BGREWRITEAOF, then waits until the rewrite is done (redis-server's runs in a child).

@@ -7,15 +7,14 @@ mod persistence_fixture;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use persistence_fixture::*;
 use slotproxy::resp::{request_bytes, Frame};
-use test_harness::{RawClient, ServerProcess};
+use test_harness::{wait_until, RawClient, ServerProcess};
 
 /// Enough keys that the debug build's rewrite lasts long enough to be seen running.
 const BULK_KEYS: usize = 200_000;
@@ -24,15 +23,6 @@ fn aof_node(dir: &Path, extra: &[&str]) -> ServerProcess {
     let mut args = vec!["--appendonly", "yes", "--appendfsync", "always"];
     args.extend_from_slice(extra);
     node_in(dir, &args)
-}
-
-/// Polls `check` every 10 ms until it holds, for at most `limit`.
-fn wait_until(limit: Duration, what: &str, mut check: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !check() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 /// `count` string keys `bulk:<n>`, pipelined.
@@ -430,11 +420,7 @@ fn shutdown_and_sigterm_write_out_the_log() {
         if how == "SHUTDOWN" {
             c.send(&[b"SHUTDOWN"]);
         } else {
-            let status = Command::new("kill")
-                .args(["-TERM", &node.pid().to_string()])
-                .status()
-                .unwrap();
-            assert!(status.success());
+            node.signal("TERM");
         }
         assert!(node.wait_exit(Duration::from_secs(60)), "the node lives on");
         let incr = std::fs::read(dir.join(AOF_DIR).join("appendonly.aof.1.incr.aof")).unwrap();

@@ -11,7 +11,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use slotproxy::resp::Frame;
-use test_harness::{show, RawClient, ServerProcess};
+use test_harness::{show, RawClient};
 
 mod persistence_fixture;
 use persistence_fixture::{info_field, node_in, redis_in, scratch_dir};
@@ -542,14 +542,6 @@ fn shutdown_saves_when_save_points_are_set_and_not_with_nosave() {
     assert_eq!(client.call(&["GET", "asked"]), Frame::Bulk("yes".into()));
 }
 
-fn send_sigterm(server: &ServerProcess) {
-    let status = Command::new("kill")
-        .args(["-TERM", &server.pid().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success(), "kill -TERM failed");
-}
-
 #[test]
 fn sigterm_saves_first_and_stays_up_when_the_save_fails() {
     let dir = scratch_dir("sigterm");
@@ -557,7 +549,7 @@ fn sigterm_saves_first_and_stays_up_when_the_save_fails() {
     let mut client = RawClient::connect(node.port);
     client.call(&["SET", "kept", "yes"]);
     block_rdb_file(&dir);
-    send_sigterm(&node);
+    node.signal("TERM");
     // The save fails: the node logs it and keeps serving.
     let deadline = Instant::now() + DEADLINE;
     while !node
@@ -573,7 +565,7 @@ fn sigterm_saves_first_and_stays_up_when_the_save_fails() {
     }
     assert_eq!(client.call(&["PING"]), Frame::Simple("PONG".into()));
     std::fs::remove_dir(dir.join("dump.rdb")).unwrap();
-    send_sigterm(&node);
+    node.signal("TERM");
     assert!(node.wait_exit(DEADLINE), "SIGTERM did not stop the node");
     let node = node_in(&dir, &[]);
     let mut client = RawClient::connect(node.port);

@@ -6,67 +6,24 @@
 //! are deleted by the master), a script, MULTI/EXEC, a function, SPOP (propagated as
 //! SREM) and several databases.
 
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use slotproxy::resp::Frame;
-use test_harness::{RawClient, ServerProcess};
+use test_harness::{wait_until, RawClient, ServerProcess};
 
 mod persistence_fixture;
+mod replication_fixture;
 use persistence_fixture::{assert_same_state, bytes_of, ok, populate, state_of, DATABASES};
+use replication_fixture::{info, info_u64, replica_of, wait_in_sync};
 
 const WRITER_LIB: &str = "#!lua name=repllib\nredis.register_function('replset', \
     function(keys, args) return redis.call('SET', keys[1], args[1]) end)";
 
-/// A field of an INFO section.
-fn info(client: &mut RawClient, section: &str, name: &str) -> String {
-    let text = String::from_utf8(bytes_of(&client.call(&["INFO", section]))).unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{name}:")))
-        .unwrap_or_else(|| panic!("no {name} in {text}"))
-        .to_string()
-}
-
-fn info_u64(client: &mut RawClient, section: &str, name: &str) -> u64 {
-    info(client, section, name).parse().unwrap()
-}
-
-/// Polls `condition` every 20 ms until it holds or `limit` passes.
-fn wait_until(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !condition() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn signal(process: &ServerProcess, name: &str) {
-    let status = Command::new("kill")
-        .args([&format!("-{name}"), &process.pid().to_string()])
-        .status()
-        .expect("run kill");
-    assert!(status.success(), "kill -{name}");
-}
-
 /// A storage-node master with the given extra settings.
 fn master(extra: &[&str]) -> ServerProcess {
     ServerProcess::storage_node(extra)
-}
-
-/// A redis-server replicating from `master`.
-fn replica_of(master: &ServerProcess) -> ServerProcess {
-    ServerProcess::redis_server(&["--replicaof", "127.0.0.1", &master.port.to_string()])
-}
-
-/// Waits until the replica is connected and has processed everything the master has fed.
-fn wait_caught_up(master: &mut RawClient, replica: &mut RawClient) {
-    wait_until("the replica to catch up", Duration::from_secs(90), || {
-        info(replica, "replication", "master_link_status") == "up"
-            && info_u64(master, "replication", "master_repl_offset")
-                == info_u64(replica, "replication", "master_repl_offset")
-    });
 }
 
 /// Keys that expire in a moment have been removed on the master (and DEL propagated).
@@ -74,8 +31,8 @@ fn wait_short_ttls_gone(master: &mut RawClient) {
     for &db in DATABASES {
         ok(master, &["SELECT", &db.to_string()]);
         wait_until(
-            "short-lived keys to expire",
             Duration::from_secs(30),
+            "short-lived keys to expire",
             || {
                 master.call(&["DBSIZE"]);
                 matches!(master.call(&["KEYS", "short:*"]), Frame::Array(a) if a.is_empty())
@@ -181,14 +138,14 @@ fn load_while(master: &ServerProcess, during: impl FnOnce(&Progress)) {
 /// Waits until the load ran `rounds` more rounds.
 fn more_rounds(progress: &Progress, rounds: usize) {
     let target = progress.load(Relaxed) + rounds;
-    wait_until("the write load to go on", Duration::from_secs(60), || {
+    wait_until(Duration::from_secs(60), "the write load to go on", || {
         progress.load(Relaxed) >= target
     });
 }
 
 fn assert_replica_matches(master: &mut RawClient, replica: &mut RawClient) {
     wait_short_ttls_gone(master);
-    wait_caught_up(master, replica);
+    wait_in_sync(master, replica);
     let want = state_of(master);
     let got = state_of(replica);
     assert_same_state(&want, &got);
@@ -217,7 +174,7 @@ fn full_sync_under_load(diskless: &str) {
         more_rounds(progress, 20);
         let started = replica_of(&node);
         let mut r = RawClient::connect(started.port);
-        wait_until("the replica to sync", Duration::from_secs(60), || {
+        wait_until(Duration::from_secs(60), "the replica to sync", || {
             info(&mut r, "replication", "master_link_status") == "up"
         });
         more_rounds(progress, 50);
@@ -262,7 +219,7 @@ fn synced_pair(extra: &[&str]) -> (ServerProcess, ServerProcess, RawClient, RawC
     prepare(&mut m);
     let replica = replica_of(&node);
     let mut r = RawClient::connect(replica.port);
-    wait_caught_up(&mut m, &mut r);
+    wait_in_sync(&mut m, &mut r);
     (node, replica, m, r)
 }
 
@@ -280,7 +237,7 @@ fn link_cuts_during_load_continue_with_psync() {
         for cut in 0..20 {
             let before = info_u64(&mut admin, "stats", "sync_partial_ok");
             assert_eq!(kill_replica_links(&mut admin), 1, "cut {cut}");
-            wait_until("the replica to continue", Duration::from_secs(60), || {
+            wait_until(Duration::from_secs(60), "the replica to continue", || {
                 info_u64(&mut admin, "stats", "sync_partial_ok") > before
             });
             more_rounds(progress, 3);
@@ -293,8 +250,8 @@ fn link_cuts_during_load_continue_with_psync() {
     // ROLE lists the replica with the offset it acknowledged.
     let offset = info_u64(&mut m, "replication", "master_repl_offset");
     wait_until(
-        "the replica's ACK of the end",
         Duration::from_secs(30),
+        "the replica's ACK of the end",
         || {
             let Frame::Array(role) = m.call(&["ROLE"]) else {
                 return false;
@@ -318,14 +275,14 @@ fn a_tiny_backlog_falls_back_to_a_full_sync_with_the_same_data() {
     let (node, replica, mut m, mut r) = synced_pair(&["--repl-backlog-size", "16kb"]);
     // The replica cannot reconnect while it is stopped: the writes made meanwhile (far
     // more than the backlog holds) push its offset out of the backlog.
-    signal(&replica, "STOP");
+    replica.signal("STOP");
     assert_eq!(kill_replica_links(&mut m), 1);
     let value = "v".repeat(1000);
     for i in 0..200 {
         ok(&mut m, &["SET", &format!("big:{i}"), &value]);
     }
-    signal(&replica, "CONT");
-    wait_until("a second full sync", Duration::from_secs(60), || {
+    replica.signal("CONT");
+    wait_until(Duration::from_secs(60), "a second full sync", || {
         info_u64(&mut m, "stats", "sync_full") == 2
     });
     assert_eq!(info_u64(&mut m, "stats", "sync_partial_err"), 1);
@@ -350,7 +307,7 @@ fn wait_counts_only_replicas_that_acknowledged_the_writes() {
     }
     assert!(counted >= 90, "only {counted} of 100 WAITs saw the replica");
     // A stopped replica acknowledges nothing: WAIT times out with 0.
-    signal(&replica, "STOP");
+    replica.signal("STOP");
     ok(&mut m, &["SET", "wait:stopped", "1"]);
     assert_eq!(m.call(&["WAIT", "1", "300"]).as_integer(), Some(0));
     // As in Redis 7.0, any command moves a connection's wait offset to the stream's end:
@@ -368,7 +325,7 @@ fn wait_counts_only_replicas_that_acknowledged_the_writes() {
         Some(0),
         "PING then WAIT"
     );
-    signal(&replica, "CONT");
+    replica.signal("CONT");
     // Without a timeout it waits until the replica has it.
     assert_eq!(m.call(&["WAIT", "1", "0"]).as_integer(), Some(1));
     assert_eq!(bytes_of(&r.call(&["GET", "wait:stopped"])), b"1");
@@ -404,14 +361,14 @@ fn min_replicas_refuses_writes_without_enough_good_replicas() {
     assert!(refused(&mut m), "a write with no replica at all");
     assert_eq!(bytes_of(&m.call(&["PING"])), b"PONG");
     let replica = replica_of(&node);
-    wait_until("writes to be accepted", Duration::from_secs(60), || {
+    wait_until(Duration::from_secs(60), "writes to be accepted", || {
         !refused(&mut m)
     });
     assert_eq!(info_u64(&mut m, "replication", "min_slaves_good_slaves"), 1);
-    signal(&replica, "STOP");
+    replica.signal("STOP");
     wait_until(
-        "the stopped replica to lag",
         Duration::from_secs(60),
+        "the stopped replica to lag",
         || refused(&mut m),
     );
     // Reads still work; a script's write and a transaction that writes are refused.
@@ -429,10 +386,10 @@ fn min_replicas_refuses_writes_without_enough_good_replicas() {
         ),
         other => panic!("EXEC: {other:?}"),
     }
-    signal(&replica, "CONT");
+    replica.signal("CONT");
     wait_until(
-        "writes to be accepted again",
         Duration::from_secs(60),
+        "writes to be accepted again",
         || !refused(&mut m),
     );
 }
@@ -508,9 +465,9 @@ fn info_replication_of_a_master_lists_redis_fields_in_redis_order() {
         let replica = replica_of(m);
         let mut c = RawClient::connect(m.port);
         let mut r = RawClient::connect(replica.port);
-        wait_caught_up(&mut c, &mut r);
+        wait_in_sync(&mut c, &mut r);
         // Online once the master saw the replica's first ACK after the transfer.
-        wait_until("the replica online", Duration::from_secs(60), || {
+        wait_until(Duration::from_secs(60), "the replica online", || {
             info(&mut c, "replication", "slave0").contains("state=online")
         });
         let line = info(&mut c, "replication", "slave0");
@@ -538,13 +495,13 @@ fn a_promoted_replica_lets_its_sibling_continue_partially() {
     let mut rb = RawClient::connect(b.port);
     load_while(&node, |progress| more_rounds(progress, 50));
     wait_short_ttls_gone(&mut m);
-    wait_caught_up(&mut m, &mut ra);
-    wait_caught_up(&mut m, &mut rb);
+    wait_in_sync(&mut m, &mut ra);
+    wait_in_sync(&mut m, &mut rb);
     let want = state_of(&mut m);
     // A takes over; B follows it and continues the node's history with +CONTINUE.
     ok(&mut ra, &["REPLICAOF", "NO", "ONE"]);
     ok(&mut rb, &["REPLICAOF", "127.0.0.1", &a.port.to_string()]);
-    wait_until("B to follow A", Duration::from_secs(60), || {
+    wait_until(Duration::from_secs(60), "B to follow A", || {
         info(&mut rb, "replication", "master_link_status") == "up"
             && info(&mut rb, "replication", "master_port") == a.port.to_string()
     });

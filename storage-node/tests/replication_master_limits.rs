@@ -2,71 +2,45 @@
 //! buffer limit, `repl-timeout`, `repl-backlog-ttl`, and one diskless snapshot shared by
 //! the replicas `repl-diskless-sync-max-replicas` waits for.
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use test_harness::{RawClient, ServerProcess};
+use test_harness::{wait_until, RawClient, ServerProcess};
 
 mod persistence_fixture;
+mod replication_fixture;
 use persistence_fixture::{bytes_of, ok};
-
-fn info(client: &mut RawClient, section: &str, name: &str) -> String {
-    let text = String::from_utf8(bytes_of(&client.call(&["INFO", section]))).unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{name}:")))
-        .unwrap_or_else(|| panic!("no {name} in {text}"))
-        .to_string()
-}
-
-fn wait_until(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !condition() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn signal(process: &ServerProcess, name: &str) {
-    let status = Command::new("kill")
-        .args([&format!("-{name}"), &process.pid().to_string()])
-        .status()
-        .expect("run kill");
-    assert!(status.success(), "kill -{name}");
-}
-
-fn replica_of(master: &ServerProcess) -> ServerProcess {
-    ServerProcess::redis_server(&["--replicaof", "127.0.0.1", &master.port.to_string()])
-}
+use replication_fixture::{info, info_u64, replica_of};
 
 fn wait_online(m: &mut RawClient, replicas: usize) {
-    wait_until("the replicas to be online", Duration::from_secs(60), || {
+    wait_until(Duration::from_secs(60), "the replicas to be online", || {
         let text = String::from_utf8(bytes_of(&m.call(&["INFO", "replication"]))).unwrap();
         text.matches("state=online").count() == replicas
     });
 }
 
-fn connected_replicas(m: &mut RawClient) -> usize {
-    info(m, "replication", "connected_slaves").parse().unwrap()
+fn connected_replicas(m: &mut RawClient) -> u64 {
+    info_u64(m, "replication", "connected_slaves")
 }
 
-#[test]
-fn a_replica_past_the_output_buffer_hard_limit_is_dropped() {
+/// A replica stopped by SIGSTOP while the master writes far more than the socket
+/// buffers and `replica_limit` (a `client-output-buffer-limit` replica class) together:
+/// the master drops it and logs `reason`.
+fn a_stopped_replica_is_dropped_at(replica_limit: &str, reason: &str) {
     let node = ServerProcess::storage_node(&[
         "--repl-diskless-sync-delay",
         "0",
         "--client-output-buffer-limit",
-        "replica 1mb 0 0",
+        replica_limit,
     ]);
     let mut m = RawClient::connect(node.port);
     let replica = replica_of(&node);
     wait_online(&mut m, 1);
-    signal(&replica, "STOP");
-    // Far more than the socket buffers and the limit together.
+    replica.signal("STOP");
     let value = "x".repeat(64 * 1024);
     let mut i = 0;
     wait_until(
-        "the replica to be dropped",
         Duration::from_secs(120),
+        "the replica to be dropped",
         || {
             for _ in 0..16 {
                 ok(&mut m, &["SET", &format!("big:{}", i % 64), &value]);
@@ -75,12 +49,13 @@ fn a_replica_past_the_output_buffer_hard_limit_is_dropped() {
             connected_replicas(&mut m) == 0
         },
     );
-    assert!(
-        node.log().contains("replica output buffer hard limit"),
-        "{}",
-        node.log()
-    );
-    signal(&replica, "CONT");
+    assert!(node.log().contains(reason), "{}", node.log());
+    replica.signal("CONT");
+}
+
+#[test]
+fn a_replica_past_the_output_buffer_hard_limit_is_dropped() {
+    a_stopped_replica_is_dropped_at("replica 1mb 0 0", "replica output buffer hard limit");
 }
 
 #[test]
@@ -90,8 +65,8 @@ fn a_silent_replica_is_dropped_after_repl_timeout() {
     let mut m = RawClient::connect(node.port);
     let replica = replica_of(&node);
     wait_online(&mut m, 1);
-    signal(&replica, "STOP");
-    wait_until("the replica to time out", Duration::from_secs(60), || {
+    replica.signal("STOP");
+    wait_until(Duration::from_secs(60), "the replica to time out", || {
         connected_replicas(&mut m) == 0
     });
     assert!(
@@ -99,7 +74,7 @@ fn a_silent_replica_is_dropped_after_repl_timeout() {
         "{}",
         node.log()
     );
-    signal(&replica, "CONT");
+    replica.signal("CONT");
 }
 
 #[test]
@@ -118,7 +93,7 @@ fn the_backlog_is_freed_after_repl_backlog_ttl_without_replicas() {
     ok(&mut m, &["SET", "k", "v"]);
     let replid = info(&mut m, "replication", "master_replid");
     drop(replica);
-    wait_until("the backlog to be freed", Duration::from_secs(60), || {
+    wait_until(Duration::from_secs(60), "the backlog to be freed", || {
         info(&mut m, "replication", "repl_backlog_active") == "0"
     });
     // Freed with its history: a new id, the offset kept.
@@ -139,7 +114,7 @@ fn replicas_that_max_replicas_waits_for_share_one_diskless_snapshot() {
     let first = replica_of(&node);
     let mut r1 = RawClient::connect(first.port);
     // The delay holds the first one until the second comes.
-    wait_until("the first replica to wait", Duration::from_secs(60), || {
+    wait_until(Duration::from_secs(60), "the first replica to wait", || {
         info(&mut m, "replication", "connected_slaves") == "1"
     });
     let waiting = info(&mut m, "replication", "slave0");
@@ -155,7 +130,7 @@ fn replicas_that_max_replicas_waits_for_share_one_diskless_snapshot() {
         "{log}"
     );
     for r in [&mut r1, &mut r2] {
-        wait_until("the data on the replica", Duration::from_secs(30), || {
+        wait_until(Duration::from_secs(30), "the data on the replica", || {
             bytes_of(&r.call(&["GET", "k"])) == b"v"
         });
     }
@@ -182,19 +157,19 @@ fn a_sync_waits_for_the_running_snapshot_instead_of_failing() {
     // snapshot's channel fill up and the snapshot waits.
     let mut holder = std::net::TcpStream::connect(("127.0.0.1", node.port)).unwrap();
     std::io::Write::write_all(&mut holder, b"REPLCONF capa eof\r\nPSYNC ? -1\r\n").unwrap();
-    wait_until("the first snapshot to run", Duration::from_secs(30), || {
+    wait_until(Duration::from_secs(30), "the first snapshot to run", || {
         info(&mut m, "persistence", "rdb_bgsave_in_progress") == "1"
     });
     let replica = replica_of(&node);
     let mut r = RawClient::connect(replica.port);
-    wait_until("the second sync to wait", Duration::from_secs(30), || {
+    wait_until(Duration::from_secs(30), "the second sync to wait", || {
         node.log().contains("Waiting for next BGSAVE for SYNC")
     });
     assert_eq!(info(&mut m, "persistence", "rdb_bgsave_in_progress"), "1");
     assert_ne!(info(&mut r, "replication", "master_link_status"), "up");
     // The holder goes: its snapshot stops, and the waiting sync gets the next one.
     drop(holder);
-    wait_until("the replica to sync", Duration::from_secs(60), || {
+    wait_until(Duration::from_secs(60), "the replica to sync", || {
         info(&mut r, "replication", "master_link_status") == "up"
     });
     assert_eq!(r.call(&["DBSIZE"]).as_integer(), Some(24));
@@ -203,35 +178,7 @@ fn a_sync_waits_for_the_running_snapshot_instead_of_failing() {
 
 #[test]
 fn a_replica_over_the_soft_limit_for_its_seconds_is_dropped() {
-    let node = ServerProcess::storage_node(&[
-        "--repl-diskless-sync-delay",
-        "0",
-        "--client-output-buffer-limit",
-        "replica 0 1mb 1",
-    ]);
-    let mut m = RawClient::connect(node.port);
-    let replica = replica_of(&node);
-    wait_online(&mut m, 1);
-    signal(&replica, "STOP");
-    let value = "x".repeat(64 * 1024);
-    let mut i = 0;
-    wait_until(
-        "the replica to be dropped",
-        Duration::from_secs(120),
-        || {
-            for _ in 0..16 {
-                ok(&mut m, &["SET", &format!("big:{}", i % 64), &value]);
-                i += 1;
-            }
-            connected_replicas(&mut m) == 0
-        },
-    );
-    assert!(
-        node.log().contains("soft limit for 1 seconds"),
-        "{}",
-        node.log()
-    );
-    signal(&replica, "CONT");
+    a_stopped_replica_is_dropped_at("replica 0 1mb 1", "soft limit for 1 seconds");
 }
 
 /// Reads from a raw replica connection until `needle` has arrived (bounded by the
@@ -333,8 +280,8 @@ fn an_rdb_only_replica_gets_the_snapshot_and_is_closed() {
     let mark = text.split("$EOF:").nth(1).unwrap()[..40].to_string();
     assert!(text.ends_with(&mark), "{text}");
     wait_until(
-        "the replica to be forgotten",
         Duration::from_secs(30),
+        "the replica to be forgotten",
         || connected_replicas(&mut m) == 0,
     );
 }

@@ -9,53 +9,15 @@
 //!   the master's stream through the node, unchanged, and holds the same data.
 //! - ROLE on a node replica.
 
-use std::time::{Duration, Instant};
-
 use slotproxy::resp::Frame;
 use test_harness::{RawClient, ServerProcess};
 
 mod persistence_fixture;
-use persistence_fixture::{bytes_of, ok, populate, state_of};
-
-const DEADLINE: Duration = Duration::from_secs(120);
-
-fn info(client: &mut RawClient, section: &str, name: &str) -> Option<String> {
-    let text = String::from_utf8(bytes_of(&client.call(&["INFO", section]))).unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{name}:")))
-        .map(str::to_string)
-}
-
-fn info_u64(client: &mut RawClient, section: &str, name: &str) -> u64 {
-    info(client, section, name)
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no numeric {name} in INFO {section}"))
-}
-
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-fn wait_in_sync(master: &mut RawClient, replica: &mut RawClient) {
-    wait_for("the replica to catch up", || {
-        let master_offset = info_u64(master, "replication", "master_repl_offset");
-        info(replica, "replication", "master_link_status").as_deref() == Some("up")
-            && info_u64(replica, "replication", "slave_repl_offset") == master_offset
-    });
-}
-
-fn redis_master() -> ServerProcess {
-    ServerProcess::redis_server(&[
-        "--repl-diskless-sync-delay",
-        "0",
-        "--enable-debug-command",
-        "yes",
-    ])
-}
+mod replication_fixture;
+use persistence_fixture::{ok, populate, state_of};
+use replication_fixture::{
+    assert_same_data, info, info_u64, redis_master, replica_of, wait_in_sync,
+};
 
 /// Writes of several types, pipelined.
 fn write_some(client: &mut RawClient, tag: &str, count: usize) {
@@ -73,39 +35,9 @@ fn write_some(client: &mut RawClient, tag: &str, count: usize) {
     }
 }
 
-/// Same keys with the same contents (and DUMP where the encodings allow) and PTTLs.
-fn assert_same_data(a: &mut RawClient, b: &mut RawClient) {
-    let (want, want_functions) = state_of(a);
-    let (got, got_functions) = state_of(b);
-    let named = |keys: Vec<&(usize, Vec<u8>)>| -> Vec<String> {
-        keys.into_iter()
-            .map(|(db, key)| format!("{db}:{}", String::from_utf8_lossy(key)))
-            .collect()
-    };
-    let missing = named(want.keys().filter(|k| !got.contains_key(*k)).collect());
-    let extra = named(got.keys().filter(|k| !want.contains_key(*k)).collect());
-    assert!(
-        missing.is_empty() && extra.is_empty(),
-        "different key sets: missing {missing:?}, extra {extra:?}"
-    );
-    for (id, w) in &want {
-        let g = &got[id];
-        let name = String::from_utf8_lossy(&id.1).into_owned();
-        assert!(w.contents == g.contents, "contents of {name}");
-        if w.encoding != b"hashtable" && g.encoding != b"hashtable" {
-            assert_eq!(w.dump, g.dump, "DUMP of {name}");
-        }
-        assert!(
-            (w.pttl < 0 && w.pttl == g.pttl) || (w.pttl >= 0 && (w.pttl - g.pttl).abs() < 60_000),
-            "PTTL of {name}"
-        );
-    }
-    assert_eq!(want_functions, got_functions, "FUNCTION DUMP");
-}
-
 #[test]
 fn a_promoted_node_lets_its_siblings_continue() {
-    let master_process = redis_master();
+    let master_process = redis_master(&[]);
     let mut master = RawClient::connect(master_process.port);
     populate(&mut master);
     let port = master_process.port.to_string();
@@ -118,7 +50,7 @@ fn a_promoted_node_lets_its_siblings_continue() {
         "yes",
     ]);
     let b = ServerProcess::storage_node(&["--replicaof", "127.0.0.1", &port]);
-    let c = ServerProcess::redis_server(&["--replicaof", "127.0.0.1", &port]);
+    let c = replica_of(&master_process);
     let (mut ca, mut cb, mut cc) = (
         RawClient::connect(a.port),
         RawClient::connect(b.port),
@@ -149,19 +81,18 @@ fn a_promoted_node_lets_its_siblings_continue() {
     );
     assert_eq!(info_u64(&mut ca, "stats", "sync_partial_ok"), 2);
     ok(&mut ca, &["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
-    assert_same_data(&mut ca, &mut cb);
-    assert_same_data(&mut ca, &mut cc);
+    assert_same_data(&state_of(&mut ca), &state_of(&mut cb));
+    assert_same_data(&state_of(&mut ca), &state_of(&mut cc));
 }
 
 #[test]
 fn a_chained_replica_stays_consistent() {
-    let master_process = redis_master();
+    let master_process = redis_master(&[]);
     let mut master = RawClient::connect(master_process.port);
     populate(&mut master);
     let port = master_process.port.to_string();
     let node = ServerProcess::storage_node(&["--replicaof", "127.0.0.1", &port]);
-    let node_port = node.port.to_string();
-    let sub = ServerProcess::redis_server(&["--replicaof", "127.0.0.1", &node_port]);
+    let sub = replica_of(&node);
     let mut cn = RawClient::connect(node.port);
     let mut cs = RawClient::connect(sub.port);
     write_some(&mut master, "chain", 500);
@@ -173,7 +104,7 @@ fn a_chained_replica_stays_consistent() {
         info(&mut cs, "replication", "master_replid"),
         info(&mut master, "replication", "master_replid")
     );
-    assert_same_data(&mut master, &mut cs);
+    assert_same_data(&state_of(&mut master), &state_of(&mut cs));
     // ROLE on the node replica.
     let role = cn.call(&["ROLE"]);
     let offset = info_u64(&mut cn, "replication", "slave_repl_offset") as i64;

@@ -6,59 +6,13 @@
 //! and then compares every key's DUMP, contents and PTTL (the persistence fixture's
 //! comparison), and the function libraries.
 
-use std::time::{Duration, Instant};
-
 use slotproxy::resp::Frame;
 use test_harness::{free_port, RawClient, ServerProcess};
 
 mod persistence_fixture;
-use persistence_fixture::{bytes_of, node_in, ok, populate, scratch_dir, state_of};
-
-const DEADLINE: Duration = Duration::from_secs(120);
-
-/// A field of an INFO section.
-fn info(client: &mut RawClient, section: &str, name: &str) -> Option<String> {
-    let text = String::from_utf8(bytes_of(&client.call(&["INFO", section]))).unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix(&format!("{name}:")))
-        .map(str::to_string)
-}
-
-fn info_u64(client: &mut RawClient, section: &str, name: &str) -> u64 {
-    info(client, section, name)
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| panic!("no numeric {name} in INFO {section}"))
-}
-
-/// Polls `done` until it holds (bounded by [`DEADLINE`]).
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !done() {
-        assert!(start.elapsed() < DEADLINE, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// A redis-server master that sends its snapshot at once (no diskless delay).
-fn redis_master(extra: &[&str]) -> ServerProcess {
-    let mut args = vec![
-        "--repl-diskless-sync-delay",
-        "0",
-        "--enable-debug-command",
-        "yes",
-    ];
-    args.extend_from_slice(extra);
-    ServerProcess::redis_server(&args)
-}
-
-/// The replica's link is up and its offset is the master's.
-fn wait_in_sync(master: &mut RawClient, replica: &mut RawClient) {
-    wait_for("the replica to catch up with the master", || {
-        let master_offset = info_u64(master, "replication", "master_repl_offset");
-        info(replica, "replication", "master_link_status").as_deref() == Some("up")
-            && info_u64(replica, "replication", "slave_repl_offset") == master_offset
-    });
-}
+mod replication_fixture;
+use persistence_fixture::{bytes_of, find_info, node_in, ok, populate, scratch_dir, state_of};
+use replication_fixture::{assert_same_data, info_u64, redis_master, wait_for, wait_in_sync};
 
 const SCRIPT: &str = "redis.call('incr', KEYS[1]); redis.call('rpush', KEYS[2], ARGV[1]); \
                       return redis.call('llen', KEYS[2])";
@@ -182,43 +136,15 @@ fn write_load(master_port: u16, rounds: usize, seed: usize) {
     }
 }
 
-/// The master's and the replica's data are the same, key by key: the same keys, each
-/// with the same contents, PTTL and DUMP payload, and the same function libraries.
-///
-/// Encodings may differ where redis-server replicas differ too (a key that came in the
-/// snapshot is loaded in its most compact form: `embstr` for a short `raw` string, an
-/// `intset` for a `hashtable` set of integers); DUMP is compared unless one side is a
-/// `hashtable`, whose DUMP order is its dictionary's.
+/// The master's and the replica's data are the same, key by key (see
+/// [`assert_same_data`]), once the replica has applied the master's whole stream.
 fn assert_replica_matches(master: &mut RawClient, replica: &mut RawClient) {
     // From here on only the stream changes the replica: the master removes no key on its
     // own, so both hold the same expired-but-not-deleted keys.
     ok(master, &["DEBUG", "SET-ACTIVE-EXPIRE", "0"]);
     wait_in_sync(master, replica);
-    let (want, want_functions) = state_of(master);
-    let (got, got_functions) = state_of(replica);
-    assert_eq!(
-        want.keys().collect::<Vec<_>>(),
-        got.keys().collect::<Vec<_>>(),
-        "different key sets"
-    );
-    let mut dumps = 0;
-    for (id, w) in &want {
-        let g = &got[id];
-        let name = format!("db {} key {}", id.0, String::from_utf8_lossy(&id.1));
-        assert!(w.contents == g.contents, "contents of {name} differ");
-        if w.encoding != b"hashtable" && g.encoding != b"hashtable" {
-            assert_eq!(w.dump, g.dump, "DUMP of {name}");
-            dumps += 1;
-        }
-        assert!(
-            (w.pttl < 0 && w.pttl == g.pttl) || (w.pttl >= 0 && (w.pttl - g.pttl).abs() < 60_000),
-            "PTTL of {name}: {} vs {}",
-            w.pttl,
-            g.pttl
-        );
-    }
+    let dumps = assert_same_data(&state_of(master), &state_of(replica));
     assert!(dumps >= 50, "only {dumps} DUMPs compared");
-    assert_eq!(want_functions, got_functions, "FUNCTION DUMP");
     for db in ["0", "1", "5"] {
         ok(master, &["SELECT", db]);
         ok(replica, &["SELECT", db]);
@@ -306,19 +232,19 @@ fn the_replicaof_setting_replicates_from_start() {
     );
     // Promoted, it forgets its master and takes writes; its history goes on under a new
     // id, the master's kept as the second one up to where it was (PSYNC2).
-    let master_id = info(&mut master, "replication", "master_replid").unwrap();
+    let master_id = find_info(&mut master, "replication", "master_replid").unwrap();
     let offset = info_u64(&mut replica, "replication", "slave_repl_offset");
     ok(&mut replica, &["REPLICAOF", "NO", "ONE"]);
     assert_eq!(
-        info(&mut replica, "replication", "role").as_deref(),
+        find_info(&mut replica, "replication", "role").as_deref(),
         Some("master")
     );
     assert_eq!(
-        info(&mut replica, "replication", "master_replid2"),
+        find_info(&mut replica, "replication", "master_replid2"),
         Some(master_id.clone())
     );
     assert_ne!(
-        info(&mut replica, "replication", "master_replid"),
+        find_info(&mut replica, "replication", "master_replid"),
         Some(master_id)
     );
     assert_eq!(
@@ -355,10 +281,20 @@ fn master_process_config_shown(port: &str) -> Frame {
     ])
 }
 
-#[test]
-fn link_flaps_continue_partially_and_the_data_matches() {
-    // The load writes megabytes a second: a backlog that holds every flap's gap.
-    let master_process = redis_master(&["--repl-backlog-size", "256mb"]);
+/// A populated redis-server master with a `repl-backlog-size` of `backlog`, a node
+/// replica in sync with it, and a thread writing `rounds` rounds of load (`seed`) to the
+/// master. The processes are returned to be kept alive.
+fn synced_replica_under_load(
+    backlog: &str,
+    rounds: usize,
+    seed: usize,
+) -> (
+    [ServerProcess; 2],
+    RawClient,
+    RawClient,
+    std::thread::JoinHandle<()>,
+) {
+    let master_process = redis_master(&["--repl-backlog-size", backlog]);
     let mut master = RawClient::connect(master_process.port);
     populate(&mut master);
     let node = ServerProcess::storage_node(&[]);
@@ -368,10 +304,15 @@ fn link_flaps_continue_partially_and_the_data_matches() {
         &["REPLICAOF", "127.0.0.1", &master_process.port.to_string()],
     );
     wait_in_sync(&mut master, &mut replica);
-    let load = std::thread::spawn({
-        let port = master_process.port;
-        move || write_load(port, 1500, 4)
-    });
+    let port = master_process.port;
+    let load = std::thread::spawn(move || write_load(port, rounds, seed));
+    ([master_process, node], master, replica, load)
+}
+
+#[test]
+fn link_flaps_continue_partially_and_the_data_matches() {
+    // The load writes megabytes a second: a backlog that holds every flap's gap.
+    let (_processes, mut master, mut replica, load) = synced_replica_under_load("256mb", 1500, 4);
     for flap in 0..20 {
         let before = info_u64(&mut master, "stats", "sync_partial_ok");
         // Cut from either end: the master drops its replica, or the replica its master.
@@ -379,7 +320,8 @@ fn link_flaps_continue_partially_and_the_data_matches() {
             master.call(&["CLIENT", "KILL", "TYPE", "replica"])
         } else {
             wait_for("the link to be up", || {
-                info(&mut replica, "replication", "master_link_status").as_deref() == Some("up")
+                find_info(&mut replica, "replication", "master_link_status").as_deref()
+                    == Some("up")
             });
             replica.call(&["CLIENT", "KILL", "TYPE", "master"])
         };
@@ -398,20 +340,7 @@ fn link_flaps_continue_partially_and_the_data_matches() {
 /// (its data replaced while the load goes on) and still ends equal to the master.
 #[test]
 fn a_flap_past_a_tiny_backlog_syncs_in_full_and_the_data_matches() {
-    let master_process = redis_master(&["--repl-backlog-size", "16384"]);
-    let mut master = RawClient::connect(master_process.port);
-    populate(&mut master);
-    let node = ServerProcess::storage_node(&[]);
-    let mut replica = RawClient::connect(node.port);
-    ok(
-        &mut replica,
-        &["REPLICAOF", "127.0.0.1", &master_process.port.to_string()],
-    );
-    wait_in_sync(&mut master, &mut replica);
-    let load = std::thread::spawn({
-        let port = master_process.port;
-        move || write_load(port, 2000, 7)
-    });
+    let (_processes, mut master, mut replica, load) = synced_replica_under_load("16384", 2000, 7);
     for flap in 0..3 {
         let before = info_u64(&mut master, "stats", "sync_full");
         assert_eq!(
@@ -425,7 +354,7 @@ fn a_flap_past_a_tiny_backlog_syncs_in_full_and_the_data_matches() {
                 || info_u64(&mut master, "stats", "sync_partial_ok") > 0
         });
         wait_for("the replica to be up again", || {
-            info(&mut replica, "replication", "master_link_status").as_deref() == Some("up")
+            find_info(&mut replica, "replication", "master_link_status").as_deref() == Some("up")
         });
     }
     load.join().unwrap();
@@ -607,8 +536,9 @@ fn a_replica_keeps_its_aof() {
     // The sync started the AOF again with a rewrite: until that ends the log does not
     // hold the snapshot's keys (as in Redis).
     wait_for("the AOF rewrite after the sync", || {
-        info(&mut replica, "persistence", "aof_rewrite_in_progress").as_deref() == Some("0")
-            && info(&mut replica, "persistence", "aof_rewrite_scheduled").as_deref() == Some("0")
+        find_info(&mut replica, "persistence", "aof_rewrite_in_progress").as_deref() == Some("0")
+            && find_info(&mut replica, "persistence", "aof_rewrite_scheduled").as_deref()
+                == Some("0")
     });
     drop(replica);
     node.kill();

@@ -10,7 +10,11 @@ use std::time::{Duration, Instant};
 use slotproxy::resp::Frame;
 use test_harness::{RawClient, ServerProcess};
 
-const DEADLINE: Duration = Duration::from_secs(60);
+mod persistence_fixture;
+mod replication_fixture;
+use persistence_fixture::find_info;
+use replication_fixture::{info, wait_for, DEADLINE};
+
 const MASTER_ID: &str = "1111111111111111111111111111111111111111";
 const PROMOTED_ID: &str = "2222222222222222222222222222222222222222";
 const MARK: &str = "abcdefghijabcdefghijabcdefghijabcdefghij";
@@ -75,26 +79,43 @@ fn expect(master: &mut RawClient, want: &[&str], reply: &str) {
     master.send_raw(reply.as_bytes());
 }
 
-fn find_info(client: &mut RawClient, name: &str) -> Option<String> {
-    let Frame::Bulk(text) = client.call(&["INFO", "replication"]) else {
-        panic!("INFO is not a bulk string")
-    };
-    String::from_utf8_lossy(&text)
-        .lines()
-        .find_map(|l| l.strip_prefix(&format!("{name}:")).map(str::to_string))
+/// What the replica announces in its handshake: its listening port, and the password
+/// (`masterauth`) and address (`replica-announce-ip`) it was given, if any.
+struct Handshake<'a> {
+    port: &'a str,
+    auth: Option<&'a str>,
+    announce_ip: Option<&'a str>,
 }
 
-fn info(client: &mut RawClient, name: &str) -> String {
-    find_info(client, name).unwrap_or_else(|| panic!("no {name} in INFO replication"))
+impl Handshake<'_> {
+    /// Checks the replica's handshake up to (not including) PSYNC, answering `ping_reply`
+    /// to PING and `+OK` to the rest.
+    fn answer(&self, master: &mut RawClient, ping_reply: &str) {
+        expect(master, &["PING"], ping_reply);
+        if let Some(password) = self.auth {
+            expect(master, &["AUTH", password], "+OK\r\n");
+        }
+        expect(
+            master,
+            &["REPLCONF", "listening-port", self.port],
+            "+OK\r\n",
+        );
+        if let Some(ip) = self.announce_ip {
+            expect(master, &["REPLCONF", "ip-address", ip], "+OK\r\n");
+        }
+        expect(
+            master,
+            &["REPLCONF", "capa", "eof", "capa", "psync2"],
+            "+OK\r\n",
+        );
+    }
 }
 
 /// Waits (bounded) until INFO replication shows `name` with the value `want`.
 fn wait_info(client: &mut RawClient, name: &str, want: &str) {
-    let start = Instant::now();
-    while find_info(client, name).as_deref() != Some(want) {
-        assert!(start.elapsed() < DEADLINE, "{name} never became {want}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_for(&format!("{name} to become {want}"), || {
+        find_info(client, "replication", name).as_deref() == Some(want)
+    });
 }
 
 /// An RDB file holding `k` = `v` in database 0 (no checksum: a zero trailer).
@@ -128,28 +149,13 @@ fn handshake_snapshot_stream_acks_timeout_and_continue() {
     ]);
     let mut replica = RawClient::connect(node.port);
     let mut master = accept(&listener);
-    expect(
-        &mut master,
-        &["PING"],
-        "-NOAUTH Authentication required.\r\n",
-    );
-    expect(&mut master, &["AUTH", "secret"], "+OK\r\n");
     let port = node.port.to_string();
-    expect(
-        &mut master,
-        &["REPLCONF", "listening-port", &port],
-        "+OK\r\n",
-    );
-    expect(
-        &mut master,
-        &["REPLCONF", "ip-address", "10.1.2.3"],
-        "+OK\r\n",
-    );
-    expect(
-        &mut master,
-        &["REPLCONF", "capa", "eof", "capa", "psync2"],
-        "+OK\r\n",
-    );
+    let handshake = Handshake {
+        port: &port,
+        auth: Some("secret"),
+        announce_ip: Some("10.1.2.3"),
+    };
+    handshake.answer(&mut master, "-NOAUTH Authentication required.\r\n");
     assert_eq!(next_command(&mut master, false), ["PSYNC", "?", "-1"]);
     // Keepalive newlines may come before any reply while a master prepares.
     master.send_raw(format!("\n\n+FULLRESYNC {MASTER_ID} 1000\r\n\n").as_bytes());
@@ -162,16 +168,28 @@ fn handshake_snapshot_stream_acks_timeout_and_continue() {
     wait_ack(&mut master, 1000);
     assert_eq!(rdb_files(node.port), ["dump.rdb"]);
     assert_eq!(replica.call(&["GET", "k"]), Frame::Bulk("v".into()));
-    assert_eq!(info(&mut replica, "master_link_status"), "up");
-    assert_eq!(info(&mut replica, "master_replid"), MASTER_ID);
-    assert_eq!(info(&mut replica, "slave_repl_offset"), "1000");
+    assert_eq!(
+        info(&mut replica, "replication", "master_link_status"),
+        "up"
+    );
+    assert_eq!(
+        info(&mut replica, "replication", "master_replid"),
+        MASTER_ID
+    );
+    assert_eq!(
+        info(&mut replica, "replication", "slave_repl_offset"),
+        "1000"
+    );
 
     // An open MULTI counts only once its EXEC ran; what was read counts at once.
     let opened = [request(&["MULTI"]), request(&["SET", "a", "1"])].concat();
     master.send_raw(&opened);
     let read = 1000 + opened.len() as u64;
     wait_info(&mut replica, "slave_read_repl_offset", &read.to_string());
-    assert_eq!(info(&mut replica, "slave_repl_offset"), "1000");
+    assert_eq!(
+        info(&mut replica, "replication", "slave_repl_offset"),
+        "1000"
+    );
     assert_eq!(replica.call(&["GET", "a"]), Frame::Null);
     // GETACK is answered with the offset before it. Sent in one write with the EXEC, both
     // are applied in one batch: no periodic ACK can carry the offset between them.
@@ -186,23 +204,7 @@ fn handshake_snapshot_stream_acks_timeout_and_continue() {
 
     // Silent past repl-timeout: the replica drops the link and asks to continue.
     let mut master = accept(&listener);
-    expect(&mut master, &["PING"], "+PONG\r\n");
-    expect(&mut master, &["AUTH", "secret"], "+OK\r\n");
-    expect(
-        &mut master,
-        &["REPLCONF", "listening-port", &port],
-        "+OK\r\n",
-    );
-    expect(
-        &mut master,
-        &["REPLCONF", "ip-address", "10.1.2.3"],
-        "+OK\r\n",
-    );
-    expect(
-        &mut master,
-        &["REPLCONF", "capa", "eof", "capa", "psync2"],
-        "+OK\r\n",
-    );
+    handshake.answer(&mut master, "+PONG\r\n");
     let next = (offset + 1).to_string();
     assert_eq!(
         next_command(&mut master, false),
@@ -211,16 +213,23 @@ fn handshake_snapshot_stream_acks_timeout_and_continue() {
     // The master was promoted meanwhile: its history goes on under a new id.
     master.send_raw(format!("+CONTINUE {PROMOTED_ID}\r\n").as_bytes());
     wait_ack(&mut master, offset);
-    assert_eq!(info(&mut replica, "master_replid"), PROMOTED_ID);
-    assert_eq!(info(&mut replica, "master_replid2"), MASTER_ID);
-    assert_eq!(info(&mut replica, "second_repl_offset"), next);
+    assert_eq!(
+        info(&mut replica, "replication", "master_replid"),
+        PROMOTED_ID
+    );
+    assert_eq!(
+        info(&mut replica, "replication", "master_replid2"),
+        MASTER_ID
+    );
+    assert_eq!(
+        info(&mut replica, "replication", "second_repl_offset"),
+        next
+    );
     master.send_raw(&request(&["SET", "b", "2"]));
     wait_info(&mut replica, "master_link_status", "up");
-    let start = Instant::now();
-    while replica.call(&["GET", "b"]) != Frame::Bulk("2".into()) {
-        assert!(start.elapsed() < DEADLINE, "the stream after +CONTINUE");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_for("the stream after +CONTINUE", || {
+        replica.call(&["GET", "b"]) == Frame::Bulk("2".into())
+    });
     // The data of before the drop is still there: no full sync happened.
     assert_eq!(replica.call(&["GET", "k"]), Frame::Bulk("v".into()));
 
@@ -235,11 +244,9 @@ fn handshake_snapshot_stream_acks_timeout_and_continue() {
     ]
     .concat();
     master.send_raw(&late);
-    let start = Instant::now();
-    while replica.call(&["GET", "done"]) != Frame::Bulk("1".into()) {
-        assert!(start.elapsed() < DEADLINE, "the late writes");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_for("the late writes", || {
+        replica.call(&["GET", "done"]) == Frame::Bulk("1".into())
+    });
     assert_eq!(replica.call(&["EXISTS", "p", "q"]), Frame::Integer(0));
     // k, a, b, p, q, done.
     assert_eq!(replica.call(&["DBSIZE"]), Frame::Integer(6));
@@ -255,21 +262,16 @@ fn a_bad_snapshot_keeps_the_old_data() {
         replica.call(&["SET", "mine", "1"]),
         Frame::Simple("OK".into())
     );
-    let own_id = info(&mut replica, "master_replid");
+    let own_id = info(&mut replica, "replication", "master_replid");
     replica.call(&["REPLICAOF", "127.0.0.1", &master_port]);
     let mut master = accept(&listener);
-    expect(&mut master, &["PING"], "+PONG\r\n");
     let port = node.port.to_string();
-    expect(
-        &mut master,
-        &["REPLCONF", "listening-port", &port],
-        "+OK\r\n",
-    );
-    expect(
-        &mut master,
-        &["REPLCONF", "capa", "eof", "capa", "psync2"],
-        "+OK\r\n",
-    );
+    let handshake = Handshake {
+        port: &port,
+        auth: None,
+        announce_ip: None,
+    };
+    handshake.answer(&mut master, "+PONG\r\n");
     // A master turned replica offers its own history, empty as it is (as Redis 7.0 does).
     assert_eq!(
         next_command(&mut master, false),
@@ -286,7 +288,10 @@ fn a_bad_snapshot_keeps_the_old_data() {
     expect(&mut master, &["PING"], "+PONG\r\n");
     assert_eq!(replica.call(&["GET", "mine"]), Frame::Bulk("1".into()));
     assert_eq!(replica.call(&["GET", "k"]), Frame::Null);
-    assert_eq!(info(&mut replica, "master_link_status"), "down");
+    assert_eq!(
+        info(&mut replica, "replication", "master_link_status"),
+        "down"
+    );
     // Neither the temp file nor a bad RDB file is left behind.
     assert_eq!(rdb_files(node.port), Vec::<String>::new());
 }
@@ -311,28 +316,26 @@ fn a_master_not_ready_is_asked_again() {
     let master_port = listener.local_addr().unwrap().port().to_string();
     let node = ServerProcess::storage_node(&["--replicaof", "127.0.0.1", &master_port]);
     let port = node.port.to_string();
+    let handshake = Handshake {
+        port: &port,
+        auth: None,
+        announce_ip: None,
+    };
     for refusal in [
         "-NOMASTERLINK Can't SYNC while not connected with my master\r\n",
         "-LOADING Redis is loading the dataset in memory\r\n",
     ] {
         let mut master = accept(&listener);
-        expect(&mut master, &["PING"], "+PONG\r\n");
-        expect(
-            &mut master,
-            &["REPLCONF", "listening-port", &port],
-            "+OK\r\n",
-        );
-        expect(
-            &mut master,
-            &["REPLCONF", "capa", "eof", "capa", "psync2"],
-            "+OK\r\n",
-        );
+        handshake.answer(&mut master, "+PONG\r\n");
         expect(&mut master, &["PSYNC", "?", "-1"], refusal);
     }
     let mut master = accept(&listener);
     expect(&mut master, &["PING"], "+PONG\r\n");
     let mut replica = RawClient::connect(node.port);
-    assert_eq!(info(&mut replica, "master_link_status"), "down");
+    assert_eq!(
+        info(&mut replica, "replication", "master_link_status"),
+        "down"
+    );
 }
 
 /// How the test's master announces a snapshot.
@@ -366,6 +369,21 @@ fn stop_mid_transfer(listener: &TcpListener, announce: Announce, sent: usize) ->
     master
 }
 
+/// A fresh `kind` server ("storage-node" or "redis-server") made a replica of a master
+/// the test plays on the returned listener, and a client of it.
+fn replica_of_the_test(kind: &str) -> (TcpListener, ServerProcess, RawClient) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let master_port = listener.local_addr().unwrap().port().to_string();
+    let server = if kind == "redis-server" {
+        ServerProcess::redis_server(&[])
+    } else {
+        ServerProcess::storage_node(&[])
+    };
+    let mut replica = RawClient::connect(server.port);
+    replica.call(&["REPLICAOF", "127.0.0.1", &master_port]);
+    (listener, server, replica)
+}
+
 /// INFO's replica lines while a snapshot is half received, compared with a redis-server
 /// replica in the same state (the seconds since the last byte may differ by one).
 #[test]
@@ -382,29 +400,11 @@ fn info_during_a_transfer_matches_redis() {
 fn info_during_a_transfer(announce: Announce, read: &str) {
     let mut lines = Vec::new();
     for kind in ["storage-node", "redis-server"] {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let master_port = listener.local_addr().unwrap().port().to_string();
-        let server = if kind == "redis-server" {
-            ServerProcess::redis_server(&[])
-        } else {
-            ServerProcess::storage_node(&[])
-        };
-        let mut replica = RawClient::connect(server.port);
-        replica.call(&["REPLICAOF", "127.0.0.1", &master_port]);
+        let (listener, _server, mut replica) = replica_of_the_test(kind);
         let _master = stop_mid_transfer(&listener, announce, 400);
         wait_info(&mut replica, "master_sync_in_progress", "1");
         wait_info(&mut replica, "master_sync_read_bytes", read);
-        let Frame::Bulk(text) = replica.call(&["INFO", "replication"]) else {
-            panic!("INFO is not a bulk string")
-        };
-        let shown: Vec<String> = String::from_utf8_lossy(&text)
-            .lines()
-            .skip(1)
-            .take_while(|l| !l.starts_with("connected_slaves"))
-            .filter(|l| !l.starts_with("master_port") && !l.contains("seconds"))
-            .map(str::to_string)
-            .collect();
-        lines.push(shown);
+        lines.push(replica_lines(&mut replica));
     }
     assert_eq!(lines[0], lines[1], "{announce:?}");
     assert!(lines[0]
@@ -432,15 +432,7 @@ fn replica_lines(replica: &mut RawClient) -> Vec<String> {
 fn info_with_the_link_up_and_down_matches_redis() {
     let mut shown = Vec::new();
     for kind in ["storage-node", "redis-server"] {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let master_port = listener.local_addr().unwrap().port().to_string();
-        let server = if kind == "redis-server" {
-            ServerProcess::redis_server(&[])
-        } else {
-            ServerProcess::storage_node(&[])
-        };
-        let mut replica = RawClient::connect(server.port);
-        replica.call(&["REPLICAOF", "127.0.0.1", &master_port]);
+        let (listener, _server, mut replica) = replica_of_the_test(kind);
         let rdb = snapshot();
         let mut master = stop_mid_transfer(&listener, Announce::Len(rdb.len()), 0);
         master.send_raw(&rdb);

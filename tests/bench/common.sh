@@ -15,6 +15,18 @@ NODE_PID=""
 REDIS_PID=""
 WORK_DIR=""
 
+# require_numbers NAME...: exits unless each named variable holds a whole number.
+require_numbers() {
+    local name
+    for name in "$@"; do
+        case "${!name}" in '' | *[!0-9]*)
+            echo "$name must be a number, not '${!name}'" >&2
+            exit 2
+            ;;
+        esac
+    done
+}
+
 require_tools() {
     local tool
     for tool in "$@"; do
@@ -47,14 +59,20 @@ print(" ".join(str(s.getsockname()[1]) for s in held))
 EOF
 }
 
-stop_servers() {
+# Stops each of the given processes (this shell's children) that still runs, and reaps it.
+stop_pids() {
     local pid
-    for pid in $NODE_PID $REDIS_PID; do
+    for pid in "$@"; do
         if kill -0 "$pid" 2>/dev/null; then
             kill "$pid" 2>/dev/null
             wait "$pid" 2>/dev/null
         fi
     done
+}
+
+stop_servers() {
+    # shellcheck disable=SC2086 # either may be empty
+    stop_pids $NODE_PID $REDIS_PID
     NODE_PID=""
     REDIS_PID=""
     if [ -n "$WORK_DIR" ]; then
@@ -106,4 +124,47 @@ ratio() {
     awk -v a="$1" -v b="$2" 'BEGIN {
         if (a ~ /^[0-9.]+$/ && b ~ /^[0-9.]+$/ && b > 0) printf "%.2f", a / b; else printf "n/a"
     }'
+}
+
+# seconds_between STARTED ENDED [DECIMALS]: ENDED - STARTED (both `date +%s.%N`), with
+# DECIMALS decimals [3].
+seconds_between() {
+    awk -v a="$1" -v b="$2" -v d="${3:-3}" 'BEGIN { printf "%.*f", d, b - a }'
+}
+
+# load_resp NAME PORT FILE KEYS: pipes the RESP commands of FILE into the server NAME on
+# PORT (`redis-cli --pipe`, its output in $WORK_DIR/NAME-pipe.log) and checks that it then
+# holds KEYS keys; exits on failure.
+load_resp() {
+    local name="$1" port="$2" file="$3" want="$4" keys
+    if ! redis-cli -p "$port" --pipe <"$file" >"$WORK_DIR/$name-pipe.log" 2>&1; then
+        echo "error: loading $name failed:" >&2
+        cat "$WORK_DIR/$name-pipe.log" >&2
+        exit 1
+    fi
+    keys="$(redis-cli -p "$port" dbsize)"
+    if [ "$keys" != "$want" ]; then
+        echo "error: $name holds $keys keys, expected $want" >&2
+        exit 1
+    fi
+}
+
+# write_set_load FILE COUNT KEY_FORMAT VALUE_FORMAT: writes COUNT SET commands in RESP to
+# FILE, for n = 0 .. COUNT-1 the key KEY_FORMAT % n and the value VALUE_FORMAT % n (Python
+# %-formats, e.g. 'key:%012d').
+write_set_load() {
+    python3 - "$@" <<'EOF'
+import sys
+path, count = sys.argv[1], int(sys.argv[2])
+key_format, value_format = sys.argv[3].encode(), sys.argv[4].encode()
+with open(path, "wb") as out:
+    batch = []
+    for n in range(count):
+        key, value = key_format % n, value_format % n
+        batch.append(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(key), key, len(value), value))
+        if len(batch) >= 10000:
+            out.write(b"".join(batch))
+            batch.clear()
+    out.write(b"".join(batch))
+EOF
 }

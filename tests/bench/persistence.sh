@@ -35,13 +35,7 @@ source "$(dirname "$0")/common.sh"
 
 KEYS_COUNT="${KEYS_COUNT:-1000000}"
 WRITERS="${WRITERS:-4}"
-for number in "$KEYS_COUNT" "$WRITERS"; do
-    case "$number" in '' | *[!0-9]*)
-        echo "KEYS_COUNT and WRITERS must be numbers" >&2
-        exit 2
-        ;;
-    esac
-done
+require_numbers KEYS_COUNT WRITERS
 
 require_tools cargo python3 redis-server redis-cli redis-benchmark awk
 build_node
@@ -85,21 +79,8 @@ with open(path, "wb") as out:
     out.write(b"".join(batch))
 EOF
 
-load() {
-    local name="$1" port="$2" keys
-    if ! redis-cli -p "$port" --pipe <"$load_file" >"$WORK_DIR/$name-pipe.log" 2>&1; then
-        echo "error: loading $name failed:" >&2
-        cat "$WORK_DIR/$name-pipe.log" >&2
-        exit 1
-    fi
-    keys="$(redis-cli -p "$port" dbsize)"
-    if [ "$keys" != "$KEYS_COUNT" ]; then
-        echo "error: $name holds $keys keys, expected $KEYS_COUNT" >&2
-        exit 1
-    fi
-}
-load storage-node "$NODE_PORT"
-load redis-server "$REDIS_PORT"
+load_resp storage-node "$NODE_PORT" "$load_file" "$KEYS_COUNT"
+load_resp redis-server "$REDIS_PORT" "$load_file" "$KEYS_COUNT"
 
 # 1. SAVE time.
 save_seconds() {
@@ -111,7 +92,7 @@ save_seconds() {
         echo "error: SAVE on port $port answered $reply" >&2
         exit 1
     fi
-    awk -v a="$started" -v b="$ended" 'BEGIN { printf "%.3f", b - a }'
+    seconds_between "$started" "$ended"
 }
 node_save="$(save_seconds "$NODE_PORT")"
 redis_save="$(save_seconds "$REDIS_PORT")"

@@ -32,13 +32,7 @@ source "$(dirname "$0")/common.sh"
 KEYS_COUNT="${KEYS_COUNT:-1000000}"
 REQUESTS="${REQUESTS:-1000000}"
 CLIENTS="${CLIENTS:-50}"
-for number in "$KEYS_COUNT" "$REQUESTS" "$CLIENTS"; do
-    case "$number" in '' | *[!0-9]*)
-        echo "KEYS_COUNT, REQUESTS and CLIENTS must be numbers" >&2
-        exit 2
-        ;;
-    esac
-done
+require_numbers KEYS_COUNT REQUESTS CLIENTS
 
 require_tools cargo python3 redis-server redis-cli redis-benchmark awk
 build_node
@@ -48,47 +42,17 @@ start_servers
 
 REPLICA_PIDS=""
 stop_replicas() {
-    local pid
-    for pid in $REPLICA_PIDS; do
-        if kill -0 "$pid" 2>/dev/null; then
-            kill "$pid" 2>/dev/null
-            wait "$pid" 2>/dev/null
-        fi
-    done
+    # shellcheck disable=SC2086 # a word list
+    stop_pids $REPLICA_PIDS
     REPLICA_PIDS=""
 }
 trap 'stop_replicas; stop_servers' EXIT
 
 load_file="$WORK_DIR/load.resp"
-python3 - "$KEYS_COUNT" "$load_file" <<'EOF'
-import sys
-count, path = int(sys.argv[1]), sys.argv[2]
-with open(path, "wb") as out:
-    batch = []
-    for n in range(count):
-        key, value = b"key:%012d" % n, b"value:%d" % n
-        batch.append(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n" % (len(key), key, len(value), value))
-        if len(batch) >= 10000:
-            out.write(b"".join(batch))
-            batch.clear()
-    out.write(b"".join(batch))
-EOF
+write_set_load "$load_file" "$KEYS_COUNT" 'key:%012d' 'value:%d'
 
-load() {
-    local name="$1" port="$2" keys
-    if ! redis-cli -p "$port" --pipe <"$load_file" >"$WORK_DIR/$name-pipe.log" 2>&1; then
-        echo "error: loading $name failed:" >&2
-        cat "$WORK_DIR/$name-pipe.log" >&2
-        exit 1
-    fi
-    keys="$(redis-cli -p "$port" dbsize)"
-    if [ "$keys" != "$KEYS_COUNT" ]; then
-        echo "error: $name holds $keys keys, expected $KEYS_COUNT" >&2
-        exit 1
-    fi
-}
-load storage-node "$NODE_PORT"
-load redis-server "$REDIS_PORT"
+load_resp storage-node "$NODE_PORT" "$load_file" "$KEYS_COUNT"
+load_resp redis-server "$REDIS_PORT" "$load_file" "$KEYS_COUNT"
 
 field() {
     redis-cli -p "$1" info "$2" | tr -d '\r' | awk -F: -v f="$3" '$1 == f { print $2 }'
@@ -99,7 +63,7 @@ field() {
 # SYNC_PORT and SYNC_SECONDS.
 full_sync() {
     local name="$1" master_port="$2" port pid started ended
-    port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+    port="$(free_ports | cut -d' ' -f1)"
     mkdir -p "$WORK_DIR/replica-$name"
     started="$(date +%s.%N)"
     redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
@@ -113,7 +77,7 @@ full_sync() {
             [ "$(redis-cli -p "$port" dbsize 2>/dev/null)" = "$KEYS_COUNT" ]; then
             ended="$(date +%s.%N)"
             SYNC_PORT="$port"
-            SYNC_SECONDS="$(awk -v a="$started" -v b="$ended" 'BEGIN { printf "%.3f", b - a }')"
+            SYNC_SECONDS="$(seconds_between "$started" "$ended")"
             return
         fi
         if ! kill -0 "$pid" 2>/dev/null; then

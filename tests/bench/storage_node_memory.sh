@@ -22,11 +22,7 @@ set -uo pipefail
 source "$(dirname "$0")/common.sh"
 
 KEYS_COUNT="${KEYS_COUNT:-1000000}"
-case "$KEYS_COUNT" in '' | *[!0-9]*)
-    echo "KEYS_COUNT must be a number" >&2
-    exit 2
-    ;;
-esac
+require_numbers KEYS_COUNT
 
 require_tools cargo python3 redis-server redis-cli awk
 build_node
@@ -40,38 +36,16 @@ node_empty="$(rss_kb "$NODE_PID")"
 redis_empty="$(rss_kb "$REDIS_PID")"
 
 load_file="$WORK_DIR/load.resp"
-python3 - "$KEYS_COUNT" "$load_file" <<'EOF'
-import sys
-count, path = int(sys.argv[1]), sys.argv[2]
-with open(path, "wb") as out:
-    batch = []
-    for n in range(count):
-        key = b"key:%d" % n
-        value = b"val:%012d" % n  # 16 bytes, not an integer
-        batch.append(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$16\r\n%s\r\n" % (len(key), key, value))
-        if len(batch) == 10000:
-            out.write(b"".join(batch))
-            batch.clear()
-    out.write(b"".join(batch))
-EOF
+# 16-byte values, not integers.
+write_set_load "$load_file" "$KEYS_COUNT" 'key:%d' 'val:%012d'
 
 load() {
     local name="$1" port="$2" started ended
     started="$(date +%s.%N)"
-    if ! redis-cli -p "$port" --pipe <"$load_file" >"$WORK_DIR/$name-pipe.log" 2>&1; then
-        echo "error: loading $name failed:" >&2
-        cat "$WORK_DIR/$name-pipe.log" >&2
-        exit 1
-    fi
+    load_resp "$name" "$port" "$load_file" "$KEYS_COUNT"
     ended="$(date +%s.%N)"
-    echo "$name: loaded in $(awk -v a="$started" -v b="$ended" 'BEGIN { printf "%.1f", b - a }')s:" \
+    echo "$name: loaded in $(seconds_between "$started" "$ended" 1)s:" \
         "$(tail -1 "$WORK_DIR/$name-pipe.log")" >&2
-    local keys
-    keys="$(redis-cli -p "$port" dbsize)"
-    if [ "$keys" != "$KEYS_COUNT" ]; then
-        echo "error: $name holds $keys keys, expected $KEYS_COUNT" >&2
-        exit 1
-    fi
 }
 
 load storage-node "$NODE_PORT"

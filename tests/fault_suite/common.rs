@@ -2,9 +2,9 @@
 
 use std::io::Read;
 use std::net::TcpStream;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
+pub use test_harness::signal;
 use test_harness::ServerProcess;
 
 /// `FAULT_PROFILE=full` runs the full counts; anything else the short CI profile.
@@ -96,15 +96,6 @@ pub fn p99_ms(samples: &mut [Duration]) -> f64 {
 /// 1 if the process has exited (crashed: nothing in the suite stops a proxy on purpose).
 pub fn crashed(process: &mut ServerProcess) -> u64 {
     u64::from(process.wait_exit(Duration::from_millis(1)))
-}
-
-/// Sends a signal (`STOP`, `CONT`, ...) to one process by its PID.
-pub fn signal(pid: u32, name: &str) {
-    let status = Command::new("kill")
-        .args([&format!("-{name}"), &pid.to_string()])
-        .status()
-        .expect("run kill");
-    assert!(status.success(), "kill -{name} {pid}");
 }
 
 /// A proxy started from a YAML configuration: `listen`, `seeds` and the admin endpoint on

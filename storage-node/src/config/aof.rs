@@ -1,7 +1,7 @@
 //! The append-only file's settings (`appendonly` itself is in [`super::Config`]), with
 //! Redis 7.0's names, defaults and value syntax. `crate::persistence::aof` honours them.
 
-use super::params::{Access, Kind, Param};
+use super::params::{param, Access, Kind, Param};
 
 /// When the AOF is fsynced (`appendfsync`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,10 +70,6 @@ impl Default for AofSettings {
             timestamps: false,
         }
     }
-}
-
-const fn param(name: &'static str, kind: Kind, access: Access) -> Param {
-    Param { name, kind, access }
 }
 
 pub const PARAMS: &[Param] = &[

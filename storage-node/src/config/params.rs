@@ -69,7 +69,8 @@ const MAXMEMORY_POLICIES: &[&str] = &[
     "noeviction",
 ];
 
-const fn param(name: &'static str, kind: Kind, access: Access) -> Param {
+/// A table entry; every settings module's table is written with this.
+pub(super) const fn param(name: &'static str, kind: Kind, access: Access) -> Param {
     Param { name, kind, access }
 }
 

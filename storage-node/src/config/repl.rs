@@ -1,7 +1,7 @@
 //! The master side's replication settings, with Redis 7.0's names, defaults and value
 //! syntax. `crate::replication` honours them.
 
-use super::params::{Access, Kind, Param};
+use super::params::{param, Access, Kind, Param};
 
 const INT_MAX: i64 = i32::MAX as i64;
 
@@ -47,10 +47,6 @@ impl Default for ReplSettings {
             min_replicas_max_lag: 10,
         }
     }
-}
-
-const fn param(name: &'static str, kind: Kind, access: Access) -> Param {
-    Param { name, kind, access }
 }
 
 const fn int(min: i64, max: i64) -> Kind {

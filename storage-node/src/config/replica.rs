@@ -2,7 +2,7 @@
 //! `crate::replication::replica` honours them: the link reads them at every connection
 //! attempt, the command gates at every command.
 
-use super::params::{Access, Kind, Param};
+use super::params::{param, Access, Kind, Param};
 
 /// `repl-diskless-load`: how a full sync's snapshot is loaded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,10 +74,6 @@ impl Default for ReplicaSettings {
             announced: true,
         }
     }
-}
-
-const fn param(name: &'static str, kind: Kind, access: Access) -> Param {
-    Param { name, kind, access }
 }
 
 const INT_MAX: i64 = i32::MAX as i64;

@@ -139,15 +139,8 @@ pub fn load_module(reader: &mut Reader<'_>) -> Result<Value, RdbError> {
         });
     }
     expect_opcode(reader, OPCODE_EOF)?;
-    let bloom = BloomValue {
-        size,
-        options,
-        growth,
-        filters,
-    };
-    if !bloom.is_valid() {
-        return Err(RdbError("inconsistent Bloom filter"));
-    }
+    let bloom = BloomValue::loaded(size, options, growth, filters)
+        .ok_or(RdbError("inconsistent Bloom filter"))?;
     Ok(Value::Bloom(Box::new(bloom)))
 }
 

@@ -261,12 +261,18 @@ pub fn assert_same_state(expected: &ServerState, actual: &ServerState) {
     assert_eq!(want_functions, got_functions, "FUNCTION DUMP");
 }
 
-pub fn info_field(client: &mut RawClient, name: &str) -> String {
-    let info = String::from_utf8(bytes_of(&client.call(&["INFO", "persistence"]))).unwrap();
-    info.lines()
+/// The field `name` of the INFO section `section`, if the server shows it.
+pub fn find_info(client: &mut RawClient, section: &str, name: &str) -> Option<String> {
+    let text = String::from_utf8(bytes_of(&client.call(&["INFO", section]))).unwrap();
+    text.lines()
         .find_map(|l| l.strip_prefix(&format!("{name}:")))
-        .unwrap_or_else(|| panic!("no {name} in {info}"))
-        .to_string()
+        .map(str::to_string)
+}
+
+/// A field of INFO persistence.
+pub fn info_field(client: &mut RawClient, name: &str) -> String {
+    find_info(client, "persistence", name)
+        .unwrap_or_else(|| panic!("no {name} in INFO persistence"))
 }
 
 /// The AOF directory and manifest names (Redis 7.0's defaults).

@@ -19,10 +19,14 @@ pub mod differential;
 pub mod difffuzz;
 pub mod http;
 pub mod notifications;
+pub mod poll;
 pub mod process;
+pub mod run;
 pub mod transcript;
 
 pub use client::{blocked_clients, show, wait_blocked, RawClient};
 pub use cluster::{start_proxy, Cluster};
 pub use differential::Differential;
-pub use process::{free_port, ServerProcess};
+pub use poll::wait_until;
+pub use process::{free_port, signal, ServerProcess};
+pub use run::run_logged;

@@ -26,6 +26,15 @@ pub fn free_port() -> u16 {
     }
 }
 
+/// Sends the signal `name` (`STOP`, `CONT`, `TERM` ...) to the process `pid`.
+pub fn signal(pid: u32, name: &str) {
+    let status = Command::new("kill")
+        .args([&format!("-{name}"), &pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert!(status.success(), "kill -{name} {pid}");
+}
+
 /// A running server. Dropping it kills the process by its PID and reaps it.
 pub struct ServerProcess {
     child: Child,
@@ -37,6 +46,11 @@ pub struct ServerProcess {
 impl ServerProcess {
     pub fn pid(&self) -> u32 {
         self.child.id()
+    }
+
+    /// Sends the signal `name` (`STOP`, `CONT`, `TERM` ...) to the server.
+    pub fn signal(&self, name: &str) {
+        signal(self.pid(), name);
     }
 
     /// Kills the process now (same as dropping it, but keeps the value for inspection).

@@ -113,16 +113,7 @@ pub fn decode_header(buf: &[u8]) -> Result<BloomValue, &'static str> {
     for filter in &mut filters {
         filter.data = zeroed(filter.bits / 8).map_err(|_| BAD_DATA)?;
     }
-    let bloom = BloomValue {
-        size,
-        options,
-        growth,
-        filters,
-    };
-    if !bloom.is_valid() {
-        return Err(BAD_DATA);
-    }
-    Ok(bloom)
+    BloomValue::loaded(size, options, growth, filters).ok_or(BAD_DATA)
 }
 
 /// The filter holding byte `iter - 1` of the run, and the offset in it.

@@ -150,6 +150,18 @@ impl BloomValue {
                 .sum::<usize>()
     }
 
+    /// A chain read from an RDB file or a DUMP payload, if it is consistent (see
+    /// [`BloomValue::is_valid`]): the one check both loaders apply.
+    pub fn loaded(size: u64, options: u32, growth: u32, filters: Vec<Filter>) -> Option<Self> {
+        let bloom = BloomValue {
+            size,
+            options,
+            growth,
+            filters,
+        };
+        bloom.is_valid().then_some(bloom)
+    }
+
     /// Whether a loaded chain is consistent (RedisBloom's `SB_ValidateIntegrity`), and
     /// only uses the 64-bit hashing this node implements.
     pub fn is_valid(&self) -> bool {
