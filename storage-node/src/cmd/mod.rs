@@ -364,6 +364,11 @@ fn dispatch(
     if !client.nested {
         keyspace.set_now(unix_time_ms());
         keyspace.expiry = crate::replication::replica::expiry_for(shared, client);
+        // While clients are paused keys do not expire (Redis 7.0's `expireIfNeeded`): they
+        // look missing but stay, for the end of the pause or the new master's DEL.
+        if keyspace.expiry == crate::keyspace::Expiry::Remove && shared.pause.is_paused() {
+            keyspace.expiry = crate::keyspace::Expiry::Hide;
+        }
     }
     let proto = client.proto;
     let mut ctx = Ctx {
