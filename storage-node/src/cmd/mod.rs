@@ -20,6 +20,7 @@ mod connection;
 mod debug;
 mod dump;
 mod expire;
+mod failover;
 mod function;
 mod geo;
 mod hash;
@@ -175,6 +176,7 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     debug::COMMANDS,
     dump::COMMANDS,
     expire::COMMANDS,
+    failover::COMMANDS,
     function::COMMANDS,
     geo::COMMANDS,
     hash::COMMANDS,
