@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use slotproxy::resp::Frame;
+use test_harness::client::wait_blocked;
 use test_harness::{Differential, RawClient, ServerProcess};
 
 fn info(client: &mut RawClient, name: &str) -> String {
@@ -89,7 +90,10 @@ fn writer(port: u16, stop: Arc<AtomicBool>, acked: Arc<Mutex<Vec<usize>>>) {
 /// runs FAILOVER (`to_target`: naming the replica). Checks that the roles swap, every
 /// acknowledged write is on the new master, and the old master continued partially.
 fn failover_under_load(master_node: bool, replica_node: bool, to_target: bool) {
-    let master = start(master_node, &["--repl-diskless-sync-delay".into(), "0".into()]);
+    let master = start(
+        master_node,
+        &["--repl-diskless-sync-delay".into(), "0".into()],
+    );
     let replica = start(replica_node, &replicaof(master.port));
     let mut m = RawClient::connect(master.port);
     let mut r = RawClient::connect(replica.port);
@@ -128,7 +132,11 @@ fn failover_under_load(master_node: bool, replica_node: bool, to_target: bool) {
             "acknowledged write {key} is missing on the new master"
         );
     }
-    assert_eq!(stat(&mut r, "sync_partial_ok"), 1, "the old master continued");
+    assert_eq!(
+        stat(&mut r, "sync_partial_ok"),
+        1,
+        "the old master continued"
+    );
     assert_eq!(stat(&mut r, "sync_full"), 0);
     // The old master follows the new one: a write there reaches it.
     r.call(&["SET", "after", "1"]);
@@ -169,14 +177,22 @@ fn failover_errors_match_redis() {
         &["FAILOVER", "FORCE", "FORCE"],
         &["FAILOVER", "TO", "h", "1", "TIMEOUT", "10", "FORCE"],
         &["FAILOVER", "FOO"],
-        &["PSYNC", "0000000000000000000000000000000000000000", "1", "FAILOVER"],
+        &[
+            "PSYNC",
+            "0000000000000000000000000000000000000000",
+            "1",
+            "FAILOVER",
+        ],
     ]);
 }
 
 /// On a master with one stopped replica (it cannot acknowledge): the errors while a
 /// replica is there, then a failover that waits, ABORT, and a TIMEOUT that gives up.
 fn abort_and_timeout(master_node: bool) -> Vec<Frame> {
-    let master = start(master_node, &["--repl-diskless-sync-delay".into(), "0".into()]);
+    let master = start(
+        master_node,
+        &["--repl-diskless-sync-delay".into(), "0".into()],
+    );
     let replica = start(false, &replicaof(master.port));
     let mut m = RawClient::connect(master.port);
     wait_online(&mut m);
@@ -191,14 +207,21 @@ fn abort_and_timeout(master_node: bool) -> Vec<Frame> {
     seen.push(Frame::Simple(info(&mut m, "master_failover_state").into()));
     seen.push(m.call(&["FAILOVER"]));
     seen.push(m.call(&["GET", "k"]));
+    // Writes wait while the failover waits for the replica.
+    let mut held = RawClient::connect(master.port);
+    held.send(&[b"SET", b"k", b"held"]);
+    wait_blocked(&mut m, 1);
     seen.push(m.call(&["FAILOVER", "ABORT"]));
+    seen.push(held.read_reply().0);
     seen.push(Frame::Simple(info(&mut m, "master_failover_state").into()));
     seen.push(m.call(&["SET", "k", "w"]));
     seen.push(m.call(&["FAILOVER", "ABORT"]));
     seen.push(m.call(&["FAILOVER", "TIMEOUT", "100"]));
-    wait_until("the timeout to end the failover", Duration::from_secs(30), || {
-        info(&mut m, "master_failover_state") == "no-failover"
-    });
+    wait_until(
+        "the timeout to end the failover",
+        Duration::from_secs(30),
+        || info(&mut m, "master_failover_state") == "no-failover",
+    );
     seen.push(Frame::Simple(info(&mut m, "role").into()));
     seen.push(m.call(&["SET", "k", "x"]));
     signal(&replica, "CONT");
@@ -231,5 +254,10 @@ fn abort_and_timeout_leave_the_master_a_master_as_on_redis() {
     let redis = abort_and_timeout(false);
     assert_eq!(node, redis);
     assert_eq!(node[4], Frame::Simple("waiting-for-sync".into()));
-    assert_eq!(node[8], Frame::Simple("no-failover".into()));
+    assert_eq!(
+        node[8],
+        Frame::Simple("OK".into()),
+        "the held SET ran after ABORT"
+    );
+    assert_eq!(node[9], Frame::Simple("no-failover".into()));
 }

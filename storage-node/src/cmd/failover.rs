@@ -73,8 +73,7 @@ fn failover_command(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
     if force && (timeout_ms == 0 || target.is_none()) {
         return Err(
-            "ERR FAILOVER with force option requires both a timeout and target HOST and IP."
-                .into(),
+            "ERR FAILOVER with force option requires both a timeout and target HOST and IP.".into(),
         );
     }
     let target = match target {

@@ -167,7 +167,11 @@ async fn watch(shared: Arc<Shared>, generation: u64) {
             },
             (None, true) => {
                 let mut keyspace = crate::scripting::busy::lock_keyspace_patiently(&shared).await;
-                abort(&shared, &mut keyspace, "Replica never caught up before timeout");
+                abort(
+                    &shared,
+                    &mut keyspace,
+                    "Replica never caught up before timeout",
+                );
                 return;
             }
             (None, false) => continue,
@@ -201,7 +205,9 @@ fn synced_replica(shared: &Shared, target: Option<&(String, u16)>) -> Option<(St
         })
         .find(|(addr, acked)| {
             *acked >= offset
-                && target.is_none_or(|(host, port)| host.eq_ignore_ascii_case(&addr.0) && *port == addr.1)
+                && target.is_none_or(|(host, port)| {
+                    host.eq_ignore_ascii_case(&addr.0) && *port == addr.1
+                })
         })
         .map(|(addr, _)| addr)
 }
