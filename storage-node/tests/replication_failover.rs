@@ -261,3 +261,50 @@ fn abort_and_timeout_leave_the_master_a_master_as_on_redis() {
     );
     assert_eq!(node[9], Frame::Simple("no-failover".into()));
 }
+
+/// On a master (node or redis-server) with a stopped redis-server replica: FAILOVER TO it
+/// with FORCE gives up waiting at the timeout and fails over anyway; once the replica runs
+/// again it takes over.
+fn forced_failover(master_node: bool) -> Vec<String> {
+    let master = start(
+        master_node,
+        &["--repl-diskless-sync-delay".into(), "0".into()],
+    );
+    let replica = start(false, &replicaof(master.port));
+    let mut m = RawClient::connect(master.port);
+    wait_online(&mut m);
+    signal(&replica, "STOP");
+    m.call(&["SET", "k", "v"]);
+    let port = replica.port.to_string();
+    let reply = m.call(&[
+        "FAILOVER",
+        "TO",
+        "127.0.0.1",
+        &port,
+        "TIMEOUT",
+        "100",
+        "FORCE",
+    ]);
+    let mut seen = vec![format!("{reply:?}")];
+    wait_until("the forced failover", Duration::from_secs(30), || {
+        info(&mut m, "master_failover_state") == "failover-in-progress"
+    });
+    seen.push(info(&mut m, "role"));
+    signal(&replica, "CONT");
+    let mut r = RawClient::connect(replica.port);
+    wait_until("the roles to swap", Duration::from_secs(60), || {
+        info(&mut r, "role") == "master"
+            && info(&mut m, "master_link_status") == "up"
+            && info(&mut m, "master_failover_state") == "no-failover"
+    });
+    seen.push(info(&mut m, "role"));
+    seen
+}
+
+#[test]
+fn force_fails_over_after_the_timeout_as_on_redis() {
+    let node = forced_failover(true);
+    let redis = forced_failover(false);
+    assert_eq!(node, redis);
+    assert_eq!(node[1], "slave");
+}
