@@ -45,8 +45,10 @@ command_flags! {
 /// Commands Redis 7.0 flags `may_replicate` although `COMMAND INFO` does not show it (its
 /// `addReplyCommandFlags` hides the flag on purpose), so the captured table lacks it. A
 /// read-only script refuses them as writes. The list is what redis-server 7.0 refuses from
-/// `EVAL_RO` among commands scripts may call (the others with the flag are `noscript`).
-pub const HIDDEN_MAY_REPLICATE: &[&str] = &["publish", "spublish", "pfcount"];
+/// `EVAL_RO` among commands scripts may call, and the `noscript` ones a `CLIENT PAUSE
+/// WRITE` holds in redis-server 7.0 (EVAL, EVALSHA, FCALL; not their `_RO` forms).
+pub const HIDDEN_MAY_REPLICATE: &[&str] =
+    &["publish", "spublish", "pfcount", "eval", "evalsha", "fcall"];
 
 impl CommandFlags {
     pub fn from_names<'a>(names: impl IntoIterator<Item = &'a str>) -> CommandFlags {

@@ -74,6 +74,14 @@ pub fn timeout_seconds(arg: &[u8]) -> Result<Option<std::time::Duration>, CmdErr
     Ok((millis > 0).then(|| std::time::Duration::from_millis(millis)))
 }
 
+/// A timeout in milliseconds (Redis's `getTimeoutFromObjectOrReply` with milliseconds as
+/// the unit): WAIT, CLIENT PAUSE, FAILOVER.
+pub fn timeout_millis(arg: &[u8]) -> Result<u64, CmdError> {
+    let millis = slotproxy::numbers::parse_i64(arg)
+        .ok_or("ERR timeout is not an integer or out of range")?;
+    u64::try_from(millis).map_err(|_| "ERR timeout is negative".into())
+}
+
 /// An integer argument within `min..=max`, with one error for anything else (Redis's
 /// `getRangeLongFromObjectOrReply` given its own message).
 pub fn int_in_range_or(

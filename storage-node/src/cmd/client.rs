@@ -19,9 +19,14 @@
 //!   now released with its timeout reply (TIMEOUT, the default) or the error `-UNBLOCKED
 //!   client unblocked via CLIENT UNBLOCK`; else 0. `ERR CLIENT UNBLOCK reason should be
 //!   TIMEOUT or ERROR`.
+//! - `CLIENT PAUSE timeout [WRITE|ALL]` → `+OK`; for `timeout` milliseconds other clients'
+//!   commands wait (all of them, or with WRITE those that may write or be propagated) and
+//!   keys do not expire (`server::pause`). `ERR timeout is not an integer or out of range`,
+//!   `ERR timeout is negative`, `ERR CLIENT PAUSE mode must be WRITE or ALL`.
+//! - `CLIENT UNPAUSE` → `+OK`; ends CLIENT PAUSE's pause (not a FAILOVER's).
 //! - `CLIENT HELP` → the subcommands above.
 //!
-//! Not implemented (they answer `unknown subcommand`): CACHING, GETREDIR, PAUSE, UNPAUSE,
+//! Not implemented (they answer `unknown subcommand`): CACHING, GETREDIR,
 //! TRACKING, TRACKINGINFO. CLIENT SETINFO is Redis 7.2, not 7.0.
 
 use std::sync::atomic::Ordering::Relaxed;
@@ -34,18 +39,12 @@ use super::command::write_help;
 use super::errors::SYNTAX;
 use super::{CmdResult, Ctx, Handler};
 use crate::server::clients::{lock, ClientHandle, ReplyMode};
+use crate::server::pause::{PauseMode, PausePurpose};
 
 pub const COMMANDS: &[(&str, Handler)] = &[("client", client)];
 
 /// Subcommands of CLIENT this module does not implement.
-pub const UNIMPLEMENTED: &[&str] = &[
-    "caching",
-    "getredir",
-    "pause",
-    "unpause",
-    "tracking",
-    "trackinginfo",
-];
+pub const UNIMPLEMENTED: &[&str] = &["caching", "getredir", "tracking", "trackinginfo"];
 
 const HELP: &[&str] = &[
     "GETNAME",
@@ -72,6 +71,10 @@ const HELP: &[&str] = &[
     "    Return information about client connections. Options:",
     "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
     "      Return clients of specified type.",
+    "UNPAUSE",
+    "    Stop the current client pause, resuming traffic.",
+    "PAUSE <timeout> [WRITE|ALL]",
+    "    Suspend all, or just write, clients for <timeout> milliseconds.",
     "REPLY (ON|OFF|SKIP)",
     "    Control the replies sent to the current connection.",
     "SETNAME <name>",
@@ -118,11 +121,35 @@ fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         reply(ctx, &args[2])?;
     } else if is(sub, "unblock") {
         unblock(ctx, args)?;
+    } else if is(sub, "pause") {
+        pause(ctx, args)?;
+    } else if is(sub, "unpause") {
+        ctx.shared.pause.unpause(PausePurpose::ClientCommand);
+        ctx.out.ok();
     } else if is(sub, "help") {
         write_help(&mut ctx.out, "CLIENT", HELP);
     } else {
         return Err(super::unknown_subcommand(args));
     }
+    Ok(())
+}
+
+fn pause(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if args.len() > 4 {
+        return Err(slotproxy::protocol::errors::subcommand_syntax_error(args).into());
+    }
+    let millis = super::args::timeout_millis(&args[2])?;
+    let mode = match args.get(3) {
+        None => PauseMode::All,
+        Some(mode) if is(mode, "all") => PauseMode::All,
+        Some(mode) if is(mode, "write") => PauseMode::Write,
+        Some(_) => return Err("ERR CLIENT PAUSE mode must be WRITE or ALL".into()),
+    };
+    let end = crate::server::pause::end_after(millis);
+    ctx.shared
+        .pause
+        .pause(PausePurpose::ClientCommand, mode, end);
+    ctx.out.ok();
     Ok(())
 }
 

@@ -260,7 +260,8 @@ fn clients(ctx: &mut Ctx<'_>, out: &mut String) {
     field!(out, "maxclients", ctx.shared.config().maxclients);
     field!(out, "client_recent_max_input_buffer", max_input);
     field!(out, "client_recent_max_output_buffer", max_output);
-    field!(out, "blocked_clients", ctx.keyspace.blocking.count());
+    let blocked = ctx.keyspace.blocking.count() + ctx.shared.pause.held();
+    field!(out, "blocked_clients", blocked);
     field!(out, "tracking_clients", 0);
     field!(out, "clients_in_timeout_table", 0);
 }

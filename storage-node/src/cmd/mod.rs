@@ -20,6 +20,7 @@ mod connection;
 mod debug;
 mod dump;
 mod expire;
+mod failover;
 mod function;
 mod geo;
 mod hash;
@@ -185,6 +186,7 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     debug::COMMANDS,
     dump::COMMANDS,
     expire::COMMANDS,
+    failover::COMMANDS,
     function::COMMANDS,
     geo::COMMANDS,
     hash::COMMANDS,
@@ -375,6 +377,11 @@ fn dispatch(
     if !client.nested {
         keyspace.set_now(unix_time_ms());
         keyspace.expiry = crate::replication::replica::expiry_for(shared, client);
+        // While clients are paused keys do not expire (Redis 7.0's `expireIfNeeded`): they
+        // look missing but stay, for the end of the pause or the new master's DEL.
+        if keyspace.expiry == crate::keyspace::Expiry::Remove && shared.pause.is_paused() {
+            keyspace.expiry = crate::keyspace::Expiry::Hide;
+        }
     }
     let proto = client.proto;
     let mut ctx = Ctx {

@@ -14,10 +14,10 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use bytes::Bytes;
 
-use super::args::int;
+use super::args::{int, is};
 use super::{CmdResult, Ctx, Handler};
 use crate::replication::master::sync::{attach, Request};
-use crate::replication::replica;
+use crate::replication::{failover, replica};
 
 pub const COMMANDS: &[(&str, Handler)] = &[("sync", sync), ("psync", psync)];
 
@@ -26,6 +26,25 @@ fn sync(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
 }
 
 fn psync(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    if ctx.client.handle.replica.load(Relaxed) {
+        return Ok(());
+    }
+    if args.get(3).is_some_and(|a| is(a, "failover")) {
+        // The old master of a FAILOVER asks this replica to take over; only if it is the
+        // master this node follows (same history), as Redis checks.
+        if !replica::is_replica(ctx.shared) {
+            return Err("ERR PSYNC FAILOVER can't be sent to a master.".into());
+        }
+        if args[1] != ctx.shared.replication.state().replid.as_bytes() {
+            return Err("ERR PSYNC FAILOVER replid must match my replid.".into());
+        }
+        if replica::promote(ctx.shared, ctx.keyspace) {
+            crate::log::notice!(
+                "MASTER MODE enabled (failover request from '{}')",
+                super::client::info_line(&ctx.client.handle)
+            );
+        }
+    }
     let offset = int(&args[2])?;
     let replid = String::from_utf8_lossy(&args[1]).into_owned();
     start(
@@ -39,6 +58,10 @@ fn psync(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 fn start(ctx: &mut Ctx<'_>, request: Request<'_>) -> CmdResult {
     if ctx.client.handle.replica.load(Relaxed) {
         return Ok(());
+    }
+    // Replicas do not sync with a node that is failing over.
+    if ctx.shared.replication.failover.phase() != failover::Phase::None {
+        return Err("NOMASTERLINK Can't SYNC while failing over".into());
     }
     // A master serves syncs always; a replica only while it follows its own master.
     if replica::is_replica(ctx.shared) && !replica::link_up(ctx.shared) {

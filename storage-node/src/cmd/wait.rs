@@ -32,11 +32,7 @@ fn wait(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Err(ON_REPLICA.into());
     }
     let needed = int(&args[1])?;
-    let timeout_ms = slotproxy::numbers::parse_i64(&args[2])
-        .ok_or("ERR timeout is not an integer or out of range")?;
-    if timeout_ms < 0 {
-        return Err("ERR timeout is negative".into());
-    }
+    let timeout_ms = super::args::timeout_millis(&args[2])?;
     let replication = &ctx.shared.replication;
     // The writes this batch made before WAIT go into the stream now, so that the offset
     // waited for covers them. Redis 7.0 moves a client's `woff` to the stream's end after
@@ -54,7 +50,7 @@ fn wait(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         return Ok(());
     }
     replication.feed_replicas_only(GETACK);
-    let timeout = (timeout_ms > 0).then(|| Duration::from_millis(timeout_ms as u64));
+    let timeout = (timeout_ms > 0).then(|| Duration::from_millis(timeout_ms));
     // `needed` > `acked` >= 0 here.
     let wait = master
         .waiters

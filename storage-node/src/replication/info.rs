@@ -66,8 +66,8 @@ pub fn write(shared: &Shared, out: &mut String) {
         );
     }
     let state = shared.replication.state();
-    // FAILOVER (the replica side's) is not running unless it says otherwise.
-    field!(out, "master_failover_state", "no-failover");
+    let failover = shared.replication.failover.phase().name();
+    field!(out, "master_failover_state", failover);
     field!(out, "master_replid", state.replid);
     field!(out, "master_replid2", state.replid2);
     field!(out, "master_repl_offset", state.end());

@@ -14,6 +14,7 @@
 //! the previous one after a promotion, so the former siblings can continue partially.
 
 pub mod backlog;
+pub mod failover;
 pub mod info;
 pub mod master;
 pub mod replica;
@@ -40,6 +41,8 @@ pub struct Replication {
     pub link: replica::Link,
     /// The master side: the replicas of this node.
     pub master: master::Replicas,
+    /// FAILOVER's state.
+    pub failover: failover::Failover,
 }
 
 /// What PSYNC and INFO replication read, under one lock.
@@ -76,6 +79,7 @@ impl Default for Replication {
             end_tx: watch::channel(0).0,
             link: replica::Link::default(),
             master: master::Replicas::default(),
+            failover: Default::default(),
         }
     }
 }

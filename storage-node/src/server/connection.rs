@@ -52,6 +52,8 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
     // Input left undecoded until the request before it has run (see `decode`).
     let mut undecoded = false;
     let mut wait: Option<Wait> = None;
+    // The next queued request waits for the end of a client pause (its state generation).
+    let mut paused: Option<u64> = None;
     // The propagated stream's offset the batch's replies wait for (see `persistence::aof`).
     let mut durable_upto: Option<u64> = None;
     let mut settings = Settings::default();
@@ -61,7 +63,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
     tokio::pin!(kill);
     handle.touch();
     loop {
-        if wait.is_none() && !queued.is_empty() {
+        if wait.is_none() && paused.is_none() && !queued.is_empty() {
             // Messages published before these requests run come before their replies.
             drain_mailbox(&mut mailbox, &handle, &mut output);
             // A script past busy-reply-threshold holds the keyspace: answer without it.
@@ -71,6 +73,13 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
             };
             let stream_before = keyspace.propagation.offset();
             while let Some(args) = queued.pop_front() {
+                if let Some(generation) = shared.pause.postpones(&shared, &client, &args) {
+                    // Held, not refused: it runs in its turn once the pause ends.
+                    queued.push_front(args);
+                    paused = Some(generation);
+                    shared.pause.count_held(true);
+                    break;
+                }
                 execute(&shared, &mut keyspace, &mut client, &mut output, &args);
                 client.has_run_commands = true;
                 if let Some(request) = client.block.take() {
@@ -183,6 +192,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
         }
         let can_read = protocol_error.is_none() && queued.len() < MAX_QUEUED;
         let blocked = wait.is_some();
+        let postponed = paused.is_some();
         let deadline = wait.as_ref().and_then(|w| w.deadline);
         tokio::select! {
             read = stream.read_buf(&mut input), if can_read => match read {
@@ -193,7 +203,11 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
                 }
             },
             _ = &mut kill => break,
-            _ = idle(idle_timeout), if !blocked => break,
+            _ = idle(idle_timeout), if !blocked && !postponed => break,
+            _ = shared.pause.changed_or_over(paused.unwrap_or_default()), if postponed => {
+                paused = None;
+                shared.pause.count_held(false);
+            }
             message = next_message(&mut mailbox) => {
                 if let Some(message) = message {
                     handle.mailbox_bytes.fetch_sub(message.len(), Relaxed);
@@ -227,6 +241,9 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
                 wait = None;
             }
         }
+    }
+    if paused.is_some() {
+        shared.pause.count_held(false);
     }
     {
         let mut keyspace = busy::lock_keyspace_patiently(&shared).await;

@@ -126,8 +126,9 @@ async fn active_expire_cycle(shared: Arc<Shared>) {
             println!("Starting automatic rewriting of AOF on growth");
             let _ = crate::persistence::aof::rewrite::begin(&shared, &mut keyspace, false);
         }
-        // A replica's keys expire when its master's DEL arrives.
-        if !enabled || crate::replication::replica::is_replica(&shared) {
+        // A replica's keys expire when its master's DEL arrives; paused clients' keys wait.
+        if !enabled || crate::replication::replica::is_replica(&shared) || shared.pause.is_paused()
+        {
             continue;
         }
         let budget = slotproxy::cluster::SLOT_COUNT / hz as usize + 1;

@@ -6,6 +6,7 @@ pub mod client_peaks;
 pub mod clients;
 mod connection;
 mod listener;
+pub mod pause;
 pub mod protection;
 mod signals;
 mod sockets;
@@ -59,6 +60,8 @@ pub struct Shared {
     pub aof: std::sync::Arc<crate::persistence::aof::Aof>,
     /// Master and replica state, the backlog.
     pub replication: crate::replication::Replication,
+    /// CLIENT PAUSE and FAILOVER's pause of clients' commands.
+    pub pause: pause::Pause,
 }
 
 impl Shared {
@@ -90,6 +93,7 @@ impl Shared {
             persistence: crate::persistence::disk::SaveState::new(started_unix),
             aof: std::sync::Arc::new(aof),
             replication: Default::default(),
+            pause: Default::default(),
         }
     }
 

@@ -44,7 +44,9 @@ async fn run_once(shared: &Shared, loops: u64) {
         let config = shared.config();
         (config.repl.ping_replica_period, config.repl.backlog_ttl)
     };
-    if master.count() > 0 && loops.is_multiple_of(period.max(1)) {
+    // No PING while clients are paused (as Redis): a FAILOVER waits for the replicas to
+    // acknowledge an offset that holds still.
+    if master.count() > 0 && loops.is_multiple_of(period.max(1)) && !shared.pause.is_paused() {
         let mut keyspace = busy::lock_keyspace_patiently(shared).await;
         crate::propagation::publish(shared, &mut keyspace);
         shared.replication.feed_replicas_only(PING);

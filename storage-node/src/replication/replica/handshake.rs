@@ -112,6 +112,8 @@ pub struct Hello {
     pub announce_ip: String,
     /// `(replid, offset)` of the history this node offers, or none for `PSYNC ? -1`.
     pub history: Option<(String, u64)>,
+    /// A FAILOVER makes this node a replica: PSYNC asks the target to promote itself.
+    pub failover: bool,
 }
 
 /// A PSYNC the master cannot serve now (-NOMASTERLINK, -LOADING): try again later.
@@ -188,12 +190,19 @@ pub async fn run(conn: &mut Conn, hello: &Hello) -> io::Result<Psync> {
                 offset + 1
             );
             let next = (offset + 1).to_string();
-            conn.call(&[b"PSYNC", replid.as_bytes(), next.as_bytes()])
-                .await?
+            let mut psync: Vec<&[u8]> = vec![b"PSYNC", replid.as_bytes(), next.as_bytes()];
+            if hello.failover {
+                psync.push(b"FAILOVER");
+            }
+            conn.call(&psync).await?
         }
         None => {
             crate::log::notice!("Partial resynchronization not possible (no cached master)");
-            conn.call(&[b"PSYNC", b"?", b"-1"]).await?
+            let mut psync: Vec<&[u8]> = vec![b"PSYNC", b"?", b"-1"];
+            if hello.failover {
+                psync.push(b"FAILOVER");
+            }
+            conn.call(&psync).await?
         }
     };
     parse_psync_reply(&reply)

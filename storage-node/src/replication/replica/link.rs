@@ -67,6 +67,7 @@ async fn session(shared: &Arc<Shared>, generation: u64, host: &str, port: u16) -
             },
             announce_ip: settings.announce_ip.clone(),
             history: None,
+            failover: false,
         }
     };
     // `repl-timeout` (one setting for both sides, in `config::repl`): a master silent
@@ -83,8 +84,27 @@ async fn session(shared: &Arc<Shared>, generation: u64, host: &str, port: u16) -
         let state = shared.replication.state();
         (state.replid.clone(), state.end())
     });
-    let hello = Hello { history, ..hello };
-    match handshake::run(&mut conn, &hello).await? {
+    let failover = shared.replication.failover.in_progress();
+    let hello = Hello {
+        history,
+        failover,
+        ..hello
+    };
+    let psync = handshake::run(&mut conn, &hello).await;
+    if failover {
+        match &psync {
+            Ok(_) => crate::replication::failover::finish(shared),
+            Err(_) => {
+                let mut keyspace = crate::scripting::busy::lock_keyspace_patiently(shared).await;
+                crate::replication::failover::abort(
+                    shared,
+                    &mut keyspace,
+                    "Failover target rejected psync request",
+                );
+            }
+        }
+    }
+    match psync? {
         Psync::Full { replid, offset } => {
             crate::log::notice!("Full resync from master: {replid}:{offset}");
             transfer::receive_and_load(shared, &mut conn, generation, replid, offset).await?;
