@@ -157,7 +157,7 @@ impl Aof {
             return;
         }
         if self.written_upto.load(Relaxed) < upto {
-            self.write_out();
+            self.write_out_upto(upto);
         }
         if self.fsync.load(Relaxed) == FSYNC_ALWAYS
             && self.synced_upto.load(Relaxed) < upto
@@ -171,7 +171,19 @@ impl Aof {
     /// lock and written outside it, so the batches feeding it meanwhile (under the
     /// keyspace lock) never wait for the disk; `write_lock` keeps the writes in order.
     fn write_out(&self) {
+        self.write_out_upto(u64::MAX);
+    }
+
+    /// [`write_out`](Self::write_out) for a batch whose writes end at stream offset
+    /// `needed`: a batch that waited for `write_lock` while another's write took its bytes
+    /// along returns without a write of its own (what was fed since is written by the
+    /// batches it belongs to, each before its replies), so busy connections share writes
+    /// instead of each adding one.
+    fn write_out_upto(&self, needed: u64) {
         let _in_order = lock(&self.write_lock);
+        if self.written_upto.load(Relaxed) >= needed {
+            return;
+        }
         let (data, upto, file) = {
             let mut writer = lock(&self.writer);
             if writer.buffer.is_empty() {
