@@ -336,16 +336,7 @@ enum JobKind {
 /// The temp file's tag (`temp-bg-<pid>.rdb`): SAVE's own temp file is another.
 const BG_TAG: &str = "bg-";
 
-/// The snapshot thread's nice value. Redis's fork runs in another process; here the
-/// writer shares the machine's cores with the threads serving clients, and on a small
-/// machine (2 cores) the kernel would give it a full share while a client's PING waits
-/// for a core. A lower priority (Linux keeps a nice value per thread) lets client work
-/// run first; the snapshot takes the idle time and finishes a little later under load.
-const SNAPSHOT_NICE: i32 = 10;
-
 fn run(mut job: Job) {
-    // Best effort: without the permission (or on another kernel) it runs at normal priority.
-    let _ = rustix::process::setpriority_process(Some(rustix::thread::gettid()), SNAPSHOT_NICE);
     // The target is used apart from the rest of the job (the replicas' hand-over).
     let mut target = std::mem::replace(&mut job.target, Target::Rdb);
     let shared = &job.shared;

@@ -26,6 +26,9 @@ use crate::server::Shared;
 
 /// The most bytes read from the backlog for one write.
 const SEND_CHUNK: usize = 64 * 1024;
+
+/// The most scheduler rounds a woken feeder lets pass while the stream keeps growing.
+const COALESCE_ROUNDS: usize = 8;
 /// How often a full sync that waits for its snapshot asks whether it may start.
 const START_POLL: Duration = Duration::from_millis(100);
 
@@ -108,9 +111,20 @@ impl Feeder<'_> {
                     if changed.is_err() {
                         return Err("the stream ended".into());
                     }
-                    // Let the other connections' batches of this turn publish first: their
-                    // bytes then leave in one write instead of one per batch.
-                    tokio::task::yield_now().await;
+                    // Let the other connections' batches publish first: their bytes then
+                    // leave in one write instead of one per batch. Each yield lets the
+                    // tasks ready now run; while they keep publishing (a load at pipeline
+                    // depth 1: one command per batch) the feeder waits a few more rounds,
+                    // never a timer, so an idle node still sends at once.
+                    let mut seen = *end.borrow_and_update();
+                    for _ in 0..COALESCE_ROUNDS {
+                        tokio::task::yield_now().await;
+                        let now = *end.borrow_and_update();
+                        if now == seen {
+                            break;
+                        }
+                        seen = now;
+                    }
                 }
                 _ = self.tick.tick() => self.check()?,
                 _ = handle.kill.notified() => return Err("closed by request".into()),
