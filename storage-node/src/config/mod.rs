@@ -11,6 +11,7 @@ pub mod params;
 pub mod repl;
 pub mod replica;
 mod rewrite;
+mod values;
 
 pub use file::{apply_file, parse_args, stdin_config, ConfigError};
 pub use rewrite::rewrite;
