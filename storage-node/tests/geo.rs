@@ -6,7 +6,7 @@
 
 mod persistence_fixture;
 
-use persistence_fixture::{manifest_files, node_in, redis_in, scratch_dir, AOF_DIR};
+use persistence_fixture::{assert_same_log, node_in, redis_in, scratch_dir};
 use test_harness::differential::words;
 use test_harness::notifications::compare_notifications;
 use test_harness::{Differential, RawClient};
@@ -569,19 +569,5 @@ fn geo_writes_are_propagated_as_redis_propagates_them() {
             c.call(&args);
         }
     }
-    let incr = |dir: &std::path::Path| {
-        let (name, _) = manifest_files(dir)
-            .into_iter()
-            .rev()
-            .find(|(_, kind)| kind == "i")
-            .expect("an incremental file");
-        std::fs::read(dir.join(AOF_DIR).join(name)).unwrap()
-    };
-    let (node_log, redis_log) = (incr(&node_dir), incr(&redis_dir));
-    assert!(
-        node_log == redis_log,
-        "the node logged\n{}\nredis-server logged\n{}",
-        String::from_utf8_lossy(&node_log).replace("\r\n", " "),
-        String::from_utf8_lossy(&redis_log).replace("\r\n", " ")
-    );
+    assert_same_log(&node_dir, &redis_dir);
 }

@@ -82,14 +82,7 @@ fn the_logged_stream_commands_are_byte_for_byte_redis_s() {
             c.call(command);
         }
     }
-    let node_log = std::fs::read(incr_file(&node_dir)).unwrap();
-    let redis_log = std::fs::read(incr_file(&redis_dir)).unwrap();
-    assert!(
-        node_log == redis_log,
-        "the node logged\n{}\nredis-server logged\n{}",
-        String::from_utf8_lossy(&node_log).replace("\r\n", " "),
-        String::from_utf8_lossy(&redis_log).replace("\r\n", " ")
-    );
+    assert_same_log(&node_dir, &redis_dir);
 }
 
 #[test]

@@ -305,6 +305,20 @@ pub fn incr_file(dir: &Path) -> std::path::PathBuf {
     dir.join(AOF_DIR).join(name)
 }
 
+/// The node's incremental AOF file (in `node_dir`) holds the same bytes as redis-server's
+/// (in `redis_dir`); both are shown, CRLF as blanks, when they differ.
+pub fn assert_same_log(node_dir: &Path, redis_dir: &Path) {
+    let node_log = std::fs::read(incr_file(node_dir)).unwrap();
+    let redis_log = std::fs::read(incr_file(redis_dir)).unwrap();
+    let text = |log: &[u8]| String::from_utf8_lossy(log).replace("\r\n", " ");
+    assert!(
+        node_log == redis_log,
+        "the node logged\n{}\nredis-server logged\n{}",
+        text(&node_log),
+        text(&redis_log)
+    );
+}
+
 /// `redis-check-aof` accepts the manifest in `dir`'s AOF directory.
 pub fn check_aof(dir: &Path) {
     let manifest = dir.join(AOF_DIR).join(MANIFEST);
