@@ -298,7 +298,7 @@ fn parse_decimal(digits: &[u8]) -> Option<i64> {
 /// Splits an inline request into arguments the way Redis's `sdssplitargs` does: blanks
 /// separate arguments, double quotes allow escapes (`\n`, `\xff`, ...), single quotes allow
 /// only `\'`, and a closing quote must be followed by a blank or the end.
-pub(crate) fn split_inline_args(line: &[u8]) -> Option<Vec<Bytes>> {
+pub fn split_inline_args(line: &[u8]) -> Option<Vec<Bytes>> {
     let mut args = Vec::new();
     let mut i = 0;
     let is_space = |b: u8| matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c);

@@ -18,6 +18,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod acl;
 pub mod cluster;
 pub mod cmd;
 pub mod config;

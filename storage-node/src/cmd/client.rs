@@ -266,6 +266,7 @@ struct KillFilter {
     laddr: Option<String>,
     kind: Option<ClientType>,
     id: Option<u64>,
+    user: Option<Bytes>,
     skip_me: bool,
 }
 
@@ -280,11 +281,12 @@ impl KillFilter {
                 .is_none_or(|a| *a == client.local_addr.to_string())
             && self.kind.is_none_or(|k| k == type_of(client))
             && self.id.is_none_or(|id| id == client.id)
+            && self.user.as_ref().is_none_or(|user| *user == client.user())
             && !(self.skip_me && client.id == me)
     }
 }
 
-fn parse_kill_filter(args: &[Bytes]) -> Result<KillFilter, super::CmdError> {
+fn parse_kill_filter(acl: &crate::acl::Acl, args: &[Bytes]) -> Result<KillFilter, super::CmdError> {
     let mut filter = KillFilter {
         skip_me: true,
         ..KillFilter::default()
@@ -305,10 +307,10 @@ fn parse_kill_filter(args: &[Bytes]) -> Result<KillFilter, super::CmdError> {
         } else if is(option, "laddr") {
             filter.laddr = Some(text(value));
         } else if is(option, "user") {
-            // `default` is the only user; every connection is authenticated as it.
-            if value.as_ref() != b"default" {
+            if !acl.users().contains_key(value.as_ref()) {
                 return Err(format!("ERR No such user '{}'", text(value)).into());
             }
+            filter.user = Some(value.clone());
         } else if is(option, "skipme") {
             filter.skip_me = if is(value, "yes") {
                 true
@@ -333,7 +335,7 @@ fn kill(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             ..KillFilter::default()
         }
     } else {
-        parse_kill_filter(args)?
+        parse_kill_filter(&ctx.shared.acl, args)?
     };
     let me = ctx.client.id();
     let mut killed = 0;
@@ -407,7 +409,8 @@ pub fn info_line(client: &ClientHandle) -> String {
         "id={id} addr={addr} laddr={laddr} fd={fd} name={name} age={age} idle={idle} \
          flags={flags} db={db} sub={sub} psub={psub} ssub={ssub} multi={multi} qbuf={qbuf} qbuf-free=0 \
          argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={omem} tot-mem={tot_mem} events=r \
-         cmd={cmd} user=default redir=-1 resp={resp}",
+         cmd={cmd} user={user} redir=-1 resp={resp}",
+        user = String::from_utf8_lossy(&client.user()),
         id = client.id,
         addr = client.addr,
         laddr = client.local_addr,

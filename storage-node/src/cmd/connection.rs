@@ -5,13 +5,14 @@
 //! - `QUIT` → `+OK`, then the connection closes.
 //! - `SELECT index` → `+OK`; `ERR DB index is out of range`; an index outside a C `int`
 //!   gives `ERR value is out of range, value must between -2147483648 and 2147483647`.
-//! - `AUTH [username] password` → `+OK`; `WRONGPASS invalid username-password pair or user
-//!   is disabled.`; an error if no password is configured.
+//! - `AUTH [username] password` → `+OK`, logged in as that ACL user (`default` without a
+//!   name); `WRONGPASS invalid username-password pair or user is disabled.` (and an ACL LOG
+//!   entry); an error for `AUTH password` when the default user has no password.
 //! - `HELLO [protover [AUTH username password] [SETNAME name]]` → a map describing the
 //!   server (`server`, `version`, `proto`, `id`, `mode`, `role`, `modules`); switches the
 //!   connection to RESP2 or RESP3.
 //! - `RESET` → `+RESET`: back to database 0, RESP2, no name, replies on, no transaction,
-//!   watches or subscriptions, and unauthenticated when a password is configured.
+//!   watches or subscriptions, the `default` user, unauthenticated when it has a password.
 
 use bytes::Bytes;
 use slotproxy::protocol::errors;
@@ -21,6 +22,7 @@ use slotproxy::resp::Proto;
 use super::args::int32;
 use super::errors::DB_OUT_OF_RANGE;
 use super::{CmdResult, Ctx, Handler};
+use crate::acl::Reason;
 use crate::server::clients::{lock, ReplyMode};
 
 pub const COMMANDS: &[(&str, Handler)] = &[
@@ -74,26 +76,29 @@ fn select(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-/// Checks a username/password pair against `requirepass` (the only user is `default`).
-fn check_password(ctx: &mut Ctx<'_>, user: &[u8], password: &[u8]) -> Result<(), String> {
-    let configured = ctx.shared.config().requirepass.clone();
-    let valid = user == b"default"
-        && match &configured {
-            Some(expected) => expected.as_slice() == password,
-            None => true,
-        };
-    if valid {
+/// Logs the client in as `user` if the password is right; a failure goes to the ACL log
+/// (reason `auth`, the command as sent, the user tried), as in Redis.
+fn check_password(
+    ctx: &mut Ctx<'_>,
+    command: &[u8],
+    user: &[u8],
+    password: &[u8],
+) -> Result<(), String> {
+    if ctx.shared.acl.credentials_valid(user, password) {
         ctx.client.authenticated = true;
+        *lock(&ctx.client.handle.user) = Bytes::copy_from_slice(user);
         Ok(())
     } else {
+        let context = super::acl_gate::log_context(ctx.client);
+        super::acl_gate::log_refusal(ctx, Reason::Auth, context, command, user);
         Err(errors::WRONGPASS.into())
     }
 }
 
 fn auth(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let has_password = ctx.shared.config().requirepass.is_some();
+    let has_password = !ctx.shared.acl.default_needs_no_password();
     let (user, password) = hello::parse_auth(args, has_password)?;
-    check_password(ctx, user, password)?;
+    check_password(ctx, &args[0], user, password)?;
     ctx.out.ok();
     Ok(())
 }
@@ -102,7 +107,7 @@ fn hello(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let request = HelloRequest::parse(args)?;
     let authenticated = ctx.client.authenticated;
     request.authorize(authenticated, |user, password| {
-        check_password(ctx, user, password)
+        check_password(ctx, &args[0], user, password)
     })?;
     if let Some(name) = request.setname {
         *lock(&ctx.client.handle.name) = name.to_vec();
@@ -135,7 +140,10 @@ fn reset(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
         .store(2, std::sync::atomic::Ordering::Relaxed);
     ctx.out.proto = Proto::Resp2;
     ctx.client.reply_mode = ReplyMode::On;
-    ctx.client.authenticated = ctx.shared.config().requirepass.is_none();
+    // Back to the default user, logged in if it needs no password (Redis's
+    // `clientSetDefaultAuth`).
+    *lock(&ctx.client.handle.user) = Bytes::from_static(b"default");
+    ctx.client.authenticated = ctx.shared.acl.default_needs_no_password();
     lock(&ctx.client.handle.name).clear();
     ctx.out.simple("RESET");
     Ok(())

@@ -9,6 +9,8 @@
 pub mod args;
 pub mod errors;
 
+mod acl;
+pub mod acl_gate;
 mod aof;
 mod bitfield;
 mod bitmap;
@@ -175,6 +177,7 @@ pub fn release_client_state(keyspace: &mut Keyspace, client: &mut Client) {
 
 /// Every command family's list. A new family adds one line here.
 const FAMILIES: &[&[(&str, Handler)]] = &[
+    acl::COMMANDS,
     aof::COMMANDS,
     bitfield::COMMANDS,
     bitmap::COMMANDS,
@@ -391,7 +394,12 @@ fn dispatch(
         out: ReplyBuf::new(output, proto),
     };
     // Redis's gates after the argument checks, in its order.
+    // A script's commands were checked where it called them (`scripting::call`).
     let gates = transaction::check_allowed(ctx.client, spec)
+        .and_then(|()| match ctx.client.scripted {
+            true => Ok(()),
+            false => acl_gate::check(shared, ctx.client, spec, args),
+        })
         .and_then(|()| pubsub::check_subscriber_mode(&ctx, spec))
         .and_then(|()| check_disk_errors(&ctx, spec))
         .and_then(|()| check_good_replicas(&ctx, spec))
@@ -592,10 +600,13 @@ pub fn check_request<'s>(
         crate::server::protection::check_debug_allowed(&config, &client.handle.addr)
             .map_err(CmdError::from)?;
     }
+    // Redis's `authRequired`: a client not logged in may still run anything once the
+    // default user needs no password.
     if !client.authenticated
         && !spec
             .flags
             .contains(slotproxy::cluster::CommandFlags::NO_AUTH)
+        && !shared.acl.default_needs_no_password()
     {
         return Err(slotproxy::protocol::errors::NOAUTH.into());
     }

@@ -17,7 +17,6 @@ pub fn applies(name: &str) -> bool {
             | "cluster-announce-hostname"
             | "oom-score-adj-values"
             | "replicaof"
-            | "aclfile"
     )
 }
 
@@ -38,14 +37,6 @@ pub fn check(param: &Param, values: &[String]) -> Result<String, String> {
         "cluster-announce-hostname" => hostname(one(values)?),
         "oom-score-adj-values" => oom_score_adj_values(values),
         "replicaof" => replica_of(values),
-        // Users from a file would restrict access; serving without them would not.
-        "aclfile" => match one(values)? {
-            "" => Ok(String::new()),
-            _ => Err(
-                "ACL files are not supported by this node (protect it with requirepass instead)"
-                    .into(),
-            ),
-        },
         other => Err(format!("unknown setting '{other}'")),
     }
 }

@@ -176,9 +176,7 @@ fn apply_directive(config: &mut Config, words: &[String], depth: usize) -> Resul
             "modules are not supported by this node: cannot load '{}'",
             values.first().map_or("", String::as_str)
         )),
-        "user" => Err(
-            "ACL users are not supported by this node (protect it with requirepass instead)".into(),
-        ),
+        "user" => super::acl::add_user_line(&mut config.acl, values),
         // Several `save` lines add up (the first replaces the defaults; `save ""` empties
         // the list), where CONFIG SET save replaces it.
         "save" => {

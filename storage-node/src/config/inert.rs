@@ -7,7 +7,7 @@
 //! set (or Redis's default, in Redis's format), and every time one is set the node logs
 //! that it has no effect, so nobody is misled into thinking it works. Why each is inert:
 //!
-//! - persistence, replication, TLS, ACL files, syslog, process and OS tuning, active
+//! - persistence, replication, TLS, syslog, process and OS tuning, active
 //!   defragmentation, lazy freeing: the node has none of these mechanisms
 //!   (`latency-tracking` and its percentiles, for INFO latencystats, are honoured, and so
 //!   is `lazyfree-lazy-expire`, which logs expired keys as UNLINK; so are the replica
@@ -44,22 +44,6 @@ pub struct Inert {
 
 /// Every inert setting, by its Redis 7.0 name.
 pub const INERT: &[Inert] = &[
-    inert(
-        "acl-pubsub-default",
-        Kind::Enum(&["allchannels", "resetchannels"]),
-        Access::Mutable,
-        "resetchannels",
-    ),
-    inert("aclfile", Kind::Text, Access::Immutable, ""),
-    inert(
-        "acllog-max-len",
-        Kind::Int {
-            min: 0,
-            max: i64::MAX,
-        },
-        Access::Mutable,
-        "128",
-    ),
     inert(
         "active-defrag-cycle-max",
         Kind::Int { min: 1, max: 99 },

@@ -3,6 +3,7 @@
 //! Every setting has one entry in [`params`], which both the config file reader and
 //! `CONFIG GET/SET` use, so they cannot disagree about names or value syntax.
 
+pub mod acl;
 pub mod aof;
 mod checks;
 mod file;
@@ -86,6 +87,8 @@ pub struct Config {
     pub aof: aof::AofSettings,
     /// The master side's replication settings.
     pub repl: repl::ReplSettings,
+    /// Users, the ACL file and log (`crate::acl`).
+    pub acl: acl::AclSettings,
     /// The replica side's settings (`crate::replication::replica`).
     pub replica: replica::ReplicaSettings,
     /// The config file the node was started with, if any (INFO `config_file`).
@@ -250,6 +253,7 @@ impl Default for Config {
             appendonly: false,
             aof: aof::AofSettings::default(),
             repl: repl::ReplSettings::default(),
+            acl: acl::AclSettings::redis_defaults(),
             replica: replica::ReplicaSettings::default(),
             config_file: None,
             notify_keyspace_events: 0,

@@ -382,6 +382,7 @@ pub fn find(name: &str) -> Option<&'static Param> {
         .chain(aof::PARAMS)
         .chain(repl::PARAMS)
         .chain(replica::PARAMS)
+        .chain(super::acl::PARAMS)
         .find(|p| p.name.eq_ignore_ascii_case(name))
         .or_else(|| inert::find(name).map(|i| &i.param))
 }
@@ -427,6 +428,10 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
     if repl::PARAMS.iter().any(|p| p.name == param.name) {
         let checked = checked_value(param, values)?;
         return repl::apply(&mut config.repl, param.name, &checked);
+    }
+    if super::acl::PARAMS.iter().any(|p| p.name == param.name) {
+        let checked = checked_value(param, values)?;
+        return super::acl::apply(&mut config.acl, param.name, &checked);
     }
     if replica::PARAMS.iter().any(|p| p.name == param.name) {
         let checked = checked_value(param, values)?;
@@ -614,6 +619,9 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
         "lfu-decay-time" => config.lfu_decay_time.to_string(),
         other if aof::PARAMS.iter().any(|p| p.name == other) => aof::get(&config.aof, other)?,
         other if repl::PARAMS.iter().any(|p| p.name == other) => repl::get(&config.repl, other)?,
+        other if super::acl::PARAMS.iter().any(|p| p.name == other) => {
+            super::acl::get(&config.acl, other)?
+        }
         other if replica::PARAMS.iter().any(|p| p.name == other) => {
             replica::get(&config.replica, other)?
         }

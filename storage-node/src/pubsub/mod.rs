@@ -357,6 +357,21 @@ impl Registry {
         self.map_ref(kind).get(name).map_or(0, HashMap::len)
     }
 
+    /// The channels (plain and shard) and the patterns one client subscribes to, for ACL
+    /// SETUSER's check of a narrowed user's subscribers. Walks every name: rare and
+    /// administrative, so no per-client index is kept for it.
+    pub fn subscriptions_of(&self, client: &ClientHandle) -> (Vec<Bytes>, Vec<Bytes>) {
+        let of = |map: &HashMap<Bytes, Listeners>| -> Vec<Bytes> {
+            map.iter()
+                .filter(|(_, listeners)| listeners.contains_key(&client.id))
+                .map(|(name, _)| name.clone())
+                .collect()
+        };
+        let mut channels = of(&self.channels);
+        channels.extend(of(&self.shard_channels));
+        (channels, of(&self.patterns))
+    }
+
     /// Distinct names of one kind with at least one subscriber (PUBSUB NUMPAT, INFO).
     pub fn len(&self, kind: Kind) -> usize {
         self.map_ref(kind).len()

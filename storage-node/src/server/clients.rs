@@ -20,6 +20,8 @@ pub struct ClientHandle {
     pub fd: AtomicI32,
     pub created: Instant,
     pub name: Mutex<Vec<u8>>,
+    /// The ACL user the client is logged in as (`default` until AUTH or HELLO says).
+    pub user: Mutex<Bytes>,
     pub lib_name: Mutex<Vec<u8>>,
     pub lib_ver: Mutex<Vec<u8>>,
     pub last_command: Mutex<&'static str>,
@@ -78,6 +80,7 @@ impl ClientHandle {
             fd: AtomicI32::new(-1),
             created: Instant::now(),
             name: Mutex::default(),
+            user: Mutex::new(Bytes::from_static(b"default")),
             lib_name: Mutex::default(),
             lib_ver: Mutex::default(),
             last_command: Mutex::new("NULL"),
@@ -125,6 +128,11 @@ impl ClientHandle {
             *lock(&self.last_command) = name;
             self.last_command_addr.store(addr, Relaxed);
         }
+    }
+
+    /// The ACL user the client is logged in as.
+    pub fn user(&self) -> Bytes {
+        lock(&self.user).clone()
     }
 
     pub fn touch(&self) {

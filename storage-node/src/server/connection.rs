@@ -41,7 +41,7 @@ struct Wait {
 }
 
 pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<ClientHandle>) {
-    let needs_auth = shared.config().requirepass.is_some();
+    let needs_auth = !shared.acl.default_needs_no_password();
     let mut client = Client::new(handle.clone(), needs_auth);
     let mut mailbox = handle.take_mailbox();
     let mut decoder = RequestDecoder::new(Limits::default());

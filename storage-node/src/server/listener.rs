@@ -42,6 +42,7 @@ pub async fn run(config: Config) -> std::io::Result<()> {
     };
     let mut shared = Shared::new(config, port);
     shared.cluster = cluster;
+    crate::acl::load_at_start(&shared.acl, &shared.config()).map_err(std::io::Error::other)?;
     let shared = Arc::new(shared);
     crate::scripting::Scripting::attach(&shared);
     crate::persistence::disk::load_at_start(&shared)?;

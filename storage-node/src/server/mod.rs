@@ -62,6 +62,8 @@ pub struct Shared {
     pub replication: crate::replication::Replication,
     /// CLIENT PAUSE and FAILOVER's pause of clients' commands.
     pub pause: pause::Pause,
+    /// Users and their permissions, the ACL log.
+    pub acl: crate::acl::Acl,
 }
 
 impl Shared {
@@ -74,6 +76,8 @@ impl Shared {
         keyspace.apply_settings(&config);
         let aof = crate::persistence::aof::Aof::new();
         aof.apply_settings(&config);
+        let acl = crate::acl::Acl::new();
+        acl.set_default_password(config.requirepass.as_deref());
         Shared {
             keyspace: Mutex::new(keyspace),
             keyspace_waiters: AtomicUsize::new(0),
@@ -94,6 +98,7 @@ impl Shared {
             aof: std::sync::Arc::new(aof),
             replication: Default::default(),
             pause: Default::default(),
+            acl,
         }
     }
 
