@@ -60,8 +60,13 @@ pub fn load(path: &Path, all_channels: bool) -> Result<BTreeMap<Vec<u8>, User>, 
         match merge_selector_arguments(&words[2..]) {
             Ok(rules) => {
                 for rule in rules {
-                    if let Err(e) = user.apply(trim(&rule, b"\t\r\n"), all_channels) {
-                        errors += &format!("{name}:{line_number}: {}. ", e.message());
+                    let rule = trim(&rule, b"\t\r\n");
+                    if let Err(e) = user.apply(rule, all_channels) {
+                        errors += &format!(
+                            "{name}:{line_number}: Error in applying operation '{}': {}. ",
+                            String::from_utf8_lossy(rule),
+                            e.message()
+                        );
                     }
                 }
             }

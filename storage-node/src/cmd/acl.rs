@@ -67,6 +67,12 @@ const GENPASS_MAX_BITS: i64 = 4096;
 
 fn acl(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let sub = &args[1];
+    // CAT, GENPASS and LOG take at most one argument, which the command table (arity -2)
+    // leaves to the command, as Redis does.
+    let one_argument_at_most = is(sub, "cat") || is(sub, "genpass") || is(sub, "log");
+    if one_argument_at_most && args.len() > 3 {
+        return Err(slotproxy::protocol::errors::subcommand_syntax_error(args).into());
+    }
     if is(sub, "setuser") {
         setuser(ctx, args)
     } else if is(sub, "deluser") {

@@ -162,6 +162,13 @@ fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     ctx.shared
         .replication
         .resize_backlog(updated.repl.backlog_size);
+    // `requirepass` is the default user's password: setting it replaces the user's
+    // passwords (or makes it `nopass` when empty), as Redis's setter does.
+    if seen.contains(&"requirepass") {
+        ctx.shared
+            .acl
+            .set_default_password(updated.requirepass.as_deref());
+    }
     let appendonly = updated.appendonly;
     *ctx.shared.config_mut() = updated;
     switch_aof(ctx, appendonly)?;
