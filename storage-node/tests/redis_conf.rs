@@ -436,17 +436,40 @@ fn wait_bounded(child: &mut Child, limit: Duration) -> std::process::ExitStatus 
 }
 
 #[test]
-fn modules_and_acl_users_stop_the_start_with_a_clear_error() {
+fn modules_and_broken_acl_setups_stop_the_start_with_a_clear_error() {
     let port = free_port().to_string();
     let (status, stderr) = run_to_exit(&["--port", &port, "--loadmodule", "/x/module.so"]);
     assert!(!status.success());
     assert!(stderr.contains("modules are not supported"), "{stderr}");
-    let (status, stderr) = run_to_exit(&["--port", &port, "--user", "bob", "on", ">pw", "+@all"]);
+    // ACL users: a broken `user` line, users both in the file and in an ACL file, and an
+    // ACL file that cannot be read stop the start, as in Redis.
+    let (status, stderr) = run_to_exit(&["--port", &port, "--user", "bob", "on", "badrule"]);
     assert!(!status.success());
-    assert!(stderr.contains("ACL users are not supported"), "{stderr}");
+    assert!(
+        stderr.contains("Error in user declaration: Syntax error"),
+        "{stderr}"
+    );
+    let both = [
+        "--port",
+        &port,
+        "--user",
+        "bob",
+        "on",
+        "--aclfile",
+        "/x/users.acl",
+    ];
+    let (status, stderr) = run_to_exit(&both);
+    assert!(!status.success());
+    assert!(
+        stderr.contains("please define either an ACL file"),
+        "{stderr}"
+    );
     let (status, stderr) = run_to_exit(&["--port", &port, "--aclfile", "/x/users.acl"]);
     assert!(!status.success());
-    assert!(stderr.contains("ACL files are not supported"), "{stderr}");
+    assert!(
+        stderr.contains("Error loading ACLs, opening file '/x/users.acl': No such file"),
+        "{stderr}"
+    );
 }
 
 #[test]

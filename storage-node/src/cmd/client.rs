@@ -12,7 +12,7 @@
 //! - `CLIENT KILL ip:port` → `+OK`, or `ERR No such client`; may kill the caller.
 //! - `CLIENT KILL [ID id] [TYPE type] [ADDR ip:port] [LADDR ip:port] [USER name]
 //!   [SKIPME yes|no]` → the number of clients killed; the caller is skipped unless
-//!   `SKIPME no`. The only user is `default`.
+//!   `SKIPME no`. `USER name` matches the connections logged in as that ACL user.
 //! - `CLIENT NO-EVICT on|off` → `+OK` (the node never evicts clients; the flag is shown).
 //! - `CLIENT REPLY on|off|skip` → `+OK` for `on`; `off` and `skip` reply nothing.
 //! - `CLIENT UNBLOCK id [TIMEOUT|ERROR]` → 1 if client `id` was blocked (BLPOP, ...) and is

@@ -370,6 +370,7 @@ pub fn names() -> impl Iterator<Item = &'static str> {
         .chain(aof::PARAMS.iter().map(|p| p.name))
         .chain(repl::PARAMS.iter().map(|p| p.name))
         .chain(replica::PARAMS.iter().map(|p| p.name))
+        .chain(super::acl::PARAMS.iter().map(|p| p.name))
         .chain(inert::INERT.iter().map(|i| i.param.name))
         .chain(inert::INERT_ALIASES.iter().map(|&(alias, _)| alias))
 }

@@ -167,6 +167,7 @@ pub const KIND_ONLY: &[(&str, &str)] = &[
 /// Commands whose reply is a collection in hash-table order.
 pub const UNORDERED: &[&str] = &[
     "smembers", "sinter", "sunion", "sdiff", "hkeys", "hvals", "hgetall", "keys", "command",
+    "acl|cat",
 ];
 
 /// Commands after which the two servers' data may legitimately differ (a random member was
