@@ -2,10 +2,13 @@
 //! check: a user with `~app:* +@read` reads `app:1`, is refused `other:1` and SET, and
 //! ACL LOG records both, seen through raw RESP and through redis-py.
 
+mod acl_fixture;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use acl_fixture::normalize_rules;
 use slotproxy::resp::Frame;
 use test_harness::{run_logged, Differential, RawClient, ServerProcess};
 
@@ -105,6 +108,7 @@ fn acl_log_entries_match_redis() {
     d.check_all(&[
         &["CONFIG", "SET", "acllog-max-len", "2"],
         &["CONFIG", "GET", "acllog-max-len"],
+        &["AUTH", "app", "pw"],
         &["GET", "k1"],
         &["SET", "app:x", "1"],
         &["PUBLISH", "other", "x"],
@@ -128,19 +132,9 @@ fn normalized_list(client: &mut RawClient) -> Vec<String> {
         .unwrap_or_else(|| panic!("ACL LIST: {list:?}"))
         .iter()
         .map(|line| {
-            // Single commands come last, in Redis's hash order: compare them sorted.
-            let text = String::from_utf8_lossy(line.as_bytes().unwrap_or_default()).into_owned();
-            let (mut fixed, mut single): (Vec<&str>, Vec<&str>) = (Vec::new(), Vec::new());
-            for word in text.split(' ') {
-                if (word.starts_with('+') || word.starts_with('-')) && !word.contains('@') {
-                    single.push(word);
-                } else {
-                    fixed.push(word);
-                }
-            }
-            single.sort_unstable();
-            fixed.extend(single);
-            fixed.join(" ")
+            normalize_rules(&String::from_utf8_lossy(
+                line.as_bytes().unwrap_or_default(),
+            ))
         })
         .collect()
 }

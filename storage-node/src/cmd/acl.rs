@@ -109,8 +109,15 @@ fn acl(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     }
 }
 
+/// An argument as Redis prints it with `%s`: a C string, so it ends at the first NUL.
 fn text(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
-    String::from_utf8_lossy(bytes)
+    String::from_utf8_lossy(c_string(bytes))
+}
+
+/// The part of an argument Redis's C-string functions see (up to the first NUL).
+fn c_string(bytes: &[u8]) -> &[u8] {
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    &bytes[..end]
 }
 
 fn setuser(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -314,6 +321,8 @@ fn cat(ctx: &mut Ctx<'_>, category: Option<&Bytes>) -> CmdResult {
         }
         return Ok(());
     };
+    // Redis compares and prints the name as a C string (`strcasecmp`, `%.128s`).
+    let category = c_string(category);
     let Some(bit) = categories::by_name(category) else {
         let shown = &category[..category.len().min(128)];
         return Err(format!("ERR Unknown category '{}'", text(shown)).into());
