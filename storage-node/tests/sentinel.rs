@@ -9,6 +9,9 @@
 //! the old master restarted from its config file is turned into a replica of the new one,
 //! and `CONFIG REWRITE` (sent by Sentinel with each `REPLICAOF`) left every server's file
 //! naming its new master.
+//!
+//! Also: a replica with `replica-priority 0` is never promoted, and Sentinel kills a busy
+//! script on the master with `SCRIPT KILL`.
 
 mod persistence_fixture;
 mod replication_fixture;
@@ -73,6 +76,28 @@ fn a_replica_with_priority_0_is_never_promoted() {
         group.sentinel_logs()
     );
     group.wait_following(1, group.ports[2]);
+}
+
+/// A script that never ends makes the master answer `-BUSY`; a sentinel that sees that on
+/// a master it thinks is down sends `SCRIPT KILL`, as it does to redis-server.
+#[test]
+fn sentinel_kills_a_busy_script_on_the_master() {
+    for kind in [Kind::RedisServer, Kind::StorageNode] {
+        let group = Group::start(kind, [100, 100, 100]);
+        let mut client = group.client(0);
+        client.send(&[b"EVAL", b"while true do end", b"0"]);
+        let reply = client.read_reply().0;
+        let Frame::Error(error) = &reply else {
+            panic!("{}: EVAL answered {reply:?}", kind.name());
+        };
+        assert!(
+            error.starts_with(b"ERR Script killed by user with SCRIPT KILL..."),
+            "{}: {}; sentinels:\n{}",
+            kind.name(),
+            String::from_utf8_lossy(error),
+            group.sentinel_logs()
+        );
+    }
 }
 
 /// The failover scenario; returns the time from the kill until every sentinel named the

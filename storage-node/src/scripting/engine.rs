@@ -207,6 +207,7 @@ impl Engine {
             HookTriggers::new().every_nth_instruction(HOOK_PERIOD),
             move |_lua, _debug| {
                 if state.kill_requested() {
+                    crate::log::warning!("Lua script killed by user with SCRIPT KILL.");
                     return Err(raise(KILLED));
                 }
                 state.offload_if_long();
