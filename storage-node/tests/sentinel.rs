@@ -23,7 +23,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use slotproxy::resp::Frame;
-use test_harness::RawClient;
+use test_harness::{Differential, RawClient};
 
 use replication_fixture::{wait_for, wait_in_sync};
 use sentinel_fixture::{Group, Kind, DOWN_AFTER_MS};
@@ -96,6 +96,37 @@ fn sentinel_kills_a_busy_script_on_the_master() {
             kind.name(),
             String::from_utf8_lossy(error),
             group.sentinel_logs()
+        );
+    }
+}
+
+/// The transaction Sentinel re-points a server with, on servers started without a config
+/// file while a normal client and a subscriber are connected: the replies are
+/// redis-server's (CONFIG REWRITE's error inside EXEC, one client killed of each type), and
+/// both other clients are cut off.
+#[test]
+fn sentinels_reconfiguration_transaction_answers_as_redis() {
+    let mut d = Differential::start();
+    let (mut node_normal, mut redis_normal) = d.clients();
+    let (mut node_subscriber, mut redis_subscriber) = d.clients();
+    for subscriber in [&mut node_subscriber, &mut redis_subscriber] {
+        subscriber.call(&["SUBSCRIBE", "__sentinel__:hello"]);
+    }
+    for normal in [&mut node_normal, &mut redis_normal] {
+        assert_eq!(normal.call(&["PING"]), Frame::Simple("PONG".into()));
+    }
+    d.check_all(&[
+        &["MULTI"],
+        &["REPLICAOF", "NO", "ONE"],
+        &["CONFIG", "REWRITE"],
+        &["CLIENT", "KILL", "TYPE", "normal"],
+        &["CLIENT", "KILL", "TYPE", "pubsub"],
+        &["EXEC"],
+    ]);
+    for mut cut_off in [node_normal, redis_normal, node_subscriber, redis_subscriber] {
+        assert!(
+            cut_off.try_read_reply().is_none(),
+            "a client was not killed"
         );
     }
 }
