@@ -97,6 +97,12 @@ fn sentinel_kills_a_busy_script_on_the_master() {
             String::from_utf8_lossy(error),
             group.sentinel_logs()
         );
+        let master = group.servers[0].as_ref().expect("the master runs");
+        wait_for("the master to log the slow script and its kill", || {
+            let log = master.log();
+            log.contains("Slow script detected: still in execution after")
+                && log.contains("Lua script killed by user with SCRIPT KILL.")
+        });
     }
 }
 

@@ -210,6 +210,7 @@ impl Engine {
                     crate::log::warning!("Lua script killed by user with SCRIPT KILL.");
                     return Err(raise(KILLED));
                 }
+                state.report_if_slow();
                 state.offload_if_long();
                 Ok(VmState::Continue)
             },
