@@ -3,223 +3,22 @@
 //! line, shows every setting as redis-server 7.0 does for the same file, checks values as
 //! Redis does, and honours `daemonize`, `pidfile`, `logfile` and `loglevel`.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+mod redis_conf_fixture;
+
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use slotproxy::resp::Frame;
-use test_harness::process::storage_node_binary;
 use test_harness::{free_port, show, RawClient, ServerProcess};
 
-const DEBIAN_CONF: &str = "/etc/redis/redis.conf";
-
-/// The directives of Redis 7.0's full redis.conf that Debian's file (Redis 7.0's file with
-/// Debian's paths) leaves commented out, each with Redis 7.0's default value, memory sizes
-/// in the units redis.conf uses. Written for this test: directives only. With the active
-/// lines of Debian's file they make up every directive of the file; `include`,
-/// `rename-command`, `loadmodule` and `user` are exercised on their own below.
-const REDIS_7_0_COMMENTED_DIRECTIVES: &str = r#"
-acl-pubsub-default resetchannels
-aclfile ""
-active-defrag-cycle-max 25
-active-defrag-cycle-min 1
-active-defrag-ignore-bytes 100mb
-active-defrag-max-scan-fields 1000
-active-defrag-threshold-lower 10
-active-defrag-threshold-upper 100
-active-expire-effort 1
-activedefrag no
-aof_rewrite_cpulist ""
-bgsave_cpulist ""
-bind-source-addr ""
-bio_cpulist ""
-busy-reply-threshold 5000
-client-query-buffer-limit 1gb
-cluster-allow-pubsubshard-when-down yes
-cluster-allow-reads-when-down no
-cluster-allow-replica-migration yes
-cluster-announce-bus-port 0
-cluster-announce-hostname ""
-cluster-announce-ip ""
-cluster-announce-port 0
-cluster-announce-tls-port 0
-cluster-config-file nodes.conf
-cluster-enabled no
-cluster-link-sendbuf-limit 0
-cluster-migration-barrier 1
-cluster-node-timeout 15000
-cluster-port 0
-cluster-preferred-endpoint-type ip
-cluster-replica-no-failover no
-cluster-replica-validity-factor 10
-cluster-require-full-coverage yes
-crash-log-enabled yes
-crash-memcheck-enabled yes
-enable-protected-configs no
-enable-debug-command no
-enable-module-command no
-ignore-warnings ""
-io-threads 1
-io-threads-do-reads no
-latency-tracking yes
-latency-tracking-info-percentiles "50 99 99.9"
-lfu-decay-time 1
-lfu-log-factor 10
-lua-time-limit 5000
-masterauth ""
-masteruser ""
-maxclients 10000
-maxmemory 0
-maxmemory-clients 0
-maxmemory-eviction-tenacity 10
-maxmemory-policy noeviction
-maxmemory-samples 5
-min-replicas-max-lag 10
-min-replicas-to-write 0
-propagation-error-behavior ignore
-proto-max-bulk-len 512mb
-repl-backlog-size 1mb
-repl-backlog-ttl 3600
-repl-ping-replica-period 10
-repl-timeout 60
-replica-announce-ip ""
-replica-announce-port 0
-replica-announced yes
-replica-ignore-disk-write-errors no
-replica-ignore-maxmemory yes
-replicaof no one
-requirepass ""
-sanitize-dump-payload no
-save 3600 1 300 100 60 10000
-server_cpulist ""
-shutdown-on-sigint default
-shutdown-on-sigterm default
-shutdown-timeout 10
-socket-mark-id 0
-supervised no
-syslog-enabled no
-syslog-facility local0
-syslog-ident redis
-tls-auth-clients yes
-tls-ca-cert-dir ""
-tls-ca-cert-file ""
-tls-cert-file ""
-tls-ciphers ""
-tls-ciphersuites ""
-tls-client-cert-file ""
-tls-client-key-file ""
-tls-client-key-file-pass ""
-tls-cluster no
-tls-dh-params-file ""
-tls-key-file ""
-tls-key-file-pass ""
-tls-port 0
-tls-prefer-server-ciphers no
-tls-protocols ""
-tls-replication no
-tls-session-cache-size 20480
-tls-session-cache-timeout 300
-tls-session-caching yes
-tracking-table-max-keys 1000000
-unixsocket ""
-unixsocketperm 0
-slaveof no one
-slave-serve-stale-data yes
-slave-read-only yes
-slave-priority 100
-hash-max-ziplist-entries 512
-list-max-ziplist-size -2
-"#;
+use redis_conf_fixture::{
+    debian_conf, full_redis_7_conf, node_binary, redis_binary, scratch_dir, settings,
+    start_with_file,
+};
 
 /// Settings that differ because each server has its own port and directory.
 const PER_PROCESS: &[&str] = &["port", "dir", "pidfile"];
-
-/// Debian's file as it is, or Redis 7.0's full file.
-fn debian_conf() -> String {
-    std::fs::read_to_string(DEBIAN_CONF).expect("Debian's redis-server package is installed")
-}
-
-fn full_redis_7_conf() -> String {
-    let debian = debian_conf();
-    let active: Vec<&str> = debian
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-        .collect();
-    format!("{}\n{REDIS_7_0_COMMENTED_DIRECTIVES}", active.join("\n"))
-}
-
-/// The file with only what must differ per process changed: port, dir, the pid file, a
-/// foreground server logging to standard output (where the harness sees it get ready).
-fn adjusted(text: &str, port: u16, dir: &Path) -> String {
-    let mut lines: Vec<String> = text
-        .lines()
-        .map(|line| match line.split_whitespace().next() {
-            Some("port") => format!("port {port}"),
-            Some("dir") => format!("dir {}", dir.display()),
-            Some("daemonize") => "daemonize no".into(),
-            Some("pidfile") => format!("pidfile {}", dir.join("server.pid").display()),
-            Some("logfile") => "logfile \"\"".into(),
-            _ => line.to_string(),
-        })
-        .collect();
-    lines.push(String::new());
-    lines.join("\n")
-}
-
-/// An empty directory of this test's own.
-fn scratch_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "storage-node-redis-conf-{name}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("create a scratch directory");
-    dir
-}
-
-/// Starts `program` (a storage-node or redis-server) with the adjusted file and extra
-/// command-line arguments.
-fn start_with_file(program: &Path, name: &str, text: &str, extra: &[String]) -> ServerProcess {
-    let port = free_port();
-    let dir = scratch_dir(&format!("{name}-{port}"));
-    let conf = dir.join("server.conf");
-    std::fs::write(&conf, adjusted(text, port, &dir)).expect("write the config file");
-    let mut args = vec![conf.display().to_string()];
-    args.extend(extra.iter().cloned());
-    ServerProcess::spawn(
-        name,
-        &program.to_path_buf(),
-        &args,
-        port,
-        "Ready to accept connections",
-    )
-}
-
-fn node_binary() -> PathBuf {
-    storage_node_binary()
-}
-
-fn redis_binary() -> PathBuf {
-    PathBuf::from("redis-server")
-}
-
-/// Every setting CONFIG GET * shows.
-fn settings(port: u16) -> BTreeMap<String, String> {
-    let Frame::Array(items) = RawClient::connect(port).call(&["CONFIG", "GET", "*"]) else {
-        panic!("CONFIG GET * did not answer an array");
-    };
-    items
-        .chunks(2)
-        .map(|pair| match pair {
-            [Frame::Bulk(name), Frame::Bulk(value)] => (
-                String::from_utf8_lossy(name).into_owned(),
-                String::from_utf8_lossy(value).into_owned(),
-            ),
-            other => panic!("not a name and a value: {other:?}"),
-        })
-        .collect()
-}
 
 /// Every setting redis-server shows has the same value on the node.
 fn assert_same_settings(node: &ServerProcess, redis: &ServerProcess) {
@@ -363,44 +162,6 @@ fn config_set_checks_every_directive_as_redis() {
         differ.len(),
         differ.join("\n")
     );
-}
-
-#[test]
-fn config_rewrite_of_a_redis_conf_starts_again() {
-    let text = full_redis_7_conf();
-    let node = start_with_file(&node_binary(), "storage-node", &text, &[]);
-    let mut client = RawClient::connect(node.port);
-    for (name, value) in [
-        ("maxmemory", "100mb"),
-        ("hz", "25"),
-        ("slave-read-only", "no"),
-        ("tcp-keepalive", "60"),
-    ] {
-        assert_eq!(
-            client.call(&["CONFIG", "SET", name, value]),
-            Frame::Simple("OK".into())
-        );
-    }
-    assert_eq!(
-        client.call(&["CONFIG", "REWRITE"]),
-        Frame::Simple("OK".into())
-    );
-    let Frame::Array(info) = client.call(&["CONFIG", "GET", "dir"]) else {
-        panic!("CONFIG GET dir");
-    };
-    let Frame::Bulk(dir) = &info[1] else {
-        panic!("dir")
-    };
-    let conf = PathBuf::from(String::from_utf8_lossy(dir).into_owned()).join("server.conf");
-    let rewritten = std::fs::read_to_string(&conf).expect("the rewritten file");
-    drop(client);
-    drop(node);
-    let again = start_with_file(&node_binary(), "storage-node", &rewritten, &[]);
-    let shown = settings(again.port);
-    assert_eq!(shown["maxmemory"], "104857600");
-    assert_eq!(shown["hz"], "25");
-    assert_eq!(shown["replica-read-only"], "no");
-    assert_eq!(shown["tcp-keepalive"], "60");
 }
 
 /// Runs the node binary to its end (bounded); returns its exit status and stderr.

@@ -375,17 +375,21 @@ pub fn names() -> impl Iterator<Item = &'static str> {
         .chain(inert::INERT_ALIASES.iter().map(|&(alias, _)| alias))
 }
 
-/// A setting by name or alias, ignoring ASCII case.
-pub fn find(name: &str) -> Option<&'static Param> {
-    let name = canonical(name);
+/// Every setting once, by its canonical name: the honoured ones first, then the inert.
+pub fn all() -> impl Iterator<Item = &'static Param> {
     PARAMS
         .iter()
         .chain(aof::PARAMS)
         .chain(repl::PARAMS)
         .chain(replica::PARAMS)
         .chain(super::acl::PARAMS)
-        .find(|p| p.name.eq_ignore_ascii_case(name))
-        .or_else(|| inert::find(name).map(|i| &i.param))
+        .chain(inert::INERT.iter().map(|i| &i.param))
+}
+
+/// A setting by name or alias, ignoring ASCII case.
+pub fn find(name: &str) -> Option<&'static Param> {
+    let name = canonical(name);
+    all().find(|p| p.name.eq_ignore_ascii_case(name))
 }
 
 /// Checks a value for an inert setting as Redis would and stores it in the form CONFIG GET

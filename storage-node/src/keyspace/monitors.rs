@@ -79,8 +79,8 @@ fn line(db: usize, origin: Origin<'_>, args: &[Bytes]) -> Vec<u8> {
     line
 }
 
-/// Redis's `sdscatrepr`.
-fn quote(out: &mut Vec<u8>, arg: &[u8]) {
+/// Redis's `sdscatrepr` (CONFIG REWRITE quotes string settings with it too).
+pub(crate) fn quote(out: &mut Vec<u8>, arg: &[u8]) {
     out.push(b'"');
     for &b in arg {
         match b {

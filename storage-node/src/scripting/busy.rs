@@ -54,6 +54,12 @@ pub struct ScriptState {
     /// Whether it ran a write command (then it cannot be killed).
     wrote: AtomicBool,
     kill_requested: AtomicBool,
+    /// After how many milliseconds the script counts as slow (`busy-reply-threshold` when
+    /// it started), and whether that was logged yet.
+    slow_after_ms: AtomicU64,
+    slow_reported: AtomicBool,
+    /// The script's SHA1, or the function's name, for the log.
+    name: Mutex<String>,
     /// When the count hook next hands the runtime's scheduler away (see [`offload_runtime`]).
     next_offload_ms: AtomicU64,
     epoch: std::sync::OnceLock<Instant>,
@@ -86,10 +92,13 @@ impl ScriptState {
         self.epoch.get_or_init(Instant::now).elapsed().as_millis() as u64
     }
 
-    pub fn start(&self, is_function: bool) {
+    pub fn start(&self, is_function: bool, name: &str, slow_after_ms: u64) {
         self.started_ms.store(self.now_ms(), Relaxed);
         self.wrote.store(false, Relaxed);
         self.kill_requested.store(false, Relaxed);
+        self.slow_after_ms.store(slow_after_ms, Relaxed);
+        self.slow_reported.store(false, Relaxed);
+        *lock(&self.name) = name.to_string();
         self.is_function.store(is_function, Relaxed);
         self.next_offload_ms.store(OFFLOAD_AFTER_MS, Relaxed);
         self.running.store(true, Relaxed);
@@ -153,6 +162,25 @@ impl ScriptState {
             self.next_offload_ms.store(elapsed.max(due) * 2, Relaxed);
             offload_runtime();
         }
+    }
+
+    /// Called from the count hook: logs once that the script passed
+    /// `busy-reply-threshold` (other clients now get `-BUSY`), as Redis does.
+    pub fn report_if_slow(&self) {
+        let elapsed = self.elapsed_ms();
+        if elapsed < self.slow_after_ms.load(Relaxed) || self.slow_reported.swap(true, Relaxed) {
+            return;
+        }
+        let kill = if self.is_function.load(Relaxed) {
+            "FUNCTION KILL"
+        } else {
+            "SCRIPT KILL"
+        };
+        crate::log::warning!(
+            "Slow script detected: still in execution after {elapsed} milliseconds. You can \
+             try killing the script using the {kill} command. Script name is: {}.",
+            lock(&self.name)
+        );
     }
 
     /// Milliseconds the running script has run.

@@ -207,8 +207,10 @@ impl Engine {
             HookTriggers::new().every_nth_instruction(HOOK_PERIOD),
             move |_lua, _debug| {
                 if state.kill_requested() {
+                    crate::log::warning!("Lua script killed by user with SCRIPT KILL.");
                     return Err(raise(KILLED));
                 }
+                state.report_if_slow();
                 state.offload_if_long();
                 Ok(VmState::Continue)
             },

@@ -221,7 +221,11 @@ pub fn run(
         asking,
     };
     let lent = Lent::new(&engine.lua, ctx.keyspace, env);
-    shared.scripting.state.start(is_function);
+    let slow_after_ms = shared.config().busy_reply_threshold_ms;
+    shared
+        .scripting
+        .state
+        .start(is_function, name, slow_after_ms);
     let (keys, argv) = args;
     let result = engine.run(func, keys, argv, is_function);
     shared.scripting.state.finish();
