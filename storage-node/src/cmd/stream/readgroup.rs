@@ -16,8 +16,9 @@
 //! consumer group this client was blocked on no longer exists`.
 //!
 //! Propagated as Redis 7.0 does: an `XCLAIM ... FORCE JUSTID LASTID <id>` per entry added to
-//! the PEL, and `XGROUP SETID ... ENTRIESREAD n` after a NOACK read moved the group;
-//! reading history writes nothing.
+//! the PEL, and `XGROUP SETID ... ENTRIESREAD n` after a NOACK read moved the group
+//! (preceded by `XGROUP CREATECONSUMER` when that read created the consumer); reading
+//! history writes nothing.
 
 use bytes::Bytes;
 
@@ -156,6 +157,9 @@ fn serve_stream(
             if !group.touch_consumer(&consumer, now) {
                 created = group.create_consumer(&consumer, now);
             }
+            if created && parsed.noack {
+                propagated.push(propagate_consumer(key, &group_name, &consumer));
+            }
             let start = after.next().unwrap_or(StreamId::MIN);
             let ids: Vec<StreamId> = group
                 .consumers
@@ -204,6 +208,9 @@ fn serve_stream(
             if !group.touch_consumer(&consumer, now) {
                 created = group.create_consumer(&consumer, now);
             }
+            if created && parsed.noack {
+                propagated.push(propagate_consumer(key, &group_name, &consumer));
+            }
             out.array(entries.len());
             for (entry, entries_read) in entries.iter().zip(positions) {
                 group.last_id = entry.id;
@@ -233,6 +240,15 @@ fn serve_stream(
         ctx.notify(notify::STREAM, "xgroup-createconsumer", key);
     }
     Ok(())
+}
+
+/// A consumer created by a NOACK read is propagated on its own (with an ack the XCLAIMs
+/// create it), as Redis's `streamPropagateConsumerCreation`.
+fn propagate_consumer(key: &[u8], group: &[u8], consumer: &[u8]) -> Vec<Bytes> {
+    [b"XGROUP" as &[u8], b"CREATECONSUMER", key, group, consumer]
+        .iter()
+        .map(|arg| Bytes::copy_from_slice(arg))
+        .collect()
 }
 
 /// A blocked reader run again because `key` was signalled: as Redis's
