@@ -104,3 +104,128 @@ fn xadd_with_a_generated_id_is_logged_with_that_id() {
         "logged {log:?}, expected {expected:?}"
     );
 }
+
+/// The log with the value after each `TIME` argument (XCLAIM's delivery time, the clock's
+/// reading when an entry was delivered) replaced by `T`.
+fn without_delivery_times(log: Vec<u8>) -> Vec<u8> {
+    const TIME: &[u8] = b"$4\r\nTIME\r\n";
+    let mut out = Vec::with_capacity(log.len());
+    let mut rest = &log[..];
+    while let Some(at) = rest.windows(TIME.len()).position(|w| w == TIME) {
+        out.extend_from_slice(&rest[..at + TIME.len()]);
+        rest = &rest[at + TIME.len()..];
+        // Skip `$<len>\r\n<value>\r\n`.
+        let mut lines = 0;
+        while lines < 2 && !rest.is_empty() {
+            if rest.starts_with(b"\r\n") {
+                lines += 1;
+                rest = &rest[2..];
+            } else {
+                rest = &rest[1..];
+            }
+        }
+        out.extend_from_slice(b"$1\r\nT\r\n");
+    }
+    out.extend_from_slice(rest);
+    out
+}
+
+/// Consumer-group commands log what Redis 7.0 logs: XREADGROUP as one XCLAIM per entry it
+/// delivered (in MULTI/EXEC when several) or as XGROUP SETID after NOACK, history reads
+/// nothing; XCLAIM and XAUTOCLAIM as XCLAIMs (a deleted entry's too), a LASTID alone as
+/// XGROUP SETID; commands that changed nothing are not logged. Delivery times aside (each
+/// server reads its clock), the logs are byte for byte the same.
+#[test]
+fn the_logged_group_commands_are_byte_for_byte_redis_s() {
+    let script: &[&[&str]] = &[
+        &["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"],
+        &["XGROUP", "CREATE", "s", "g", "$"],
+        &["XADD", "s", "1-1", "a", "1"],
+        &["XADD", "s", "2-1", "a", "2"],
+        &["XADD", "s", "3-1", "a", "3"],
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "alice",
+            "COUNT",
+            "2",
+            "STREAMS",
+            "s",
+            ">",
+        ],
+        &["XREADGROUP", "GROUP", "g", "alice", "STREAMS", "s", "0"],
+        &[
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "bob",
+            "NOACK",
+            "STREAMS",
+            "s",
+            ">",
+        ],
+        &["XREADGROUP", "GROUP", "g", "bob", "STREAMS", "s", ">"],
+        &["XGROUP", "CREATECONSUMER", "s", "g", "carol"],
+        &["XGROUP", "CREATECONSUMER", "s", "g", "carol"],
+        &["XACK", "s", "g", "1-1", "9-9"],
+        &["XACK", "s", "g", "9-9"],
+        &["XCLAIM", "s", "g", "carol", "0", "2"],
+        &[
+            "XCLAIM",
+            "s",
+            "g",
+            "carol",
+            "0",
+            "2-1",
+            "TIME",
+            "1000",
+            "RETRYCOUNT",
+            "5",
+        ],
+        &["XCLAIM", "s", "g", "carol", "3600000", "2-1"],
+        &["XCLAIM", "s", "g", "carol", "0", "9-9", "LASTID", "20-0"],
+        &["XDEL", "s", "2-1"],
+        &["XAUTOCLAIM", "s", "g", "dave", "0", "0"],
+        &["XGROUP", "SETID", "s", "g", "0", "ENTRIESREAD", "0"],
+        &["XREADGROUP", "GROUP", "g", "erin", "STREAMS", "s", ">"],
+        &["XAUTOCLAIM", "s", "g", "dave", "0", "0", "JUSTID"],
+        &["XGROUP", "SETID", "s", "g", "$"],
+        &["XGROUP", "DELCONSUMER", "s", "g", "alice"],
+        &["XGROUP", "DELCONSUMER", "s", "g", "nobody"],
+        &["XGROUP", "DESTROY", "s", "g"],
+        &["XGROUP", "DESTROY", "s", "g"],
+        &["XGROUP", "CREATE", "s", "h", "0"],
+        &["MULTI"],
+        &["XREADGROUP", "GROUP", "h", "x", "STREAMS", "s", ">"],
+        &["XACK", "s", "h", "1-1"],
+        &["EXEC"],
+    ];
+    let node_dir = scratch_dir("stream-groups-n");
+    let redis_dir = scratch_dir("stream-groups-r");
+    let node = aof_server(&node_dir, true);
+    let redis = aof_server(&redis_dir, false);
+    for port in [node.port, redis.port] {
+        let mut c = RawClient::connect(port);
+        for command in script {
+            c.call(command);
+        }
+        // A blocked reader served by a later XADD logs its XCLAIM after that XADD.
+        let mut reader = RawClient::connect(port);
+        reader.send(&[
+            b"XREADGROUP",
+            b"GROUP",
+            b"h",
+            b"y",
+            b"BLOCK",
+            b"0",
+            b"STREAMS",
+            b"s",
+            b">",
+        ]);
+        test_harness::wait_blocked(&mut c, 1);
+        c.call(&["XADD", "s", "30-1", "late", "1"]);
+        reader.read_reply();
+    }
+    assert_same_log_after(&node_dir, &redis_dir, without_delivery_times);
+}

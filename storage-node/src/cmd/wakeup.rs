@@ -24,10 +24,8 @@ pub fn serve_ready_keys(shared: &Shared, keyspace: &mut Keyspace) {
                 continue;
             };
             let wants = blocked.wants;
-            let serves = keyspace
-                .db(db)
-                .peek(&key)
-                .is_some_and(|entry| wants.served_by(&entry.value));
+            let serves = keyspace.db(db).peek(&key).map(|entry| &entry.value);
+            let serves = wants.served_by(serves);
             if !serves {
                 // Stays blocked; a waiter for another type may still be served.
                 continue;

@@ -31,16 +31,20 @@ pub enum Wants {
     ZSet,
     /// XREAD BLOCK.
     Stream,
+    /// XREADGROUP BLOCK: also woken when the stream goes (deleted, replaced) or its group
+    /// is destroyed, to answer Redis's error.
+    StreamGroup,
 }
 
 impl Wants {
-    /// Whether `value` can serve a command waiting for this type.
-    pub fn served_by(self, value: &Value) -> bool {
+    /// Whether the key's value (None: no key) can serve a command waiting for this type.
+    pub fn served_by(self, value: Option<&Value>) -> bool {
         matches!(
             (self, value),
-            (Wants::List, Value::List(_))
-                | (Wants::ZSet, Value::ZSet(_))
-                | (Wants::Stream, Value::Stream(_))
+            (Wants::List, Some(Value::List(_)))
+                | (Wants::ZSet, Some(Value::ZSet(_)))
+                | (Wants::Stream, Some(Value::Stream(_)))
+                | (Wants::StreamGroup, _)
         )
     }
 }
@@ -93,6 +97,8 @@ pub struct BlockingRegistry {
     blocked: HashMap<u64, Blocked>,
     ready: VecDeque<(usize, Bytes)>,
     ready_set: HashSet<(usize, Bytes)>,
+    /// How many blocked clients are group readers (see [`Self::group_reader_keys`]).
+    group_readers: usize,
 }
 
 impl BlockingRegistry {
@@ -117,6 +123,9 @@ impl BlockingRegistry {
         let (reply, rx) = oneshot::channel();
         let id = handle.id;
         let args = request.rerun_as.unwrap_or(args);
+        if request.wants == Wants::StreamGroup && !self.blocked.contains_key(&id) {
+            self.group_readers += 1;
+        }
         for key in &request.keys {
             let queue = self.waiters.entry((db, key.clone())).or_default();
             if !queue.contains(&id) {
@@ -175,6 +184,9 @@ impl BlockingRegistry {
     /// Removes a blocked client (served, timed out, unblocked or disconnected).
     pub fn remove(&mut self, id: u64) -> Option<Blocked> {
         let blocked = self.blocked.remove(&id)?;
+        if blocked.wants == Wants::StreamGroup {
+            self.group_readers -= 1;
+        }
         for key in &blocked.keys {
             let entry = (blocked.db, key.clone());
             if let Some(queue) = self.waiters.get_mut(&entry) {
@@ -185,6 +197,20 @@ impl BlockingRegistry {
             }
         }
         Some(blocked)
+    }
+
+    /// The keys group readers wait on, with their databases; empty (and cheap) when no
+    /// group reader waits. A key among them that no longer holds a stream is signalled
+    /// after every command, so its readers get Redis's error.
+    pub fn group_reader_keys(&self) -> Vec<(usize, Bytes)> {
+        if self.group_readers == 0 {
+            return Vec::new();
+        }
+        self.blocked
+            .values()
+            .filter(|b| b.wants == Wants::StreamGroup)
+            .flat_map(|b| b.keys.iter().map(|key| (b.db, key.clone())))
+            .collect()
     }
 
     /// The keys of database `db` some client waits on (SWAPDB signals those that exist).

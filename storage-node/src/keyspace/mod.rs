@@ -161,6 +161,23 @@ impl Keyspace {
     pub fn after_command(&mut self, me: u64, my_out: &mut bytes::BytesMut) {
         self.settle_write_lookups();
         self.publish_db_events(me, my_out);
+        self.signal_vanished_streams();
+    }
+
+    /// Group readers wait on streams that a DEL, an overwrite, a RENAME or an expiry may
+    /// have removed: such keys are signalled, so the readers answer Redis's `UNBLOCKED the
+    /// stream key no longer exists` once the command is over.
+    fn signal_vanished_streams(&mut self) {
+        for (db, key) in self.blocking.group_reader_keys() {
+            let is_stream = self
+                .dbs
+                .get_mut(db)
+                .and_then(|d| d.peek(&key))
+                .is_some_and(|entry| matches!(entry.value, crate::types::Value::Stream(_)));
+            if !is_stream {
+                self.blocking.signal_ready(db, &key);
+            }
+        }
     }
 
     pub fn db_count(&self) -> usize {

@@ -308,8 +308,18 @@ pub fn incr_file(dir: &Path) -> std::path::PathBuf {
 /// The node's incremental AOF file (in `node_dir`) holds the same bytes as redis-server's
 /// (in `redis_dir`); both are shown, CRLF as blanks, when they differ.
 pub fn assert_same_log(node_dir: &Path, redis_dir: &Path) {
-    let node_log = std::fs::read(incr_file(node_dir)).unwrap();
-    let redis_log = std::fs::read(incr_file(redis_dir)).unwrap();
+    assert_same_log_after(node_dir, redis_dir, |log| log);
+}
+
+/// [`assert_same_log`] once `normalize` has rewritten both logs (clock readings, which the
+/// two servers take at different instants).
+pub fn assert_same_log_after(
+    node_dir: &Path,
+    redis_dir: &Path,
+    normalize: impl Fn(Vec<u8>) -> Vec<u8>,
+) {
+    let node_log = normalize(std::fs::read(incr_file(node_dir)).unwrap());
+    let redis_log = normalize(std::fs::read(incr_file(redis_dir)).unwrap());
     let text = |log: &[u8]| String::from_utf8_lossy(log).replace("\r\n", " ");
     assert!(
         node_log == redis_log,

@@ -124,10 +124,40 @@ impl Differential {
         self.set_resp3(false);
     }
 
+    /// Sends `args` to both servers and asserts the replies are the same except that
+    /// integers may differ by up to `tolerance` (idle times, delivery times: each server
+    /// reads its own clock).
+    pub fn check_within(&mut self, args: &[&str], tolerance: i64) -> Frame {
+        let (node, redis) = self.both(args);
+        assert!(
+            same_within(&node, &redis, tolerance),
+            "replies differ beyond {tolerance} for {args:?}: node {node:?} redis {redis:?}"
+        );
+        node
+    }
+
     /// Sends `args` to both servers and returns both replies without comparing them, for
     /// replies that legitimately differ (ids, times, random members).
     pub fn both(&mut self, args: &[&str]) -> (Frame, Frame) {
         (self.node_client.call(args), self.redis_client.call(args))
+    }
+}
+
+/// Whether two replies are equal, integers allowed to differ by up to `tolerance`.
+pub fn same_within(a: &Frame, b: &Frame, tolerance: i64) -> bool {
+    let all = |x: &[Frame], y: &[Frame]| {
+        x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same_within(p, q, tolerance))
+    };
+    match (a, b) {
+        (Frame::Integer(x), Frame::Integer(y)) => x.abs_diff(*y) <= tolerance.unsigned_abs(),
+        (Frame::Array(x), Frame::Array(y)) => all(x, y),
+        (Frame::Map(x), Frame::Map(y)) => {
+            x.len() == y.len()
+                && x.iter().zip(y).all(|((k1, v1), (k2, v2))| {
+                    same_within(k1, k2, tolerance) && same_within(v1, v2, tolerance)
+                })
+        }
+        _ => a == b,
     }
 }
 

@@ -9,20 +9,25 @@
 //! `[id, consumer, delivery time, deliveries]`) and `consumers` (`name`, `seen-time`,
 //! `pel-count`, `pending`: the first `n` `[id, delivery time, deliveries]`).
 //!
-//! Not yet: `XINFO GROUPS`, `XINFO CONSUMERS` (they come with consumer groups); they answer
-//! Redis's unknown-subcommand error meanwhile.
+//! `XINFO GROUPS key` → per group a map: `name`, `consumers`, `pending`,
+//! `last-delivered-id`, `entries-read` (null when unknown), `lag` (null when unknown).
+//!
+//! `XINFO CONSUMERS key group` → per consumer a map: `name`, `pending`, `idle` (ms since it
+//! was last seen), as Redis 7.0 has them. Error: `NOGROUP No such consumer group '<group>'
+//! for key name '<key>'`.
 
 use bytes::Bytes;
 use slotproxy::resp::ReplyBuf;
 
 use slotproxy::protocol::errors::subcommand_syntax_error;
 
+use super::xgroup::no_group;
 use super::{db_and_out, read_stream, reply_entries, reply_entry, reply_id};
 use crate::cmd::args::{int, is};
 use crate::cmd::command::write_help;
 use crate::cmd::errors::{CmdError, NO_SUCH_KEY};
 use crate::cmd::{unknown_subcommand, CmdResult, Ctx};
-use crate::types::stream::group::ENTRIES_READ_UNKNOWN;
+use crate::types::stream::group::{ConsumerGroup, ENTRIES_READ_UNKNOWN};
 use crate::types::stream::StreamId;
 use crate::types::StreamValue;
 
@@ -41,12 +46,40 @@ pub fn xinfo(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         write_help(&mut ctx.out, "XINFO", HELP);
         return Ok(());
     }
-    if !is(sub, "stream") {
+    let groups = is(sub, "groups");
+    let consumers = is(sub, "consumers");
+    if !is(sub, "stream") && !groups && !consumers {
         return Err(unknown_subcommand(args));
     }
+    let now = ctx.now_ms();
     // The key is looked up before the options are read, as in Redis.
     let (db, out) = db_and_out(ctx);
     let stream = read_stream(db, &args[2])?.ok_or_else(|| CmdError::from(NO_SUCH_KEY))?;
+    if groups {
+        reply_groups(out, stream);
+        return Ok(());
+    }
+    if consumers {
+        let group = stream
+            .groups
+            .get(&args[3][..])
+            .ok_or_else(|| no_group(&args[3], &args[2]))?;
+        out.array(group.consumers.len());
+        for (name, consumer) in &group.consumers {
+            out.map(3);
+            out.bulk(b"name");
+            out.bulk(name);
+            out.bulk(b"pending");
+            out.integer(consumer.pel.len() as i64);
+            out.bulk(b"idle");
+            out.integer(
+                (now as i64)
+                    .saturating_sub(consumer.seen_time as i64)
+                    .max(0),
+            );
+        }
+        return Ok(());
+    }
     let full = match args.len() {
         3 => None,
         4 if is(&args[3], "full") => Some(10),
@@ -98,6 +131,38 @@ pub fn xinfo(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
+/// XINFO GROUPS.
+fn reply_groups(out: &mut ReplyBuf<'_>, stream: &StreamValue) {
+    out.array(stream.groups.len());
+    for (name, group) in &stream.groups {
+        out.map(6);
+        out.bulk(b"name");
+        out.bulk(name);
+        out.bulk(b"consumers");
+        out.integer(group.consumers.len() as i64);
+        out.bulk(b"pending");
+        out.integer(group.pel.len() as i64);
+        out.bulk(b"last-delivered-id");
+        reply_id(out, group.last_id);
+        reply_position(out, stream, group);
+    }
+}
+
+/// A group's `entries-read` and `lag`, each null when unknown.
+fn reply_position(out: &mut ReplyBuf<'_>, stream: &StreamValue, group: &ConsumerGroup) {
+    out.bulk(b"entries-read");
+    if group.entries_read == ENTRIES_READ_UNKNOWN {
+        out.null();
+    } else {
+        out.integer(group.entries_read);
+    }
+    out.bulk(b"lag");
+    match stream.group_lag(group) {
+        Some(lag) => out.integer(lag),
+        None => out.null(),
+    }
+}
+
 /// XINFO STREAM FULL's `groups`, each PEL shown up to `count` entries (`usize::MAX`: all).
 fn reply_groups_full(out: &mut ReplyBuf<'_>, stream: &StreamValue, count: usize) {
     out.array(stream.groups.len());
@@ -107,17 +172,7 @@ fn reply_groups_full(out: &mut ReplyBuf<'_>, stream: &StreamValue, count: usize)
         out.bulk(name);
         out.bulk(b"last-delivered-id");
         reply_id(out, group.last_id);
-        out.bulk(b"entries-read");
-        if group.entries_read == ENTRIES_READ_UNKNOWN {
-            out.null();
-        } else {
-            out.integer(group.entries_read);
-        }
-        out.bulk(b"lag");
-        match stream.group_lag(group) {
-            Some(lag) => out.integer(lag),
-            None => out.null(),
-        }
+        reply_position(out, stream, group);
         out.bulk(b"pel-count");
         out.integer(group.pel.len() as i64);
         out.bulk(b"pending");

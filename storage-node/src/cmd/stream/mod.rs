@@ -1,20 +1,27 @@
-//! Stream commands (consumer groups come later; XGROUP, XREADGROUP, XACK, XPENDING, XCLAIM,
-//! XAUTOCLAIM and XINFO GROUPS / CONSUMERS answer `unknown command` until then).
+//! Stream commands.
 //!
 //! - [`add`]: XADD XTRIM, and the MAXLEN / MINID trimming options they share.
 //! - [`range`]: XRANGE XREVRANGE XLEN XDEL.
 //! - [`read`]: XREAD, blocking with BLOCK.
 //! - [`setid`]: XSETID, which sets the last id and the counters.
-//! - [`info`]: XINFO STREAM.
+//! - [`info`]: XINFO STREAM, GROUPS, CONSUMERS.
+//! - [`xgroup`]: XGROUP CREATE, SETID, DESTROY, CREATECONSUMER, DELCONSUMER.
+//! - [`readgroup`]: XREADGROUP, blocking with BLOCK.
+//! - [`pending`]: XACK XPENDING.
+//! - [`claim`]: XCLAIM XAUTOCLAIM.
 //!
 //! A stream key stays when its last entry goes (unlike lists). Every command that adds
-//! entries signals the key ready for blocked XREAD clients.
+//! entries signals the key ready for blocked XREAD / XREADGROUP clients.
 
 mod add;
+mod claim;
 mod info;
+mod pending;
 mod range;
 mod read;
+mod readgroup;
 mod setid;
+mod xgroup;
 
 use bytes::Bytes;
 use slotproxy::resp::ReplyBuf;
@@ -35,6 +42,12 @@ pub const COMMANDS: &[(&str, Handler)] = &[
     ("xread", read::xread),
     ("xsetid", setid::xsetid),
     ("xinfo", info::xinfo),
+    ("xgroup", xgroup::xgroup),
+    ("xreadgroup", readgroup::xreadgroup),
+    ("xack", pending::xack),
+    ("xpending", pending::xpending),
+    ("xclaim", claim::xclaim),
+    ("xautoclaim", claim::xautoclaim),
 ];
 
 pub const INVALID_ID: &str = "ERR Invalid stream ID specified as stream command argument";

@@ -30,7 +30,7 @@ pub fn xrevrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 }
 
 /// An interval bound (`streamParseIntervalIDOrReply`): `(id` is exclusive, and then strict.
-fn interval_bound(arg: &[u8], missing_seq: u64) -> Result<(StreamId, bool), CmdError> {
+pub(super) fn interval_bound(arg: &[u8], missing_seq: u64) -> Result<(StreamId, bool), CmdError> {
     if arg.len() > 1 && arg[0] == b'(' {
         let syntax = IdSyntax {
             missing_seq,

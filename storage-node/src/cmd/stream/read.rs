@@ -25,22 +25,49 @@ use crate::keyspace::blocking::{TimeoutReply, Wants};
 use crate::types::stream::StreamId;
 use crate::types::Value;
 
-/// XREAD's options.
-struct ReadArgs {
-    count: usize,
+/// XREAD's and XREADGROUP's options.
+pub(super) struct ReadArgs {
+    pub count: usize,
     /// Milliseconds to wait (None: no BLOCK; Some(0): forever).
-    block_ms: Option<u64>,
+    pub block_ms: Option<u64>,
     /// Index of the first key.
-    keys_at: usize,
-    streams: usize,
+    pub keys_at: usize,
+    pub streams: usize,
+    /// XREADGROUP's group and consumer names.
+    pub group: Option<(Bytes, Bytes)>,
+    pub noack: bool,
 }
 
-fn parse_read(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<ReadArgs, CmdError> {
+impl ReadArgs {
+    /// The key arguments.
+    pub fn keys<'a>(&self, args: &'a [Bytes]) -> &'a [Bytes] {
+        &args[self.keys_at..self.keys_at + self.streams]
+    }
+
+    /// The id arguments, one per key.
+    pub fn ids<'a>(&self, args: &'a [Bytes]) -> &'a [Bytes] {
+        &args[self.keys_at + self.streams..]
+    }
+
+    /// COUNT, with 0 (none given) as no limit.
+    pub fn limit(&self) -> usize {
+        if self.count == 0 {
+            usize::MAX
+        } else {
+            self.count
+        }
+    }
+}
+
+/// Parses XREAD's options, or XREADGROUP's (`group`), as `xreadCommand` does.
+pub(super) fn parse_read(ctx: &Ctx<'_>, args: &[Bytes], group: bool) -> Result<ReadArgs, CmdError> {
     let mut parsed = ReadArgs {
         count: 0,
         block_ms: None,
         keys_at: 0,
         streams: 0,
+        group: None,
+        noack: false,
     };
     let mut i = 1;
     while i < args.len() {
@@ -48,9 +75,11 @@ fn parse_read(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<ReadArgs, CmdError> {
         let opt = &args[i];
         if is(opt, "block") && more > 0 {
             if script_running(ctx) {
-                return Err(
-                    "ERR xread command is not allowed with BLOCK option from scripts".into(),
-                );
+                return Err(format!(
+                    "ERR {} command is not allowed with BLOCK option from scripts",
+                    String::from_utf8_lossy(&args[0])
+                )
+                .into());
             }
             i += 1;
             parsed.block_ms = Some(timeout_ms(ctx, &args[i])?);
@@ -65,6 +94,17 @@ fn parse_read(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<ReadArgs, CmdError> {
             }
             parsed.streams = rest / 2;
             break;
+        } else if is(opt, "group") && more >= 2 {
+            if !group {
+                return Err("ERR The GROUP option is only supported by XREADGROUP. You called XREAD instead.".into());
+            }
+            parsed.group = Some((args[i + 1].clone(), args[i + 2].clone()));
+            i += 2;
+        } else if is(opt, "noack") {
+            if !group {
+                return Err("ERR The NOACK option is only supported by XREADGROUP. You called XREAD instead.".into());
+            }
+            parsed.noack = true;
         } else {
             return Err(SYNTAX.into());
         }
@@ -72,6 +112,9 @@ fn parse_read(ctx: &Ctx<'_>, args: &[Bytes]) -> Result<ReadArgs, CmdError> {
     }
     if parsed.keys_at == 0 {
         return Err(SYNTAX.into());
+    }
+    if group && parsed.group.is_none() {
+        return Err("ERR Missing GROUP option for XREADGROUP".into());
     }
     Ok(parsed)
 }
@@ -86,7 +129,7 @@ fn script_running(ctx: &Ctx<'_>) -> bool {
 }
 
 /// BLOCK's milliseconds (`getTimeoutFromObjectOrReply` in milliseconds).
-fn timeout_ms(ctx: &Ctx<'_>, arg: &[u8]) -> Result<u64, CmdError> {
+pub(super) fn timeout_ms(ctx: &Ctx<'_>, arg: &[u8]) -> Result<u64, CmdError> {
     let ms = crate::cmd::args::int_in_range_or(
         arg,
         i64::MIN,
@@ -104,7 +147,7 @@ fn timeout_ms(ctx: &Ctx<'_>, arg: &[u8]) -> Result<u64, CmdError> {
 }
 
 pub fn xread(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let parsed = parse_read(ctx, args)?;
+    let parsed = parse_read(ctx, args, false)?;
     let keys = &args[parsed.keys_at..parsed.keys_at + parsed.streams];
     let id_args = &args[parsed.keys_at + parsed.streams..];
     if let Some(woken_by) = ctx.client.woken_by.clone() {
