@@ -44,6 +44,7 @@ pub fn rewrite(config: &Config) -> Result<(), String> {
     for param in PARAMS
         .iter()
         .chain(super::repl::PARAMS)
+        .chain(super::cluster_ha::PARAMS)
         .chain(INERT.iter().map(|i| &i.param))
     {
         let changed = params::get(config, param.name) != params::get(&defaults, param.name);
