@@ -12,14 +12,40 @@ use slotproxy::cluster::key_slot;
 use test_harness::cluster::start_storage_node;
 use test_harness::{wait_until, Cluster, RawClient};
 
-/// Both clusters, settled.
+/// Both clusters, settled, each replica past offset 0 (CLUSTER SHARDS says `loading` for
+/// a replica at offset 0, and when the first write or PING reaches it depends on timing).
 fn both() -> [Cluster; 2] {
     let redis = Cluster::redis_with_replicas(3);
     let storage = Cluster::storage_nodes_with_replicas(3);
     for cluster in [&redis, &storage] {
         wait_replica_topology(&ports(cluster), 3, 1);
+        write_to_every_shard(cluster);
+        wait_until(DEADLINE, "every replica to announce its offset", || {
+            cluster.nodes.iter().all(|n| {
+                let mut c = RawClient::connect(n.port);
+                c.call(&["HELLO", "3"]);
+                let shards = format!("{:?}", c.call(&["CLUSTER", "SHARDS"]));
+                !shards.contains("loading")
+            })
+        });
     }
     [redis, storage]
+}
+
+/// One key on every master.
+fn write_to_every_shard(cluster: &Cluster) {
+    let mut written = std::collections::HashSet::new();
+    for i in 0.. {
+        let key = format!("seed:{i}");
+        let master = cluster.node_for_slot(key_slot(key.as_bytes()));
+        if written.insert(master) {
+            let mut c = RawClient::connect(cluster.nodes[master].port);
+            c.call(&["SET", &key, "1"]);
+        }
+        if written.len() == 3 {
+            return;
+        }
+    }
 }
 
 /// A master's port and its replica's port, by CLUSTER NODES of the first node.
@@ -136,6 +162,9 @@ fn readonly_script(cluster: &Cluster) -> Vec<String> {
         let mut line = text(&raw)
             .replace(&format!("127.0.0.1:{master}"), "<master>")
             .replace(&master.to_string(), "<master-port>");
+        if let Some((moved, _)) = line.split_once("127.0.0.1:") {
+            line = format!("{moved}<other-master>");
+        }
         if command[0] == "ROLE" {
             // The offsets differ between the two clusters: keep role, host, state.
             line = line.split("\r\n").take(8).collect::<Vec<_>>().join("|");
