@@ -170,6 +170,7 @@ async fn run(shared: Arc<Shared>) {
         for id in expired {
             state.nodes.remove(&id);
         }
+        let mut suspected = false;
         for node in state.nodes.values_mut() {
             if node.is_myself() || node.in_handshake() {
                 continue;
@@ -178,7 +179,14 @@ async fn run(shared: Arc<Shared>) {
                 node.ping_sent_ms != 0 && now.saturating_sub(node.ping_sent_ms) > node_timeout;
             if late && !node.flags.has(Flags::PFAIL) {
                 node.flags.set(Flags::PFAIL, true);
+                suspected = true;
             }
+        }
+        // Tell every peer at once (our gossip names the suspects): a majority of
+        // masters agrees sooner than with the next regular PING, which is up to half a
+        // node timeout away.
+        if suspected {
+            state.needs_broadcast = true;
         }
         state.manual_failover_step(now);
         let unpause = state.election.master_paused
