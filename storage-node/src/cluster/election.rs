@@ -128,10 +128,10 @@ impl ClusterState {
         };
         let manual = self.election.mf_end_ms != 0 && self.election.mf_can_start;
         let master_failed = master.flags.has(Flags::FAIL);
-        if (!master_failed && !manual)
-            || (limits.no_failover && !manual)
-            || self.slot_count(&master_id) == 0
-        {
+        // Automatic failover needs a failed master and may be turned off; a manual one
+        // needs neither. Either way the master must have slots to hand over.
+        let allowed = manual || (master_failed && !limits.no_failover);
+        if !allowed || self.slot_count(&master_id) == 0 {
             return Step::Wait;
         }
         let node_timeout = limits.node_timeout_ms;
@@ -201,7 +201,8 @@ impl ClusterState {
             }
             return Step::AskVotes(Box::new(request));
         }
-        if self.election.auth_count >= self.size / 2 + 1 {
+        let quorum = self.size / 2 + 1;
+        if self.election.auth_count >= quorum {
             crate::log::warning!("Failover election won: I'm the new master.");
             let epoch = self.election.auth_epoch;
             if self.me().config_epoch < epoch {

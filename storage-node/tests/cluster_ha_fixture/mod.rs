@@ -306,8 +306,9 @@ impl Router {
                     .and_then(|m| m.get(1))
                     .and_then(Frame::as_integer)
                     .unwrap_or(0) as u16;
-                for slot in first as usize..=last as usize {
-                    owner[slot] = port;
+                let (first, last) = (first as usize, last as usize);
+                if let Some(range) = owner.get_mut(first..=last) {
+                    range.fill(port);
                 }
             }
             if owner.iter().all(|&p| p != 0) {
@@ -318,10 +319,11 @@ impl Router {
     }
 
     fn call(&mut self, port: u16, args: &[&[u8]]) -> Option<Frame> {
-        if !self.links.contains_key(&port) {
-            self.links.insert(port, Link::open(port)?);
-        }
-        let reply = self.links.get_mut(&port)?.call(args);
+        let link = match self.links.entry(port) {
+            std::collections::hash_map::Entry::Occupied(entry) => entry.into_mut(),
+            std::collections::hash_map::Entry::Vacant(entry) => entry.insert(Link::open(port)?),
+        };
+        let reply = link.call(args);
         if reply.is_none() {
             self.links.remove(&port);
         }
