@@ -16,10 +16,9 @@ pub struct ClusterHaSettings {
     /// longer than `repl-ping-replica-period + node-timeout × factor` does not start a
     /// failover (0: no limit).
     pub replica_validity_factor: u64,
-    /// `cluster-migration-barrier`: replicas a master keeps before one may migrate.
-    pub migration_barrier: u64,
-    /// `cluster-allow-replica-migration`: replicas may move to an orphaned master, and a
-    /// master that lost all its slots becomes a replica of the node that took them.
+    /// `cluster-allow-replica-migration`: a master that lost all its slots becomes a
+    /// replica of the node that took them (replicas moving to an orphaned master, the
+    /// other half of the setting in Redis, is not implemented yet).
     pub allow_replica_migration: bool,
 }
 
@@ -30,7 +29,6 @@ impl Default for ClusterHaSettings {
             allow_reads_when_down: false,
             replica_no_failover: false,
             replica_validity_factor: 10,
-            migration_barrier: 1,
             allow_replica_migration: true,
         }
     }
@@ -41,14 +39,6 @@ pub const PARAMS: &[Param] = &[
     param("cluster-replica-no-failover", Kind::Bool, Access::Mutable),
     param(
         "cluster-replica-validity-factor",
-        Kind::Int {
-            min: 0,
-            max: INT_MAX,
-        },
-        Access::Mutable,
-    ),
-    param(
-        "cluster-migration-barrier",
         Kind::Int {
             min: 0,
             max: INT_MAX,
@@ -80,7 +70,6 @@ pub fn apply(settings: &mut ClusterHaSettings, name: &str, value: &str) -> Resul
         "cluster-allow-reads-when-down" => settings.allow_reads_when_down = yes,
         "cluster-replica-no-failover" => settings.replica_no_failover = yes,
         "cluster-replica-validity-factor" => settings.replica_validity_factor = number()?,
-        "cluster-migration-barrier" => settings.migration_barrier = number()?,
         "cluster-allow-replica-migration" => settings.allow_replica_migration = yes,
         _ => return Err(format!("unknown setting '{name}'")),
     }
@@ -94,7 +83,6 @@ pub fn get(settings: &ClusterHaSettings, name: &str) -> Option<String> {
         "cluster-allow-reads-when-down" => yes_no(settings.allow_reads_when_down),
         "cluster-replica-no-failover" => yes_no(settings.replica_no_failover),
         "cluster-replica-validity-factor" => settings.replica_validity_factor.to_string(),
-        "cluster-migration-barrier" => settings.migration_barrier.to_string(),
         "cluster-allow-replica-migration" => yes_no(settings.allow_replica_migration),
         _ => return None,
     })
