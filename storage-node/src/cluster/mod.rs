@@ -9,16 +9,23 @@
 //! - [`commands`]: CLUSTER, READONLY, READWRITE, ASKING.
 //! - [`redirect`]: MOVED / ASK / TRYAGAIN / CROSSSLOT / CLUSTERDOWN, as Redis decides them.
 //! - [`migrate`]: MIGRATE (client side) and RESTORE-ASKING.
+//! - [`replicas`]: who replicates whom; [`role`] makes the replication follow it.
+//! - [`failure`]: failure reports, `fail?` and `fail`.
+//! - [`election`]: replica elections, automatic and manual failover.
 //!
 //! Lock order: a command holds the keyspace lock and may then take the cluster lock; the
 //! bus takes the cluster lock alone and releases it before touching the keyspace.
 
 pub mod bus;
 pub mod commands;
+pub mod election;
+pub mod failure;
 pub mod migrate;
 pub mod node;
 pub mod nodes_file;
 pub mod redirect;
+pub mod replicas;
+pub mod role;
 pub mod state;
 
 use std::collections::HashMap;
@@ -73,6 +80,8 @@ impl Cluster {
         nodes_file::save(&state, &nodes_file, now, true)
             .map_err(|e| format!("cannot write {}: {e}", nodes_file.display()))?;
         state.needs_save = false;
+        state.node_timeout_ms = config.cluster_node_timeout;
+        state.allow_replica_migration = config.cluster_ha.allow_replica_migration;
         Ok(Cluster {
             state: Mutex::new(state),
             nodes_file,
@@ -92,6 +101,16 @@ impl Cluster {
     /// anything persistent changed, and tells the peers if they should know at once.
     pub fn commit(&self, state: &mut ClusterState, config: &Config) -> std::io::Result<()> {
         let now = unix_time_ms();
+        state.node_timeout_ms = config.cluster_node_timeout;
+        state.allow_replica_migration = config.cluster_ha.allow_replica_migration;
+        let no_failover = config.cluster_ha.replica_no_failover && state.me().is_replica();
+        if state.me().flags.has(node::Flags::NOFAILOVER) != no_failover {
+            state
+                .me_mut()
+                .flags
+                .set(node::Flags::NOFAILOVER, no_failover);
+            state.needs_save = true;
+        }
         state.update_state(
             config.cluster_require_full_coverage,
             config.cluster_node_timeout,
@@ -120,19 +139,24 @@ impl Cluster {
     /// Sends a PUBLISH to every other node, as Redis Cluster does, so subscribers anywhere
     /// in the cluster get it.
     pub fn broadcast_publish(&self, channel: &[u8], message: &[u8]) {
-        let frame = {
-            let mut state = self.lock();
-            let frame = bus::codec::encode(&bus::codec::Message {
+        let message = {
+            let state = self.lock();
+            bus::codec::Message {
                 header: bus::gossip::header(&state),
                 body: bus::codec::Body::Publish {
                     channel: channel.to_vec(),
                     message: message.to_vec(),
                 },
-            });
-            let peers = lock(&self.links).len() as u64;
-            state.stats.sent[5] += peers;
-            frame
+            }
         };
+        self.broadcast(&message);
+    }
+
+    /// Sends a message to every node this node has a link to (and counts it).
+    pub fn broadcast(&self, message: &bus::codec::Message) {
+        let frame = bus::codec::encode(message);
+        let peers = lock(&self.links).len() as u64;
+        self.lock().stats.sent[message.type_code() as usize] += peers;
         for outbox in lock(&self.links).values() {
             let _ = outbox.send(frame.clone());
         }

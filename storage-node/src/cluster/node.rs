@@ -63,6 +63,14 @@ impl Flags {
     pub const NOFAILOVER: u16 = 1 << 7;
     /// A handshake started by CLUSTER MEET: the first message on the link is a MEET.
     pub const MEET: u16 = 1 << 8;
+    /// Wire only (Redis's `CLUSTERMSG_FLAG0_PAUSED`): the sender is a master whose clients
+    /// are paused for a manual failover; its replication offset is final.
+    pub const PAUSED: u16 = 1 << 9;
+    /// Wire only (Redis's `CLUSTERMSG_FLAG0_FORCEACK`): an election request masters grant
+    /// even though the replica's master is not failing (manual failover).
+    pub const FORCEACK: u16 = 1 << 10;
+    /// Flags that describe a message rather than a node, never kept in the node table.
+    pub const MESSAGE_ONLY: u16 = Flags::MEET | Flags::PAUSED | Flags::FORCEACK;
 
     pub fn has(self, bit: u16) -> bool {
         self.0 & bit != 0
@@ -122,6 +130,16 @@ pub struct Node {
     pub link_since_ms: Option<u64>,
     /// Unix ms when the node's inbound link was identified, while it is up.
     pub inbound_since_ms: Option<u64>,
+    /// The master this node replicates (replicas only).
+    pub master: Option<NodeId>,
+    /// The replication offset the node last announced.
+    pub repl_offset: u64,
+    /// Masters that said this node is failing, and when they last said so.
+    pub fail_reports: Vec<(NodeId, u64)>,
+    /// Unix ms when the node was flagged `fail` (0: it is not).
+    pub fail_time_ms: u64,
+    /// Unix ms when this node last voted for a replica of this master (masters only).
+    pub voted_time_ms: u64,
 }
 
 impl Node {
@@ -139,6 +157,11 @@ impl Node {
             created_ms: now_ms,
             link_since_ms: None,
             inbound_since_ms: None,
+            master: None,
+            repl_offset: 0,
+            fail_reports: Vec::new(),
+            fail_time_ms: 0,
+            voted_time_ms: 0,
         }
     }
 
@@ -148,6 +171,10 @@ impl Node {
 
     pub fn is_master(&self) -> bool {
         self.flags.has(Flags::MASTER)
+    }
+
+    pub fn is_replica(&self) -> bool {
+        self.flags.has(Flags::REPLICA)
     }
 
     pub fn in_handshake(&self) -> bool {

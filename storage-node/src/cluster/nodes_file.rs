@@ -133,6 +133,9 @@ fn parse(text: &str, now_ms: u64) -> Result<ClusterState, String> {
             continue;
         }
         let mut node = Node::new(id, &ip, port, cport, flags, now_ms);
+        if fields[3] != "-" {
+            node.master = Some(parse_id(fields[3])?);
+        }
         node.config_epoch = fields[6]
             .parse()
             .map_err(|_| format!("bad config epoch '{}'", fields[6]))?;
@@ -211,6 +214,10 @@ mod tests {
             state.assign(s, me);
         }
         state.assign(200, peer);
+        let replica = NodeId::random();
+        let mut node = Node::new(replica, "127.0.0.1", 7002, 17002, Flags::REPLICA, 0);
+        node.master = Some(peer);
+        state.nodes.insert(replica, node);
         state.migrating.insert(5, peer);
         state.importing.insert(300, peer);
         let dir = std::env::temp_dir().join(format!("nodes-file-test-{}", std::process::id()));
@@ -224,6 +231,8 @@ mod tests {
         assert_eq!(loaded.ranges_of(&me), vec![(0, 99)]);
         assert_eq!(loaded.slots[200], Some(peer));
         assert_eq!(loaded.nodes[&peer].config_epoch, 2);
+        assert_eq!(loaded.nodes[&replica].master, Some(peer));
+        assert!(loaded.nodes[&replica].is_replica());
         assert_eq!(loaded.migrating.get(&5), Some(&peer));
         assert_eq!(loaded.importing.get(&300), Some(&peer));
         let _ = std::fs::remove_dir_all(&dir);

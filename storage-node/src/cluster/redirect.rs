@@ -7,7 +7,12 @@
 //!   split by the migration (some still here, some gone), or after ASKING a multi-key
 //!   request of which the importing node lacks some keys.
 //! - `-CROSSSLOT Keys in request don't hash to the same slot`.
-//! - `-CLUSTERDOWN Hash slot not served` / `-CLUSTERDOWN The cluster is down`.
+//! - `-CLUSTERDOWN Hash slot not served` / `-CLUSTERDOWN The cluster is down`, or with
+//!   `cluster-allow-reads-when-down yes` for a write only: `-CLUSTERDOWN The cluster is
+//!   down and only accepts read commands`.
+//!
+//! A replica serves reads of its master's slots to a client that sent `READONLY`; writes
+//! (and reads from other clients) get MOVED to the master.
 //!
 //! A slot this node is importing is served only after `ASKING` (one command) or for a
 //! command flagged `asking` (RESTORE-ASKING). Commands without keys are always served.
@@ -24,6 +29,18 @@ pub const CROSSSLOT: &str = "CROSSSLOT Keys in request don't hash to the same sl
 pub const TRYAGAIN: &str = "TRYAGAIN Multiple keys request during rehashing of slot";
 pub const DOWN_UNBOUND: &str = "CLUSTERDOWN Hash slot not served";
 pub const DOWN_STATE: &str = "CLUSTERDOWN The cluster is down";
+pub const DOWN_READ_ONLY: &str = "CLUSTERDOWN The cluster is down and only accepts read commands";
+
+/// What the client and the settings allow, besides the keys.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Access {
+    /// The client's one-shot ASKING flag.
+    pub asking: bool,
+    /// The client sent READONLY (reads from a replica).
+    pub readonly: bool,
+    /// `cluster-allow-reads-when-down`.
+    pub reads_when_down: bool,
+}
 
 /// Whether the cluster check applies to a command at all: Redis skips commands that have
 /// no key specs and no key-finding rule (EXEC is checked over its queued commands).
@@ -51,14 +68,18 @@ fn redirect(kind: &str, slot: u16, cluster: &Cluster, to: &NodeId) -> CmdError {
     format!("{kind} {slot} {ip}:{port}").into()
 }
 
-/// Checks one request (or the queued requests of a transaction, for EXEC). `asking` is
-/// the client's one-shot ASKING flag.
+/// Checks one request (or the queued requests of a transaction, for EXEC).
 pub fn check(
     cluster: &Cluster,
     keyspace: &mut Keyspace,
-    asking: bool,
+    access: Access,
     requests: &[(&CommandSpec, &[Bytes])],
 ) -> Result<(), CmdError> {
+    let asking = access.asking;
+    let writes = requests
+        .iter()
+        .any(|(spec, _)| spec.flags.contains(CommandFlags::WRITE));
+    let my_master;
     let mut first_key: Option<&[u8]> = None;
     let mut slot = 0u16;
     let mut owner: Option<NodeId> = None;
@@ -73,6 +94,7 @@ pub fn check(
     {
         let state = cluster.lock();
         me = state.myself;
+        my_master = state.me().master.filter(|_| state.me().is_replica());
         for (spec, args) in requests {
             command_asking |= spec.flags.contains(CommandFlags::ASKING);
             is_migrate |= spec.name == "migrate";
@@ -123,7 +145,12 @@ pub fn check(
             return Ok(());
         };
         if !state.ok {
-            return Err(DOWN_STATE.into());
+            if !access.reads_when_down {
+                return Err(DOWN_STATE.into());
+            }
+            if writes {
+                return Err(DOWN_READ_ONLY.into());
+            }
         }
         owner = Some(owner_id);
     }
@@ -147,6 +174,9 @@ pub fn check(
         if multiple_keys && missing_keys > 0 {
             return Err(TRYAGAIN.into());
         }
+        return Ok(());
+    }
+    if access.readonly && !writes && my_master.is_some() && owner == my_master {
         return Ok(());
     }
     match owner {

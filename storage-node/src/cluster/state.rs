@@ -53,6 +53,16 @@ pub struct ClusterState {
     pub needs_broadcast: bool,
     started_ms: u64,
     among_minority_since_ms: u64,
+    /// This node's replication offset, as its headers announce it (kept current by the
+    /// bus cron).
+    pub my_repl_offset: u64,
+    /// `cluster-node-timeout`, as of the last commit (failure reports and votes expire by
+    /// it).
+    pub node_timeout_ms: u64,
+    /// `cluster-allow-replica-migration`, as of the last commit.
+    pub allow_replica_migration: bool,
+    /// This node's election (as a replica) or manual failover (either side).
+    pub election: super::election::Election,
 }
 
 impl ClusterState {
@@ -82,6 +92,10 @@ impl ClusterState {
             needs_broadcast: false,
             started_ms: now_ms,
             among_minority_since_ms: 0,
+            my_repl_offset: 0,
+            node_timeout_ms: 15_000,
+            allow_replica_migration: true,
+            election: Default::default(),
         }
     }
 
@@ -349,7 +363,16 @@ impl ClusterState {
     }
 
     fn describe_node_with(&self, node: &Node, ranges: &[(u16, u16)], now_ms: u64) -> String {
-        let master = "-";
+        let master = match node.master.filter(|_| node.is_replica()) {
+            Some(id) => id.to_string(),
+            None => "-".into(),
+        };
+        // A replica shows its master's config epoch, as Redis does.
+        let epoch = node
+            .master
+            .filter(|_| node.is_replica())
+            .and_then(|id| self.nodes.get(&id))
+            .map_or(node.config_epoch, |m| m.config_epoch);
         let pong = if node.is_myself() {
             // Redis shows the current second for itself once it has peers.
             if self.nodes.len() > 1 {
@@ -373,7 +396,7 @@ impl ClusterState {
             master,
             node.ping_sent_ms,
             pong,
-            node.config_epoch,
+            epoch,
             link
         );
         for &(start, end) in ranges {

@@ -394,16 +394,15 @@ fn dispatch(
         out: ReplyBuf::new(output, proto),
     };
     // Redis's gates after the argument checks, in its order.
-    // A script's commands were checked where it called them (`scripting::call`).
-    let gates = transaction::check_allowed(ctx.client, spec)
-        .and_then(|()| match ctx.client.scripted {
-            true => Ok(()),
-            false => acl_gate::check(shared, ctx.client, spec, args),
-        })
-        .and_then(|()| pubsub::check_subscriber_mode(&ctx, spec))
-        .and_then(|()| check_disk_errors(&ctx, spec))
-        .and_then(|()| check_good_replicas(&ctx, spec))
-        .and_then(|()| crate::replication::replica::check_command(shared, ctx.client, spec));
+    // A script's commands were checked where it called them (`scripting::call`). The ACL
+    // check comes before the cluster redirect, as in Redis's processCommand.
+    let gates = transaction::check_allowed(ctx.client, spec).and_then(|()| match ctx
+        .client
+        .scripted
+    {
+        true => Ok(()),
+        false => acl_gate::check(shared, ctx.client, spec, args),
+    });
     if let Err(e) = gates {
         ctx.keyspace.command_stats.rejected(spec.name.as_str());
         return Err(transaction::rejected(ctx.keyspace, ctx.client, args, e));
@@ -411,11 +410,18 @@ fn dispatch(
     // Cluster mode: MOVED/ASK/TRYAGAIN/CROSSSLOT/CLUSTERDOWN before anything runs or is
     // queued (a redirected command inside MULTI flags the transaction, as in Redis).
     // Commands a script runs are checked by the script's own cluster rule instead.
-    if let Some(cluster) = shared.cluster.as_deref().filter(|_| !ctx.client.loading) {
+    // Redis redirects before its other gates (a write to a replica gets MOVED, not
+    // READONLY); the master's stream on a replica is never redirected.
+    let obeys = ctx.client.loading || ctx.client.master;
+    if let Some(cluster) = shared.cluster.as_deref().filter(|_| !obeys) {
+        let access = crate::cluster::redirect::Access {
+            asking: ctx.client.asking,
+            readonly: ctx.client.readonly,
+            reads_when_down: shared.config().cluster_ha.allow_reads_when_down,
+        };
         if !ctx.client.nested && spec.name != "exec" && crate::cluster::redirect::applies(spec) {
-            let asking = ctx.client.asking;
             if let Err(e) =
-                crate::cluster::redirect::check(cluster, ctx.keyspace, asking, &[(spec, args)])
+                crate::cluster::redirect::check(cluster, ctx.keyspace, access, &[(spec, args)])
             {
                 ctx.keyspace.command_stats.rejected(spec.name.as_str());
                 return Err(transaction::rejected(ctx.keyspace, ctx.client, args, e));
@@ -432,9 +438,8 @@ fn dispatch(
                     .filter_map(|q| table.lookup(q).ok().map(|spec| (spec, &q[..])))
                     .filter(|(spec, _)| crate::cluster::redirect::applies(spec))
                     .collect();
-                let asking = ctx.client.asking;
                 if let Err(e) =
-                    crate::cluster::redirect::check(cluster, ctx.keyspace, asking, &queued)
+                    crate::cluster::redirect::check(cluster, ctx.keyspace, access, &queued)
                 {
                     ctx.keyspace.command_stats.rejected(spec.name.as_str());
                     transaction::discard_transaction(ctx.keyspace, ctx.client);
@@ -442,6 +447,14 @@ fn dispatch(
                 }
             }
         }
+    }
+    let gates = pubsub::check_subscriber_mode(&ctx, spec)
+        .and_then(|()| check_disk_errors(&ctx, spec))
+        .and_then(|()| check_good_replicas(&ctx, spec))
+        .and_then(|()| crate::replication::replica::check_command(shared, ctx.client, spec));
+    if let Err(e) = gates {
+        ctx.keyspace.command_stats.rejected(spec.name.as_str());
+        return Err(transaction::rejected(ctx.keyspace, ctx.client, args, e));
     }
     if let Err(e) = save::refuse_writes_after_failed_save(shared, ctx.client, spec) {
         ctx.keyspace.command_stats.rejected(spec.name.as_str());

@@ -17,8 +17,10 @@
 //!   FREQ / IDLETIME go: see `keyspace::lfu`);
 //! - `list-compress-depth`: the node never compresses list nodes; OBJECT ENCODING is
 //!   `quicklist` whatever the depth, as in Redis 7.0;
-//! - `cluster-announce-*`, `cluster-allow-*`, replica failover settings: the node's cluster
-//!   bus does not use them.
+//! - `cluster-announce-*`, `cluster-allow-pubsubshard-when-down`, `cluster-link-sendbuf-limit`,
+//!   `cluster-preferred-endpoint-type`, `cluster-migration-barrier` (no replica migration
+//!   yet): the node's cluster bus does not use them (the failover settings are honoured,
+//!   in `super::cluster_ha`).
 //!
 //! Settings the node does honour are in [`super::params::PARAMS`]; a setting moves there
 //! when the node starts to honour it.
@@ -113,18 +115,6 @@ pub const INERT: &[Inert] = &[
         "yes",
     ),
     inert(
-        "cluster-allow-reads-when-down",
-        Kind::Bool,
-        Access::Mutable,
-        "no",
-    ),
-    inert(
-        "cluster-allow-replica-migration",
-        Kind::Bool,
-        Access::Mutable,
-        "yes",
-    ),
-    inert(
         "cluster-announce-bus-port",
         Kind::Int { min: 0, max: 65535 },
         Access::Mutable,
@@ -164,21 +154,6 @@ pub const INERT: &[Inert] = &[
         Kind::Enum(&["ip", "hostname", "unknown-endpoint"]),
         Access::Mutable,
         "ip",
-    ),
-    inert(
-        "cluster-replica-no-failover",
-        Kind::Bool,
-        Access::Mutable,
-        "no",
-    ),
-    inert(
-        "cluster-replica-validity-factor",
-        Kind::Int {
-            min: 0,
-            max: INT_MAX,
-        },
-        Access::Mutable,
-        "10",
     ),
     inert("crash-log-enabled", Kind::Bool, Access::Mutable, "yes"),
     inert("crash-memcheck-enabled", Kind::Bool, Access::Mutable, "yes"),
@@ -404,11 +379,6 @@ pub const INERT: &[Inert] = &[
 /// Old names of inert settings that Redis 7.0 still accepts, with the setting each stands
 /// for; CONFIG GET with a pattern lists them too.
 pub const INERT_ALIASES: &[(&str, &str)] = &[
-    ("cluster-slave-no-failover", "cluster-replica-no-failover"),
-    (
-        "cluster-slave-validity-factor",
-        "cluster-replica-validity-factor",
-    ),
     ("min-slaves-max-lag", "min-replicas-max-lag"),
     ("min-slaves-to-write", "min-replicas-to-write"),
     ("repl-ping-slave-period", "repl-ping-replica-period"),

@@ -6,6 +6,7 @@
 pub mod acl;
 pub mod aof;
 mod checks;
+pub mod cluster_ha;
 mod file;
 pub mod inert;
 pub mod params;
@@ -105,6 +106,8 @@ pub struct Config {
     /// Milliseconds without an answer after which a node is suspected to be down.
     pub cluster_node_timeout: u64,
     pub cluster_require_full_coverage: bool,
+    /// Replicas, failover and reads while down (`cluster-replica-*`, `cluster-allow-*`).
+    pub cluster_ha: cluster_ha::ClusterHaSettings,
     /// Sets of integers stay `intset` up to this many members.
     pub set_max_intset_entries: usize,
     /// Sorted sets stay `listpack` up to this many members, none longer than the value.
@@ -263,6 +266,7 @@ impl Default for Config {
             cluster_port: 0,
             cluster_node_timeout: 15000,
             cluster_require_full_coverage: true,
+            cluster_ha: cluster_ha::ClusterHaSettings::default(),
             set_max_intset_entries: 512,
             zset_max_listpack_entries: 128,
             zset_max_listpack_value: 64,

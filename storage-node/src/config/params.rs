@@ -9,7 +9,7 @@
 pub use super::values::parse_memory;
 pub(super) use super::values::{boolean, number, one, strtoll_whole, words};
 use super::values::{choice, db_filename, memory_or_percent, percentiles, save_points};
-use super::{aof, checks, inert, repl, replica, Config};
+use super::{aof, checks, cluster_ha, inert, repl, replica, Config};
 use crate::server::protection::ProtectedAction;
 
 /// Whether CONFIG SET may change a setting.
@@ -356,6 +356,7 @@ fn canonical(name: &str) -> &str {
     ALIASES
         .iter()
         .chain(inert::INERT_ALIASES)
+        .chain(cluster_ha::ALIASES)
         .find(|(alias, _)| alias.eq_ignore_ascii_case(name))
         .map_or(name, |(_, target)| target)
 }
@@ -371,6 +372,8 @@ pub fn names() -> impl Iterator<Item = &'static str> {
         .chain(repl::PARAMS.iter().map(|p| p.name))
         .chain(replica::PARAMS.iter().map(|p| p.name))
         .chain(super::acl::PARAMS.iter().map(|p| p.name))
+        .chain(cluster_ha::PARAMS.iter().map(|p| p.name))
+        .chain(cluster_ha::ALIASES.iter().map(|&(alias, _)| alias))
         .chain(inert::INERT.iter().map(|i| i.param.name))
         .chain(inert::INERT_ALIASES.iter().map(|&(alias, _)| alias))
 }
@@ -383,6 +386,7 @@ pub fn all() -> impl Iterator<Item = &'static Param> {
         .chain(repl::PARAMS)
         .chain(replica::PARAMS)
         .chain(super::acl::PARAMS)
+        .chain(cluster_ha::PARAMS)
         .chain(inert::INERT.iter().map(|i| &i.param))
 }
 
@@ -441,6 +445,10 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
     if replica::PARAMS.iter().any(|p| p.name == param.name) {
         let checked = checked_value(param, values)?;
         return replica::apply(&mut config.replica, param.name, &checked);
+    }
+    if cluster_ha::PARAMS.iter().any(|p| p.name == param.name) {
+        let checked = checked_value(param, values)?;
+        return cluster_ha::apply(&mut config.cluster_ha, param.name, &checked);
     }
     let kind = param.kind;
     match canonical(param.name) {
@@ -629,6 +637,9 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
         }
         other if replica::PARAMS.iter().any(|p| p.name == other) => {
             replica::get(&config.replica, other)?
+        }
+        other if cluster_ha::PARAMS.iter().any(|p| p.name == other) => {
+            cluster_ha::get(&config.cluster_ha, other)?
         }
         other => {
             let inert = inert::find(other)?;

@@ -88,7 +88,12 @@ pub fn cluster_keys_check(
     if !crate::cluster::redirect::applies(spec) {
         return Ok(());
     }
-    match crate::cluster::redirect::check(cluster, keyspace, asking, &[(spec, argv)]) {
+    let access = crate::cluster::redirect::Access {
+        asking,
+        readonly: false,
+        reads_when_down: shared.config().cluster_ha.allow_reads_when_down,
+    };
+    match crate::cluster::redirect::check(cluster, keyspace, access, &[(spec, argv)]) {
         Ok(()) => Ok(()),
         Err(e) if e.message() == crate::cluster::redirect::DOWN_STATE => {
             Err("ERR Script attempted to execute a command while the cluster is down".into())

@@ -123,6 +123,20 @@ impl Cluster {
         Self::create(nodes, true)
     }
 
+    /// The same as [`redis_with_replicas`](Self::redis_with_replicas), with storage-nodes.
+    pub fn storage_nodes_with_replicas(masters: usize) -> Cluster {
+        let nodes: Vec<ServerProcess> = (0..masters * 2)
+            .map(|_| {
+                let port = free_port();
+                fresh_node_dir(port);
+                start_storage_node(port)
+            })
+            .collect();
+        let cluster = Self::create_with_replicas(nodes, true, 1);
+        cluster.wait_until_replicas_synced();
+        cluster
+    }
+
     /// Joins fresh nodes with `redis-cli --cluster create` and waits until they agree.
     fn create(nodes: Vec<ServerProcess>, storage: bool) -> Cluster {
         Self::create_with_replicas(nodes, storage, 0)

@@ -12,6 +12,8 @@
 //! FAIL:   failing node id [40]
 //! UPDATE: node id [40] | its config epoch u64 | its slot bitmap [2048]
 //! PUBLISH: channel length u32 | channel | message length u32 | message
+//! AUTH-REQ, AUTH-ACK, MFSTART: nothing after the header (a manual failover's request
+//!        carries the FORCEACK flag, a paused master's messages the PAUSED flag)
 //! ```
 //!
 //! Every message carries the full header, so replication and failover messages can be
@@ -30,7 +32,9 @@ const FRAME_HEADER: usize = 12;
 /// No legitimate message comes near this (a PING with 1,000 gossip entries is ~100 KB).
 pub const MAX_BODY: usize = 1 << 20;
 /// Message types by wire code, named as CLUSTER INFO counts them.
-pub const TYPE_NAMES: [&str; 6] = ["ping", "pong", "meet", "fail", "update", "publish"];
+pub const TYPE_NAMES: [&str; 9] = [
+    "ping", "pong", "meet", "fail", "update", "publish", "auth-req", "auth-ack", "mfstart",
+];
 
 const PING: u16 = 0;
 const PONG: u16 = 1;
@@ -38,6 +42,9 @@ const MEET: u16 = 2;
 const FAIL: u16 = 3;
 const UPDATE: u16 = 4;
 const PUBLISH: u16 = 5;
+const AUTH_REQUEST: u16 = 6;
+const AUTH_ACK: u16 = 7;
+const MFSTART: u16 = 8;
 
 /// What every message says about its sender.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,7 +58,7 @@ pub struct Header {
     /// The address the sender announces; empty means "the address you see me at".
     pub ip: String,
     pub slots: SlotBitmap,
-    /// The master a replica follows (unused while the node has masters only).
+    /// The master a replica follows (none for a master).
     pub primary: Option<NodeId>,
     pub repl_offset: u64,
 }
@@ -85,6 +92,12 @@ pub enum Body {
         channel: Vec<u8>,
         message: Vec<u8>,
     },
+    /// A replica asks for a vote in its election (Redis's FAILOVER_AUTH_REQUEST).
+    AuthRequest,
+    /// A master's vote (FAILOVER_AUTH_ACK).
+    AuthAck,
+    /// A replica asks its master to start a manual failover (pause and send its offset).
+    MfStart,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -103,6 +116,9 @@ impl Message {
             Body::Fail(_) => FAIL,
             Body::Update { .. } => UPDATE,
             Body::Publish { .. } => PUBLISH,
+            Body::AuthRequest => AUTH_REQUEST,
+            Body::AuthAck => AUTH_ACK,
+            Body::MfStart => MFSTART,
         }
     }
 }
@@ -181,6 +197,7 @@ pub fn encode(message: &Message) -> Vec<u8> {
                 body.put_slice(part);
             }
         }
+        Body::AuthRequest | Body::AuthAck | Body::MfStart => {}
     }
     let mut frame = Vec::with_capacity(FRAME_HEADER + body.len());
     frame.put_slice(MAGIC);
@@ -284,6 +301,9 @@ fn decode_body(kind: u16, body: &[u8]) -> Option<Message> {
             channel: r.blob()?,
             message: r.blob()?,
         },
+        AUTH_REQUEST => Body::AuthRequest,
+        AUTH_ACK => Body::AuthAck,
+        MFSTART => Body::MfStart,
         _ => return None,
     };
     Some(Message { header, body })
@@ -377,6 +397,12 @@ mod tests {
             header: header(),
             body: Body::Fail(NodeId::random()),
         });
+        for body in [Body::AuthRequest, Body::AuthAck, Body::MfStart] {
+            round_trip(Message {
+                header: header(),
+                body,
+            });
+        }
         round_trip(Message {
             header: header(),
             body: Body::Update {

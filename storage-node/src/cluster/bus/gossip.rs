@@ -1,5 +1,6 @@
 //! What a node says on the bus and what it makes of what it hears: Redis's
-//! `clusterSendPing` and `clusterProcessPacket`, for masters.
+//! `clusterSendPing` and `clusterProcessPacket`: membership, slot claims, the replica
+//! relation, failure reports, FAIL, and the election and manual failover messages.
 
 use std::net::IpAddr;
 
@@ -45,22 +46,35 @@ pub struct Outcome {
     pub close: bool,
     /// Messages PUBLISHed on a known node, to deliver to local subscribers.
     pub publish: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Send to every node (a FAIL this node decided).
+    pub broadcast: Vec<Message>,
+    /// A vote arrived: the cron should look at the election now.
+    pub kick: bool,
+    /// This master's replica asked for a manual failover: pause and tell it the offset.
+    pub manual_failover_for: Option<NodeId>,
 }
 
 /// The header describing this node.
+/// A replica announces its master's slots and config epoch, as Redis does.
 pub fn header(state: &ClusterState) -> Header {
     let me = state.me();
+    let primary = me.master.filter(|_| me.is_replica());
+    let serving = primary.and_then(|id| state.nodes.get(&id));
+    let mut flags = me.flags.0 & !Flags::MYSELF & !Flags::MESSAGE_ONLY;
+    if me.is_master() && state.election.mf_replica.is_some() {
+        flags |= Flags::PAUSED;
+    }
     Header {
         sender: state.myself,
         current_epoch: state.current_epoch,
-        config_epoch: me.config_epoch,
-        flags: me.flags.0 & !Flags::MYSELF,
+        config_epoch: serving.map_or(me.config_epoch, |m| m.config_epoch),
+        flags,
         port: me.port,
         cport: me.cport,
         ip: String::new(),
-        slots: state.bitmap_of(&state.myself),
-        primary: None,
-        repl_offset: 0,
+        slots: state.bitmap_of(&primary.unwrap_or(state.myself)),
+        primary,
+        repl_offset: state.my_repl_offset,
     }
 }
 
@@ -70,7 +84,7 @@ fn gossip_entry(node: &Node) -> Gossip {
         ip: node.ip.clone(),
         port: node.port,
         cport: node.cport,
-        flags: node.flags.0 & !Flags::MYSELF,
+        flags: node.flags.0 & !Flags::MYSELF & !Flags::MESSAGE_ONLY,
         ping_sent_ms: node.ping_sent_ms,
         pong_received_ms: node.pong_received_ms,
     }
@@ -137,7 +151,7 @@ pub fn start_handshake(
 }
 
 fn master_bit(flags: u16) -> u16 {
-    flags & (Flags::MASTER | Flags::REPLICA)
+    flags & (Flags::MASTER | Flags::REPLICA | Flags::NOFAILOVER)
 }
 
 /// Processes one message. The caller sends what the outcome asks and commits the state.
@@ -236,8 +250,8 @@ pub fn process(
             if let Some(node) = state.nodes.get_mut(&h.sender) {
                 node.pong_received_ms = now_ms;
                 node.ping_sent_ms = 0;
-                node.flags.set(Flags::PFAIL, false);
             }
+            state.node_answered(&h.sender, now_ms);
         }
     }
 
@@ -251,10 +265,17 @@ pub fn process(
         if matches!(origin.link, Link::Inbound) && node.inbound_since_ms.is_none() {
             node.inbound_since_ms = Some(now_ms);
         }
-        if h.config_epoch > node.config_epoch {
+        // A replica's header carries its master's config epoch, not its own.
+        if h.primary.is_none() && h.config_epoch > node.config_epoch {
             node.config_epoch = h.config_epoch;
             state.needs_save = true;
             state.needs_fsync = true;
+        }
+        node.repl_offset = h.repl_offset;
+        let nofailover = h.flags & Flags::NOFAILOVER != 0;
+        if node.flags.has(Flags::NOFAILOVER) != nofailover {
+            node.flags.set(Flags::NOFAILOVER, nofailover);
+            state.needs_save = true;
         }
     }
     if h.current_epoch > state.current_epoch {
@@ -279,29 +300,85 @@ pub fn process(
         state.needs_save = true;
         outcome
             .lost_slots
-            .extend(state.update_slots_with(*node, *config_epoch, slots));
+            .extend(state.apply_slot_claim(*node, *config_epoch, slots));
         return outcome;
     }
-    if !matches!(message.body, Body::Ping(_) | Body::Pong(_) | Body::Meet(_)) {
-        return outcome;
+    match &message.body {
+        Body::Fail(failing) => {
+            if state
+                .nodes
+                .get(failing)
+                .is_some_and(|n| !n.flags.has(Flags::FAIL))
+            {
+                crate::log::notice!("FAIL message received from {sender} about {failing}");
+            }
+            state.mark_failed(failing, now_ms);
+            return outcome;
+        }
+        Body::AuthRequest => {
+            if let Some(vote) = state.vote_request(message, now_ms) {
+                outcome.send.push((sender, vote));
+            }
+            return outcome;
+        }
+        Body::AuthAck => {
+            state.count_vote(message);
+            outcome.kick = true;
+            return outcome;
+        }
+        Body::MfStart => {
+            let mine = state.nodes.get(&sender).and_then(|n| n.master) == Some(state.myself);
+            if state.me().is_master() && mine {
+                outcome.manual_failover_for = Some(sender);
+            }
+            return outcome;
+        }
+        Body::Ping(_) | Body::Pong(_) | Body::Meet(_) => {}
+        _ => return outcome,
     }
 
-    if h.flags & Flags::MASTER != 0 {
-        if state.bitmap_of(&sender) != h.slots {
-            outcome
-                .lost_slots
-                .extend(state.update_slots_with(sender, h.config_epoch, &h.slots));
+    // The role first (Redis: before the slots, so a former master's claims are gone).
+    match h.primary {
+        None if h.flags & Flags::MASTER != 0 => state.set_node_as_master(&sender),
+        Some(primary) => state.set_node_as_replica(&sender, primary),
+        None => {}
+    }
+    // A manual failover: the paused master's offset is the one to reach.
+    let e = &state.election;
+    if h.flags & Flags::PAUSED != 0
+        && state.me().is_replica()
+        && state.me().master == Some(sender)
+        && e.mf_end_ms != 0
+        && e.mf_master_offset.is_none()
+    {
+        state.election.mf_master_offset = Some(h.repl_offset);
+    }
+    let sender_is_master = state.nodes.get(&sender).is_some_and(Node::is_master);
+    let sender_master = if sender_is_master {
+        Some(sender)
+    } else {
+        state.nodes.get(&sender).and_then(|n| n.master)
+    };
+    if let Some(serving) = sender_master {
+        if state.bitmap_of(&serving) != h.slots {
+            if sender_is_master {
+                outcome
+                    .lost_slots
+                    .extend(state.apply_slot_claim(sender, h.config_epoch, &h.slots));
+            }
             // The sender may claim slots a newer owner has: tell it (UPDATE).
             if let Some(update) = stale_claim(state, h) {
                 outcome.send.push((sender, update));
             }
         }
-        if h.config_epoch == state.me().config_epoch {
-            state.handle_epoch_collision(&sender);
-        }
+    }
+    if sender_is_master && h.config_epoch == state.me().config_epoch {
+        state.handle_epoch_collision(&sender);
     }
     if let Body::Ping(entries) | Body::Pong(entries) | Body::Meet(entries) = &message.body {
-        process_gossip(state, entries, now_ms);
+        if let Some(fail) = process_gossip(state, sender, entries, now_ms) {
+            outcome.broadcast.push(fail);
+        }
     }
     outcome
 }
@@ -329,16 +406,42 @@ fn stale_claim(state: &ClusterState, h: &Header) -> Option<Message> {
     })
 }
 
-fn process_gossip(state: &mut ClusterState, entries: &[Gossip], now_ms: u64) {
+/// Gossip about other nodes. A master's word on who is failing is a failure report;
+/// returns the FAIL message to broadcast when the reports made this node decide one.
+fn process_gossip(
+    state: &mut ClusterState,
+    sender: NodeId,
+    entries: &[Gossip],
+    now_ms: u64,
+) -> Option<Message> {
+    let mut failed = None;
+    let sender_is_master = state.nodes.get(&sender).is_some_and(Node::is_master);
     for g in entries {
         if g.id == state.myself {
             continue;
         }
+        let healthy = g.flags & (Flags::PFAIL | Flags::FAIL) == 0;
+        let known = state.nodes.get(&g.id).is_some_and(|n| !n.in_handshake());
+        if known && sender_is_master {
+            if healthy {
+                state.remove_failure_report(&g.id, &sender);
+            } else {
+                if state.add_failure_report(&g.id, sender, now_ms) {
+                    crate::log::verbose!("Node {sender} reported node {} as not reachable.", g.id);
+                }
+                if state.mark_failing_if_needed(&g.id, now_ms) {
+                    failed = Some(Message {
+                        header: header(state),
+                        body: Body::Fail(g.id),
+                    });
+                }
+            }
+        }
         match state.nodes.get_mut(&g.id) {
             Some(node) if node.in_handshake() => {}
             Some(node) => {
-                let healthy = g.flags & (Flags::PFAIL | Flags::FAIL) == 0;
                 if healthy
+                    && node.fail_reports.is_empty()
                     && node.ping_sent_ms == 0
                     && g.pong_received_ms > node.pong_received_ms
                     && g.pong_received_ms <= now_ms + 500
@@ -369,4 +472,5 @@ fn process_gossip(state: &mut ClusterState, entries: &[Gossip], now_ms: u64) {
             }
         }
     }
+    failed
 }

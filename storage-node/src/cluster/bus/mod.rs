@@ -5,8 +5,9 @@
 //! [`listener`] the same way; we answer their PINGs with PONGs. Every message carries the
 //! sender's epochs and slots, and gossip about other nodes ([`gossip`]), in our own binary
 //! frames ([`codec`]). A cron ([`run`]) connects to new nodes, drops handshakes that never
-//! finished, flags nodes that stopped answering (`fail?`), and keeps the cluster state and
-//! the nodes file current.
+//! finished, flags nodes that stopped answering (`fail?`), runs this replica's election
+//! (`super::election`), keeps the replication in line with the node table
+//! (`super::role`), and keeps the cluster state and the nodes file current.
 
 pub mod codec;
 pub mod gossip;
@@ -18,6 +19,7 @@ use std::time::Duration;
 
 use tokio::net::TcpListener;
 
+use super::election;
 use super::node::{Flags, NodeId};
 use super::Cluster;
 use crate::keyspace::unix_time_ms;
@@ -54,6 +56,15 @@ fn apply(shared: &Shared, outcome: gossip::Outcome) {
         count_sent(cluster, &message);
         cluster.send_to(&to, codec::encode(&message));
     }
+    for message in &outcome.broadcast {
+        cluster.broadcast(message);
+    }
+    if outcome.kick {
+        cluster.kick.notify_one();
+    }
+    if let Some(replica) = outcome.manual_failover_for {
+        start_manual_failover(shared, replica);
+    }
     if !outcome.publish.is_empty() {
         let keyspace = shared.lock_keyspace();
         // No local client sent these: nothing to order before a reply.
@@ -77,6 +88,37 @@ fn apply(shared: &Shared, outcome: gossip::Outcome) {
     }
 }
 
+/// The master side of a manual failover (Redis's MFSTART handling): writes pause, and once
+/// no write is in flight the replica gets a PING flagged PAUSED with the final offset.
+fn start_manual_failover(shared: &Shared, replica: NodeId) {
+    use crate::server::pause::{end_after, PauseMode, PausePurpose};
+    let cluster = cluster(shared);
+    let timeout = super::election::MANUAL_FAILOVER_TIMEOUT_MS;
+    shared.pause.pause(
+        PausePurpose::Failover,
+        PauseMode::Write,
+        end_after(timeout * 2),
+    );
+    // A write that was running holds the keyspace lock: past it, the offset is final.
+    let offset = {
+        let _keyspace = shared.lock_keyspace();
+        shared.replication.end()
+    };
+    let frame = {
+        let mut state = cluster.lock();
+        state.reset_manual_failover();
+        state.election.mf_end_ms = unix_time_ms() + timeout;
+        state.election.mf_replica = Some(replica);
+        state.election.master_paused = true;
+        state.my_repl_offset = offset;
+        let ping = gossip::ping(&state, codec::Body::Ping);
+        state.stats.sent[ping.type_code() as usize] += 1;
+        codec::encode(&ping)
+    };
+    crate::log::warning!("Manual failover requested by replica {replica}.");
+    cluster.send_to(&replica, frame);
+}
+
 fn count_sent(cluster: &Cluster, message: &Message) {
     cluster.lock().stats.sent[message.type_code() as usize] += 1;
 }
@@ -98,9 +140,26 @@ async fn run(shared: Arc<Shared>) {
             _ = tokio::time::sleep(CRON_INTERVAL) => {}
             _ = cluster.kick.notified() => {}
         }
-        let node_timeout = shared.config().cluster_node_timeout.max(1);
+        let (node_timeout, limits) = {
+            let config = shared.config();
+            let node_timeout = config.cluster_node_timeout.max(1);
+            let limits = election::Limits {
+                node_timeout_ms: node_timeout,
+                validity_factor: config.cluster_ha.replica_validity_factor,
+                ping_period_ms: config.repl.ping_replica_period.saturating_mul(1000),
+                no_failover: config.cluster_ha.replica_no_failover,
+            };
+            (node_timeout, limits)
+        };
+        // Read before the cluster lock (the replication has its own).
+        let data_age = crate::replication::replica::data_age_ms(&shared);
+        let my_offset = shared.replication.end();
         let now = unix_time_ms();
         let mut state = cluster.lock();
+        // A paused master keeps the offset it told its replica.
+        if state.election.mf_replica.is_none() {
+            state.my_repl_offset = my_offset;
+        }
         let handshake_timeout = node_timeout.max(1000);
         let expired: Vec<NodeId> = state
             .nodes
@@ -111,6 +170,7 @@ async fn run(shared: Arc<Shared>) {
         for id in expired {
             state.nodes.remove(&id);
         }
+        let mut suspected = false;
         for node in state.nodes.values_mut() {
             if node.is_myself() || node.in_handshake() {
                 continue;
@@ -119,8 +179,23 @@ async fn run(shared: Arc<Shared>) {
                 node.ping_sent_ms != 0 && now.saturating_sub(node.ping_sent_ms) > node_timeout;
             if late && !node.flags.has(Flags::PFAIL) {
                 node.flags.set(Flags::PFAIL, true);
+                suspected = true;
             }
         }
+        // Tell every peer at once (our gossip names the suspects): a majority of
+        // masters agrees sooner than with the next regular PING, which is up to half a
+        // node timeout away.
+        if suspected {
+            state.needs_broadcast = true;
+        }
+        state.manual_failover_step(now);
+        let unpause = state.election.master_paused
+            && (state.election.mf_replica.is_none() || !state.me().is_master());
+        if unpause {
+            state.election.master_paused = false;
+            state.reset_manual_failover();
+        }
+        let step = state.replica_failover_step(&limits, data_age, now);
         let wanted: Vec<NodeId> = state
             .nodes
             .values()
@@ -129,6 +204,18 @@ async fn run(shared: Arc<Shared>) {
             .collect();
         commit(&shared, &mut state);
         drop(state);
+        match step {
+            election::Step::AskVotes(request) => cluster.broadcast(&request),
+            election::Step::Won | election::Step::Wait => {}
+        }
+        // Replication first: writes held by a manual failover's pause run after it and
+        // meet a replica (they are redirected).
+        super::role::reconcile(&shared, None);
+        if unpause {
+            shared
+                .pause
+                .unpause(crate::server::pause::PausePurpose::Failover);
+        }
         for id in wanted {
             if let Some(outbox) = peer::register(cluster, id) {
                 tokio::spawn(peer::run(shared.clone(), id, outbox));

@@ -5,17 +5,17 @@
 //! - `CLUSTER NODES` → text, one line per node: `<id> <ip:port@cport> <flags> <master>
 //!   <ping-sent> <pong-recv> <config-epoch> <link-state> <slot> <slot>-<slot> ...`, and for
 //!   this node its open migrations `[slot->-id]` / `[slot-<-id]`.
-//! - `CLUSTER SLOTS` → `[[start, end, [ip, port, id, {}]], ...]` in slot order.
+//! - `CLUSTER SLOTS` → `[[start, end, [ip, port, id, {}], replica..., ], ...]` in slot
+//!   order: the master, then its replicas that are not `fail`.
 //! - `CLUSTER SHARDS` → `[{slots: [start, end, ...], nodes: [{id, port, ip, endpoint, role,
-//!   replication-offset, health}]}, ...]`, one shard per master.
+//!   replication-offset, health}, ...]}, ...]`, one shard per master: the master, then its
+//!   replicas (`health` is `fail`, `loading` for a replica at offset 0, else `online`).
 //! - `CLUSTER LINKS` → `[{direction, node, create-time, events, send-buffer-allocated,
 //!   send-buffer-used}, ...]`.
 //! - `CLUSTER MYID` → this node's id. `CLUSTER KEYSLOT key` → its slot.
 //! - `CLUSTER COUNTKEYSINSLOT slot` → integer (`ERR Invalid slot`).
 //! - `CLUSTER GETKEYSINSLOT slot count` → up to `count` keys (`ERR Invalid slot or number
 //!   of keys`).
-//! - `CLUSTER COUNT-FAILURE-REPORTS id` → 0 (failure reports are not exchanged yet).
-//! - `CLUSTER REPLICAS id` / `SLAVES id` → `[]` for a known master (`ERR Unknown node id`).
 //! - `CLUSTER HELP` → the help lines.
 
 use bytes::Bytes;
@@ -106,53 +106,91 @@ pub fn slots(ctx: &mut Ctx<'_>, cluster: &Cluster) -> CmdResult {
     }
     ctx.out.array(ranges.len());
     for (first, last, owner) in ranges {
-        ctx.out.array(3);
+        let Some(master) = state.nodes.get(&owner) else {
+            ctx.out.array(2);
+            ctx.out.integer(first as i64);
+            ctx.out.integer(last as i64);
+            continue;
+        };
+        let replicas: Vec<&Node> = state
+            .replicas_of(&owner)
+            .into_iter()
+            .filter(|r| !r.flags.has(Flags::FAIL))
+            .collect();
+        ctx.out.array(3 + replicas.len());
         ctx.out.integer(first as i64);
         ctx.out.integer(last as i64);
-        match state.nodes.get(&owner) {
-            Some(node) => node_entry(ctx, node),
-            None => ctx.out.null(),
+        node_entry(ctx, master);
+        for replica in replicas {
+            node_entry(ctx, replica);
         }
     }
     Ok(())
 }
 
+/// One node of a CLUSTER SHARDS shard.
+fn shard_node(ctx: &mut Ctx<'_>, node: &Node, offset: u64) {
+    ctx.out.map(7);
+    ctx.out.bulk(b"id");
+    ctx.out.bulk(node.id.as_bytes());
+    ctx.out.bulk(b"port");
+    ctx.out.integer(node.port.into());
+    ctx.out.bulk(b"ip");
+    ctx.out.bulk(node.ip.as_bytes());
+    ctx.out.bulk(b"endpoint");
+    ctx.out.bulk(node.ip.as_bytes());
+    ctx.out.bulk(b"role");
+    ctx.out.bulk(if node.is_replica() {
+        &b"replica"[..]
+    } else {
+        &b"master"[..]
+    });
+    ctx.out.bulk(b"replication-offset");
+    ctx.out.integer(offset as i64);
+    ctx.out.bulk(b"health");
+    let health: &[u8] = if node.flags.has(Flags::FAIL) {
+        b"fail"
+    } else if node.is_replica() && offset == 0 {
+        b"loading"
+    } else {
+        b"online"
+    };
+    ctx.out.bulk(health);
+}
+
 pub fn shards(ctx: &mut Ctx<'_>, cluster: &Cluster) -> CmdResult {
+    let my_offset = ctx.shared.replication.end();
     let state = cluster.lock();
-    // Redis lists shards in its node table's hash order; this node lists itself first.
-    let masters: Vec<&Node> = std::iter::once(state.me())
-        .chain(state.nodes.values().filter(|n| !n.is_myself()))
+    // Redis lists shards in its node table's hash order; this node lists its own first.
+    let serving = state.serving_master();
+    let masters: Vec<&Node> = state
+        .nodes
+        .get(&serving)
+        .into_iter()
+        .chain(state.nodes.values().filter(|n| n.id != serving))
         .filter(|n| n.is_master() && !n.in_handshake())
         .collect();
     ctx.out.array(masters.len());
-    for node in masters {
+    for master in masters {
         ctx.out.map(2);
         ctx.out.bulk(b"slots");
-        let ranges = state.ranges_of(&node.id);
+        let ranges = state.ranges_of(&master.id);
         ctx.out.array(ranges.len() * 2);
         for (first, last) in ranges {
             ctx.out.integer(first.into());
             ctx.out.integer(last.into());
         }
         ctx.out.bulk(b"nodes");
-        ctx.out.array(1);
-        ctx.out.map(7);
-        ctx.out.bulk(b"id");
-        ctx.out.bulk(node.id.as_bytes());
-        ctx.out.bulk(b"port");
-        ctx.out.integer(node.port.into());
-        ctx.out.bulk(b"ip");
-        ctx.out.bulk(node.ip.as_bytes());
-        ctx.out.bulk(b"endpoint");
-        ctx.out.bulk(node.ip.as_bytes());
-        ctx.out.bulk(b"role");
-        ctx.out.bulk(b"master");
-        ctx.out.bulk(b"replication-offset");
-        ctx.out.integer(0);
-        ctx.out.bulk(b"health");
-        let failed = node.flags.has(Flags::FAIL);
-        ctx.out
-            .bulk(if failed { &b"fail"[..] } else { &b"online"[..] });
+        let replicas = state.replicas_of(&master.id);
+        ctx.out.array(1 + replicas.len());
+        for node in std::iter::once(master).chain(replicas) {
+            let offset = if node.is_myself() {
+                my_offset
+            } else {
+                node.repl_offset
+            };
+            shard_node(ctx, node, offset);
+        }
     }
     Ok(())
 }
@@ -229,29 +267,5 @@ pub fn getkeysinslot(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     for key in keys {
         ctx.out.bulk(&key);
     }
-    Ok(())
-}
-
-fn unknown_node(arg: &[u8]) -> crate::cmd::CmdError {
-    format!("ERR Unknown node {}", String::from_utf8_lossy(arg)).into()
-}
-
-pub fn count_failure_reports(ctx: &mut Ctx<'_>, cluster: &Cluster, args: &[Bytes]) -> CmdResult {
-    if cluster.lock().lookup(&args[2]).is_none() {
-        return Err(unknown_node(&args[2]));
-    }
-    ctx.out.integer(0);
-    Ok(())
-}
-
-pub fn replicas(ctx: &mut Ctx<'_>, cluster: &Cluster, args: &[Bytes]) -> CmdResult {
-    let is_master = match cluster.lock().lookup(&args[2]) {
-        None => return Err(unknown_node(&args[2])),
-        Some(node) => node.is_master(),
-    };
-    if !is_master {
-        return Err("ERR The specified node is not a master".into());
-    }
-    ctx.out.array(0);
     Ok(())
 }

@@ -6,8 +6,9 @@
 //! - `FORGET id` → `+OK`; the node is kept out of gossip for 60 s. `ERR Unknown node X`,
 //!   `ERR I tried hard but I can't forget myself...`.
 //! - `RESET [HARD|SOFT]` → `+OK`: all slots unassigned, every other node forgotten; HARD
-//!   also zeroes the epochs and takes a new node id. `ERR CLUSTER RESET can't be called
-//!   with master nodes containing keys`.
+//!   also zeroes the epochs and takes a new node id; a replica stops replicating and
+//!   empties its data. `ERR CLUSTER RESET can't be called with master nodes containing
+//!   keys`.
 //! - `BUMPEPOCH` → `+BUMPED <epoch>`, or `+STILL <epoch>` when this node's config epoch is
 //!   already the unique maximum.
 //! - `SET-CONFIG-EPOCH epoch` → `+OK`, only on a node that knows no other node and has
@@ -20,7 +21,7 @@ use bytes::Bytes;
 
 use super::commit;
 use crate::cluster::bus::gossip::start_handshake;
-use crate::cluster::node::NodeId;
+use crate::cluster::node::{Flags, NodeId};
 use crate::cluster::state::FORGET_BLACKLIST_MS;
 use crate::cluster::{nodes_file, Cluster};
 use crate::cmd::args::{int, is, text};
@@ -106,10 +107,19 @@ pub fn reset(ctx: &mut Ctx<'_>, cluster: &Cluster, args: &[Bytes]) -> CmdResult 
         Some(mode) if is(mode, "soft") => false,
         Some(_) => return Err(SYNTAX.into()),
     };
-    if !ctx.keyspace.db(0).is_empty() {
+    let is_replica = cluster.lock().me().is_replica();
+    if !is_replica && !ctx.keyspace.db(0).is_empty() {
         return Err("ERR CLUSTER RESET can't be called with master nodes containing keys".into());
     }
     let mut state = cluster.lock();
+    if is_replica {
+        // A replica leaves as an empty master (Redis's clusterReset).
+        let me = state.me_mut();
+        me.flags.set(Flags::REPLICA, false);
+        me.flags.set(Flags::MASTER, true);
+        me.master = None;
+        state.reset_manual_failover();
+    }
     state.migrating.clear();
     state.importing.clear();
     state.unassign_all();
@@ -131,6 +141,10 @@ pub fn reset(ctx: &mut Ctx<'_>, cluster: &Cluster, args: &[Bytes]) -> CmdResult 
     state.needs_save = true;
     commit(ctx, cluster, &mut state);
     drop(state);
+    if is_replica {
+        crate::cluster::role::reconcile(ctx.shared, Some(ctx.keyspace));
+        ctx.keyspace.flush_all();
+    }
     ctx.out.ok();
     Ok(())
 }

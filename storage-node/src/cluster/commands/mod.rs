@@ -4,14 +4,13 @@
 //! support disabled`. Subcommands by family:
 //!
 //! - [`info`]: INFO, NODES, SLOTS, SHARDS, LINKS, MYID, KEYSLOT, COUNTKEYSINSLOT,
-//!   GETKEYSINSLOT, COUNT-FAILURE-REPORTS, REPLICAS / SLAVES, HELP.
+//!   GETKEYSINSLOT, HELP.
 //! - [`slots`]: ADDSLOTS, ADDSLOTSRANGE, DELSLOTS, DELSLOTSRANGE, FLUSHSLOTS, SETSLOT.
 //! - [`membership`]: MEET, FORGET, RESET, BUMPEPOCH, SET-CONFIG-EPOCH, SAVECONFIG.
+//! - [`replication`]: REPLICATE, REPLICAS / SLAVES, COUNT-FAILURE-REPORTS, FAILOVER.
 //!
-//! REPLICATE and FAILOVER need replicas, which this node does not have yet: they answer
-//! `unknown subcommand`.
-//!
-//! - `READONLY` / `READWRITE` → `+OK` (reads on replicas; a master serves them anyway).
+//! - `READONLY` / `READWRITE` → `+OK`: after READONLY a replica serves reads of its
+//!   master's slots (a master serves them anyway).
 //! - `ASKING` → `+OK`; the next command may use a slot this node is importing.
 //!
 //! MIGRATE lives in [`super::migrate`] and is listed here.
@@ -19,6 +18,7 @@
 mod help;
 mod info;
 mod membership;
+mod replication;
 mod slots;
 
 use bytes::Bytes;
@@ -72,8 +72,10 @@ fn cluster(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         "keyslot" => info::keyslot(ctx, args),
         "countkeysinslot" => info::countkeysinslot(ctx, args),
         "getkeysinslot" => info::getkeysinslot(ctx, args),
-        "count-failure-reports" => info::count_failure_reports(ctx, cluster, args),
-        "replicas" | "slaves" => info::replicas(ctx, cluster, args),
+        "count-failure-reports" => replication::count_failure_reports(ctx, cluster, args),
+        "replicas" | "slaves" => replication::replicas(ctx, cluster, args),
+        "replicate" => replication::replicate(ctx, cluster, args),
+        "failover" => replication::failover(ctx, cluster, args),
         "addslots" => slots::addslots(ctx, cluster, args, false),
         "delslots" => slots::addslots(ctx, cluster, args, true),
         "addslotsrange" => slots::addslotsrange(ctx, cluster, args, false),

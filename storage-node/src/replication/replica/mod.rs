@@ -178,6 +178,20 @@ pub fn is_replica(shared: &Shared) -> bool {
     shared.replication.link.replica.load(Relaxed)
 }
 
+/// Milliseconds since this replica last heard from its master: since the last byte while
+/// the link is up, since the link went down otherwise (Redis's `data_age` for the cluster
+/// failover checks; `u64::MAX` for a replica that never had a link).
+pub fn data_age_ms(shared: &Shared) -> u64 {
+    let link = &shared.replication.link;
+    let status = link.status();
+    let since = if link.up.load(Relaxed) {
+        Some(status.last_io)
+    } else {
+        status.down_since
+    };
+    since.map_or(u64::MAX, |at| at.elapsed().as_millis() as u64)
+}
+
 /// Whether the link to the master is up (applying the stream).
 pub fn link_up(shared: &Shared) -> bool {
     shared.replication.link.up.load(Relaxed)
