@@ -375,3 +375,62 @@ pub async fn fetch(
     }
     Err(last_error)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(ip: &str, port: i64, id: &str) -> Frame {
+        Frame::Array(vec![Frame::bulk(ip), Frame::Integer(port), Frame::bulk(id)])
+    }
+
+    fn slots_reply(replica_port: i64) -> Frame {
+        Frame::Array(vec![
+            Frame::Array(vec![
+                Frame::Integer(0),
+                Frame::Integer(8191),
+                node("127.0.0.1", 7000, "a"),
+                node("127.0.0.1", replica_port, "c"),
+            ]),
+            Frame::Array(vec![
+                Frame::Integer(8192),
+                Frame::Integer(16383),
+                node("127.0.0.1", 7001, "b"),
+            ]),
+        ])
+    }
+
+    #[test]
+    fn replicas_are_read_with_their_master() {
+        let topology = Topology::from_cluster_slots(&slots_reply(7002), "x:1").expect("parses");
+        assert_eq!(topology.replicas_for(5)[0].addr, "127.0.0.1:7002");
+        assert!(topology.replicas_for(9000).is_empty());
+        assert!(topology.has_replicas());
+        assert!(topology.differs_from(
+            &Topology::from_cluster_slots(&slots_reply(7003), "x:1").expect("parses")
+        ));
+    }
+
+    #[test]
+    fn a_replica_seen_as_master_is_a_failover() {
+        let mut seen = std::collections::HashSet::new();
+        let before = Topology::from_cluster_slots(&slots_reply(7002), "x:1").expect("parses");
+        assert_eq!(before.count_promotions(&mut seen), 0);
+        // The master failed: its slots have no master for a while, its replica is not shown.
+        let unserved = Frame::Array(vec![Frame::Array(vec![
+            Frame::Integer(8192),
+            Frame::Integer(16383),
+            node("127.0.0.1", 7001, "b"),
+        ])]);
+        let between = Topology::from_cluster_slots(&unserved, "x:1").expect("parses");
+        assert_eq!(between.count_promotions(&mut seen), 0);
+        let promoted = Frame::Array(vec![Frame::Array(vec![
+            Frame::Integer(0),
+            Frame::Integer(8191),
+            node("127.0.0.1", 7002, "c"),
+        ])]);
+        let after = Topology::from_cluster_slots(&promoted, "x:1").expect("parses");
+        assert_eq!(after.count_promotions(&mut seen), 1);
+        assert_eq!(after.count_promotions(&mut seen), 0, "counted once");
+    }
+}
