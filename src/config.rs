@@ -9,7 +9,8 @@
 //!           max_reply_bytes: 536870912, max_reply_elements: 134217728 }
 //! backend: { connections_per_node: 1, refresh_interval_ms: 5000 }
 //! deny_commands: [KEYS, FLUSHALL, FLUSHDB]
-//! users: [{ name: default, password: secret, admin: true }]
+//! users: [{ name: default, password: secret, admin: true, read_from: replica }]
+//! read_from: master   # or prefer-replica, replica: where read-only commands go
 //! workers: 0   # worker threads; 0 = half the cores (at least 1)
 //! admin: { listen: 127.0.0.1:9121, token: change-me, migrate_batch: 100,
 //!          migrate_timeout_ms: 10000, poll_interval_ms: 5000, top_slots: 20,
@@ -56,6 +57,23 @@ pub struct ProxyConfig {
     pub admin: Admin,
     /// Bloom filters split over part keys across the cluster (`BF.*` on the exact name).
     pub split_bloom: Vec<SplitBloom>,
+    /// Where read-only commands of one slot go (a user's own `read_from` wins).
+    pub read_from: ReadFrom,
+}
+
+/// Where a read-only command (`readonly` in the command table) of one slot is sent.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum ReadFrom {
+    /// The slot's master: every read sees every acknowledged write.
+    #[default]
+    Master,
+    /// A replica of the slot's master (on a connection that sent `READONLY`), the master
+    /// when the slot's master has no healthy replica. Replicas lag: a read may miss the
+    /// latest writes.
+    PreferReplica,
+    /// A replica only: a slot whose master has no healthy replica answers an error.
+    Replica,
 }
 
 /// Most parts of a split Bloom filter: one per slot is already more than any cluster has
@@ -154,6 +172,9 @@ pub struct User {
     /// without any users configured every client may.
     #[serde(default)]
     pub admin: bool,
+    /// This user's reads go here rather than where the global `read_from` says.
+    #[serde(default)]
+    pub read_from: Option<ReadFrom>,
 }
 
 impl Default for ProxyConfig {
@@ -169,6 +190,7 @@ impl Default for ProxyConfig {
             workers: 0,
             admin: Admin::default(),
             split_bloom: Vec::new(),
+            read_from: ReadFrom::Master,
         }
     }
 }
@@ -276,6 +298,13 @@ impl ProxyConfig {
         self.split_bloom.iter().find(|s| s.prefix.as_bytes() == key)
     }
 
+    /// Where the reads of the client authenticated as `user` go (`None`: no users).
+    pub fn read_from_for(&self, user: Option<&str>) -> ReadFrom {
+        user.and_then(|name| self.users.iter().find(|u| u.name == name))
+            .and_then(|u| u.read_from)
+            .unwrap_or(self.read_from)
+    }
+
     /// Whether the deny list refuses a command.
     pub fn denies(&self, command: &[u8]) -> bool {
         self.deny_commands
@@ -299,6 +328,20 @@ mod tests {
         assert!(ProxyConfig::parse("deny_commands: [keys]")
             .unwrap()
             .denies(b"KEYS"));
+    }
+
+    #[test]
+    fn read_from_is_global_and_per_user() {
+        let config = ProxyConfig::parse(
+            "read_from: prefer-replica\nusers:\n  - { name: a, password: x, read_from: replica }\n  - { name: b, password: y }\n",
+        )
+        .unwrap();
+        assert_eq!(config.read_from_for(Some("a")), ReadFrom::Replica);
+        assert_eq!(config.read_from_for(Some("b")), ReadFrom::PreferReplica);
+        assert_eq!(config.read_from_for(None), ReadFrom::PreferReplica);
+        assert_eq!(ProxyConfig::default().read_from, ReadFrom::Master);
+        let err = ProxyConfig::parse("read_from: replicas\n").unwrap_err();
+        assert!(err.contains("replicas"), "{err}");
     }
 
     #[test]

@@ -30,6 +30,10 @@ struct Args {
     /// on 127.0.0.1:6379 unless --listen says otherwise. Ctrl-C stops everything.
     #[arg(long, num_args = 0..=1, default_missing_value = "3", value_name = "N")]
     local: Option<usize>,
+    /// With --local: R replicas for each of the N masters (`CLUSTER REPLICATE`), so the
+    /// quickstart can show a failover.
+    #[arg(long, requires = "local", value_name = "R", default_value_t = 0)]
+    replicas: usize,
 }
 
 // jemalloc: glibc's per-thread arenas grow and trim their heaps on every batch of
@@ -73,13 +77,21 @@ fn main() -> anyhow::Result<()> {
             config.listen = "127.0.0.1:6379".into();
         }
         let dir = std::env::temp_dir().join(format!("slotproxy-local-{}", std::process::id()));
-        let cluster = slotproxy::local::start(count, dir).context("starting the local cluster")?;
+        let cluster = slotproxy::local::start(count, args.replicas, dir)
+            .context("starting the local cluster")?;
         config.seeds = cluster.seeds();
         println!(
             "Local cluster: {} storage-nodes on {}",
-            count.max(1),
+            cluster.seeds().len(),
             cluster.seeds().join(", ")
         );
+        if args.replicas > 0 {
+            println!(
+                "  {} masters (the first {0}), {} replicas each",
+                count.max(1),
+                args.replicas
+            );
+        }
         local_cluster = Some(cluster);
     }
     if config.seeds.is_empty() {

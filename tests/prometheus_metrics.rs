@@ -1,7 +1,7 @@
 //! `/metrics` against a real Prometheus: every PromQL expression of the shipped dashboard and
 //! alert rules must return data from a proxy under load.
 //!
-//! A real 3-master Redis Cluster, the proxy in front of it (cluster poll every 300 ms), a
+//! A real 3-master Redis Cluster with a replica each, the proxy in front of it (cluster poll every 300 ms), a
 //! bounded mixed load from a thread (SET, GET, cross-slot MGET and DEL, INCR, HSET, EXISTS,
 //! PING, and a few commands that fail), and Debian's `prometheus` scraping the admin endpoint
 //! every second with `dashboards/slotproxy-alerts.yml` loaded as its rules. Then, through
@@ -56,7 +56,8 @@ fn temp_dir(name: &str) -> PathBuf {
 
 #[test]
 fn dashboard_and_alert_expressions_return_data() {
-    let cluster = Cluster::redis(3);
+    // With replicas, so the replica link and lag panels have data too.
+    let cluster = Cluster::redis_with_replicas(3);
     let dir = temp_dir("prometheus-test");
     let config = dir.join("slotproxy.yaml");
     std::fs::write(

@@ -11,6 +11,7 @@ pub mod http;
 pub mod jobs;
 pub mod metrics;
 pub mod routes;
+pub mod shards;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

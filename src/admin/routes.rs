@@ -8,6 +8,7 @@
 //! | `GET /v1/cluster` | nodes, roles, slot ranges, health, keys and memory |
 //! | `POST /v1/reshard`, `POST /v1/rebalance`, `POST /v1/nodes`, `POST /v1/nodes/{id}/drain`, `DELETE /v1/nodes/{id}` | start a job (token needed) |
 //! | `GET /v1/jobs`, `GET /v1/jobs/{id}` | job progress |
+//! | `GET /v1/shards`, `POST /v1/shards/{master}/replicas`, `POST /v1/shards/{master}/failover` | shards, replicas and lag; add a replica; manual failover (see [`super::shards`]) |
 
 use std::sync::Arc;
 
@@ -59,6 +60,9 @@ pub async fn route(admin: &Arc<Admin>, request: AdminRequest) -> HttpResponse {
     let path = request.path.trim_end_matches('/').to_string();
     let segments: Vec<&str> = path.split('/').filter(|s| !s.is_empty()).collect();
     if let Some(response) = super::jobs::routes::route(admin, &request, &segments).await {
+        return response;
+    }
+    if let Some(response) = super::shards::route(admin, &request, &segments).await {
         return response;
     }
     match (&request.method, segments.as_slice()) {

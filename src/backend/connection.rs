@@ -124,10 +124,12 @@ pub struct BackendConn {
 
 impl BackendConn {
     /// Starts a connection to `addr`; it connects in the background. With RESP3 it sends
-    /// `HELLO 3` first, so RESP3 clients get replies they can pass through unchanged.
+    /// `HELLO 3` first, so RESP3 clients get replies they can pass through unchanged; with
+    /// `readonly`, `READONLY` (a replica then serves reads of its master's slots).
     pub fn open(
         addr: String,
         proto: Proto,
+        readonly: bool,
         connect_timeout: Duration,
         reply_cap: Arc<LiveReplyCap>,
     ) -> BackendConn {
@@ -137,6 +139,7 @@ impl BackendConn {
         tokio::spawn(run(
             addr.clone(),
             proto,
+            readonly,
             connect_timeout,
             rx,
             alive.clone(),
@@ -188,27 +191,50 @@ impl BackendConn {
     }
 }
 
-async fn connect(addr: &str, proto: Proto, timeout: Duration) -> Result<TcpStream, String> {
+/// Connects, then says what the connection is for: `HELLO 3` for RESP3 clients (so their
+/// replies pass through unchanged), `READONLY` for reads served by a replica. Both are
+/// sent in one write and both replies read before any request.
+async fn connect(
+    addr: &str,
+    proto: Proto,
+    readonly: bool,
+    timeout: Duration,
+) -> Result<TcpStream, String> {
     let mut stream = tokio::time::timeout(timeout, TcpStream::connect(addr))
         .await
         .map_err(|_| "connect timed out".to_string())?
         .map_err(|e| e.to_string())?;
     let _ = stream.set_nodelay(true);
+    let mut greeting: Vec<u8> = Vec::new();
+    let mut replies = 0;
     if proto == Proto::Resp3 {
-        stream
-            .write_all(b"*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n")
-            .await
-            .map_err(|e| e.to_string())?;
-        let mut buf = BytesMut::with_capacity(1024);
-        let mut scanner = ReplyScanner::default();
-        loop {
-            if stream.read_buf(&mut buf).await.map_err(|e| e.to_string())? == 0 {
-                return Err("closed during HELLO".into());
+        greeting.extend_from_slice(b"*2\r\n$5\r\nHELLO\r\n$1\r\n3\r\n");
+        replies += 1;
+    }
+    if readonly {
+        greeting.extend_from_slice(b"*1\r\n$8\r\nREADONLY\r\n");
+        replies += 1;
+    }
+    if replies == 0 {
+        return Ok(stream);
+    }
+    stream
+        .write_all(&greeting)
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut buf = BytesMut::with_capacity(1024);
+    let mut scanner = ReplyScanner::default();
+    while replies > 0 {
+        if stream.read_buf(&mut buf).await.map_err(|e| e.to_string())? == 0 {
+            return Err("closed during the connection's greeting (HELLO, READONLY)".into());
+        }
+        while let Some(end) = scanner.scan(&buf).map_err(|e| e.to_string())? {
+            let reply = buf.split_to(end);
+            if reply.first() == Some(&b'-') {
+                return Err(String::from_utf8_lossy(&reply).trim().to_string());
             }
-            if scanner.scan(&buf).map_err(|e| e.to_string())?.is_some() {
-                if buf.first() == Some(&b'-') {
-                    return Err(String::from_utf8_lossy(&buf).trim().to_string());
-                }
+            replies -= 1;
+            if replies == 0 {
                 break;
             }
         }
@@ -216,16 +242,18 @@ async fn connect(addr: &str, proto: Proto, timeout: Duration) -> Result<TcpStrea
     Ok(stream)
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn run(
     addr: String,
     proto: Proto,
+    readonly: bool,
     connect_timeout: Duration,
     mut rx: mpsc::UnboundedReceiver<Outgoing>,
     alive: Arc<AtomicBool>,
     stats: Arc<ConnStats>,
     reply_cap: Arc<LiveReplyCap>,
 ) {
-    let stream = match connect(&addr, proto, connect_timeout).await {
+    let stream = match connect(&addr, proto, readonly, connect_timeout).await {
         Ok(stream) => stream,
         Err(reason) => {
             alive.store(false, Ordering::Relaxed);

@@ -33,9 +33,10 @@ pub struct Pool {
     per_node: usize,
     connect_timeout: Duration,
     reply_cap: Arc<LiveReplyCap>,
-    /// Per node address, the connections of each protocol (RESP2, RESP3). Keyed by the
-    /// address alone so the per-request look-up borrows a `&str` and allocates nothing.
-    nodes: RwLock<HashMap<String, [Vec<Slot>; 2]>>,
+    /// Per node address, the connections of each kind: RESP2, RESP3, and the same two with
+    /// `READONLY` sent (reads from replicas). Keyed by the address alone so the per-request
+    /// look-up borrows a `&str` and allocates nothing.
+    nodes: RwLock<HashMap<String, [Vec<Slot>; 4]>>,
     next: AtomicUsize,
     /// Counters of replaced connections, so per-node totals stay monotonic.
     retired: Mutex<Retired>,
@@ -49,11 +50,12 @@ struct Retired {
     totals: HashMap<String, ConnTotals>,
 }
 
-fn proto_index(proto: Proto) -> usize {
-    match proto {
+fn kind_index(proto: Proto, readonly: bool) -> usize {
+    let proto = match proto {
         Proto::Resp2 => 0,
         Proto::Resp3 => 1,
-    }
+    };
+    proto + 2 * usize::from(readonly)
 }
 
 impl Pool {
@@ -81,8 +83,28 @@ impl Pool {
         proto: Proto,
         lane: usize,
     ) -> Result<Arc<BackendConn>, BackendError> {
+        self.get_kind(addr, proto, false, lane)
+    }
+
+    /// [`Pool::get`] for a connection that sent `READONLY`: reads served by a replica.
+    pub fn get_readonly(
+        &self,
+        addr: &str,
+        proto: Proto,
+        lane: usize,
+    ) -> Result<Arc<BackendConn>, BackendError> {
+        self.get_kind(addr, proto, true, lane)
+    }
+
+    fn get_kind(
+        &self,
+        addr: &str,
+        proto: Proto,
+        readonly: bool,
+        lane: usize,
+    ) -> Result<Arc<BackendConn>, BackendError> {
         let index = lane % self.per_node;
-        let protocol = proto_index(proto);
+        let protocol = kind_index(proto, readonly);
         {
             let nodes = self.nodes.read().unwrap_or_else(|p| p.into_inner());
             if let Some(slot) = nodes.get(addr).and_then(|slots| slots[protocol].get(index)) {
@@ -98,6 +120,7 @@ impl Pool {
                 conn: Arc::new(BackendConn::open(
                     addr.to_string(),
                     proto,
+                    readonly,
                     self.connect_timeout,
                     self.reply_cap.clone(),
                 )),
@@ -126,6 +149,7 @@ impl Pool {
         let fresh = Arc::new(BackendConn::open(
             addr.to_string(),
             proto,
+            readonly,
             self.connect_timeout,
             self.reply_cap.clone(),
         ));

@@ -13,7 +13,7 @@ use super::pool::Pool;
 /// Marks a slot no master serves.
 pub const UNASSIGNED: u16 = u16::MAX;
 
-/// One master node.
+/// One node (a master, or a replica in [`Topology::replicas`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Node {
     /// `host:port` clients use.
@@ -28,6 +28,12 @@ pub struct Topology {
     /// For each slot, an index into `masters`, or [`UNASSIGNED`].
     slots: Vec<u16>,
     pub masters: Vec<Node>,
+    /// The healthy replicas of each master, indexed like `masters` (the targets of
+    /// `read_from`, and the nodes a failed master's slots may move to).
+    pub replicas: Vec<Vec<Node>>,
+    /// The addresses of the replicas that are not failed, healthy or still in their first
+    /// sync: nodes a failover could promote.
+    pub standby: Vec<String>,
     /// Incremented on every change, for metrics and debugging.
     pub version: u64,
 }
@@ -37,6 +43,8 @@ impl Default for Topology {
         Topology {
             slots: vec![UNASSIGNED; SLOT_COUNT],
             masters: Vec::new(),
+            replicas: Vec::new(),
+            standby: Vec::new(),
             version: 0,
         }
     }
@@ -57,6 +65,46 @@ impl Topology {
     /// Whether `addr` is one of the masters.
     pub fn knows(&self, addr: &str) -> bool {
         self.masters.iter().any(|m| m.addr == addr)
+    }
+
+    /// The healthy replicas of the master serving `slot`.
+    pub fn replicas_for(&self, slot: u16) -> &[Node] {
+        self.master_of_slot(slot)
+            .and_then(|index| self.replicas.get(index))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Whether any master has a replica that is not failed: only then can a failed
+    /// master's slots come back on another node without an operator, so a request is worth
+    /// holding for a failover. (A replica Redis still shows as `loading`, whose offset the
+    /// others have not heard of yet, counts: it can be promoted.)
+    pub fn has_replicas(&self) -> bool {
+        !self.standby.is_empty()
+    }
+
+    /// Whether two slot maps differ in what routing sees (masters, slots or replicas).
+    pub fn differs_from(&self, other: &Topology) -> bool {
+        self.masters != other.masters
+            || self.replicas != other.replicas
+            || self.standby != other.standby
+            || self.ranges() != other.ranges()
+    }
+
+    /// The failovers since the refreshes that filled `replicas_seen`: masters of this map
+    /// that were last seen as replicas. `replicas_seen` is then brought up to date (nodes
+    /// that are masters now leave it, replicas join it; nodes this map does not show keep
+    /// their last role, as a failed master's replicas do while its shard has no master).
+    pub fn count_promotions(&self, replicas_seen: &mut std::collections::HashSet<String>) -> usize {
+        let promoted = self
+            .masters
+            .iter()
+            .filter(|m| replicas_seen.contains(&m.addr))
+            .count();
+        for master in &self.masters {
+            replicas_seen.remove(&master.addr);
+        }
+        replicas_seen.extend(self.standby.iter().cloned());
+        promoted
     }
 
     /// Whether any slot has a master.
@@ -100,7 +148,17 @@ impl Topology {
             addr: addr.to_string(),
             id: id.to_string(),
         });
+        self.replicas.push(Vec::new());
         (self.masters.len() - 1) as u16
+    }
+
+    fn add_replica(&mut self, master: u16, replica: Node) {
+        if let Some(replicas) = self.replicas.get_mut(master as usize) {
+            if !replicas.contains(&replica) {
+                replicas.push(replica);
+                replicas.sort_by(|a, b| a.addr.cmp(&b.addr));
+            }
+        }
     }
 
     /// A copy where `slot` belongs to `addr` (what a MOVED redirect says).
@@ -132,7 +190,23 @@ impl Topology {
             for slot in start.max(0)..=end.min(SLOT_COUNT as i64 - 1) {
                 topology.slots[slot as usize] = index;
             }
+            // Redis lists a range's replicas after its master, failed ones left out.
+            for replica in items.iter().skip(3).filter_map(Frame::as_array) {
+                let (Some(ip), Some(port)) = (replica.first(), replica.get(1)) else {
+                    continue;
+                };
+                if let Some(addr) = node_addr(ip, port, asked) {
+                    topology.standby.push(addr.clone());
+                    let id = replica
+                        .get(2)
+                        .and_then(Frame::as_bytes)
+                        .map(|b| String::from_utf8_lossy(b).into_owned())
+                        .unwrap_or_default();
+                    topology.add_replica(index, Node { addr, id });
+                }
+            }
         }
+        topology.standby.sort();
         Some(topology)
     }
 
@@ -142,24 +216,32 @@ impl Topology {
         for shard in reply.as_array()? {
             let slots = shard.map_get("slots")?.as_array()?;
             let nodes = shard.map_get("nodes")?.as_array()?;
-            let master = nodes.iter().find(|n| {
-                n.map_get("role").and_then(Frame::as_bytes) == Some(b"master")
-                    && n.map_get("health").and_then(Frame::as_bytes) != Some(b"fail")
-            });
+            let replicas: Vec<&Frame> = nodes
+                .iter()
+                .filter(|n| shard_role(n) == Some(b"replica"))
+                .collect();
+            // Listed also in a shard whose master failed: one of them may replace it.
+            topology.standby.extend(
+                replicas
+                    .iter()
+                    .filter(|r| {
+                        let health = r.map_get("health").and_then(Frame::as_bytes);
+                        !matches!(health, Some(b"fail" | b"failed"))
+                    })
+                    .filter_map(|r| shard_node(r, asked))
+                    .map(|node| node.addr),
+            );
+            let master = nodes
+                .iter()
+                .find(|n| shard_role(n) == Some(b"master") && shard_node_healthy(n));
             let Some(master) = master else { continue };
-            let ip = master
-                .map_get("ip")
-                .or_else(|| master.map_get("endpoint"))?;
-            let port = master
-                .map_get("port")
-                .or_else(|| master.map_get("tls-port"))?;
-            let addr = node_addr(ip, port, asked)?;
-            let id = master
-                .map_get("id")
-                .and_then(Frame::as_bytes)
-                .map(|b| String::from_utf8_lossy(b).into_owned())
-                .unwrap_or_default();
-            let index = topology.master_index(&addr, &id);
+            let master = shard_node(master, asked)?;
+            let index = topology.master_index(&master.addr, &master.id);
+            for replica in replicas.into_iter().filter(|r| shard_node_healthy(r)) {
+                if let Some(node) = shard_node(replica, asked) {
+                    topology.add_replica(index, node);
+                }
+            }
             for pair in slots.chunks(2) {
                 let (Some(start), Some(end)) = (
                     pair.first().and_then(Frame::as_integer),
@@ -172,8 +254,34 @@ impl Topology {
                 }
             }
         }
+        topology.standby.sort();
         Some(topology)
     }
+}
+
+fn shard_role(node: &Frame) -> Option<&[u8]> {
+    node.map_get("role").and_then(Frame::as_bytes)
+}
+
+/// Neither failed nor still loading its data (a replica in its first sync).
+fn shard_node_healthy(node: &Frame) -> bool {
+    !matches!(
+        node.map_get("health").and_then(Frame::as_bytes),
+        Some(b"fail" | b"failed" | b"loading")
+    )
+}
+
+/// One node of a `CLUSTER SHARDS` shard: its client address and id.
+fn shard_node(node: &Frame, asked: &str) -> Option<Node> {
+    let ip = node.map_get("ip").or_else(|| node.map_get("endpoint"))?;
+    let port = node.map_get("port").or_else(|| node.map_get("tls-port"))?;
+    let addr = node_addr(ip, port, asked)?;
+    let id = node
+        .map_get("id")
+        .and_then(Frame::as_bytes)
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .unwrap_or_default();
+    Some(Node { addr, id })
 }
 
 fn node_addr(ip: &Frame, port: &Frame, asked: &str) -> Option<String> {
@@ -266,4 +374,63 @@ pub async fn fetch(
         }
     }
     Err(last_error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(ip: &str, port: i64, id: &str) -> Frame {
+        Frame::Array(vec![Frame::bulk(ip), Frame::Integer(port), Frame::bulk(id)])
+    }
+
+    fn slots_reply(replica_port: i64) -> Frame {
+        Frame::Array(vec![
+            Frame::Array(vec![
+                Frame::Integer(0),
+                Frame::Integer(8191),
+                node("127.0.0.1", 7000, "a"),
+                node("127.0.0.1", replica_port, "c"),
+            ]),
+            Frame::Array(vec![
+                Frame::Integer(8192),
+                Frame::Integer(16383),
+                node("127.0.0.1", 7001, "b"),
+            ]),
+        ])
+    }
+
+    #[test]
+    fn replicas_are_read_with_their_master() {
+        let topology = Topology::from_cluster_slots(&slots_reply(7002), "x:1").expect("parses");
+        assert_eq!(topology.replicas_for(5)[0].addr, "127.0.0.1:7002");
+        assert!(topology.replicas_for(9000).is_empty());
+        assert!(topology.has_replicas());
+        assert!(topology.differs_from(
+            &Topology::from_cluster_slots(&slots_reply(7003), "x:1").expect("parses")
+        ));
+    }
+
+    #[test]
+    fn a_replica_seen_as_master_is_a_failover() {
+        let mut seen = std::collections::HashSet::new();
+        let before = Topology::from_cluster_slots(&slots_reply(7002), "x:1").expect("parses");
+        assert_eq!(before.count_promotions(&mut seen), 0);
+        // The master failed: its slots have no master for a while, its replica is not shown.
+        let unserved = Frame::Array(vec![Frame::Array(vec![
+            Frame::Integer(8192),
+            Frame::Integer(16383),
+            node("127.0.0.1", 7001, "b"),
+        ])]);
+        let between = Topology::from_cluster_slots(&unserved, "x:1").expect("parses");
+        assert_eq!(between.count_promotions(&mut seen), 0);
+        let promoted = Frame::Array(vec![Frame::Array(vec![
+            Frame::Integer(0),
+            Frame::Integer(8191),
+            node("127.0.0.1", 7002, "c"),
+        ])]);
+        let after = Topology::from_cluster_slots(&promoted, "x:1").expect("parses");
+        assert_eq!(after.count_promotions(&mut seen), 1);
+        assert_eq!(after.count_promotions(&mut seen), 0, "counted once");
+    }
 }

@@ -1,6 +1,7 @@
-//! `slotproxy --local N`: the embedded default. Starts N storage-nodes in cluster mode on
-//! free loopback ports, joins them into one cluster with the slots split evenly, and lets
-//! the proxy serve in front of them. A node that exits is restarted ([`supervise`]).
+//! `slotproxy --local N [--replicas R]`: the embedded default. Starts N storage-nodes in
+//! cluster mode on free loopback ports, joins them into one cluster with the slots split
+//! evenly over them, makes R more nodes per master its replicas (`CLUSTER REPLICATE`), and
+//! lets the proxy serve in front of them. A node that exits is restarted ([`supervise`]).
 //! Everything it started is stopped (by PID) when the proxy exits or is interrupted.
 
 mod supervise;
@@ -157,9 +158,11 @@ fn check_ok(reply: Frame, what: &str) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Starts `count` nodes under `dir` and forms the cluster.
-pub fn start(count: usize, dir: PathBuf) -> std::io::Result<LocalCluster> {
+/// Starts `count` masters and `replicas` replicas of each under `dir` and forms the
+/// cluster.
+pub fn start(count: usize, replicas: usize, dir: PathBuf) -> std::io::Result<LocalCluster> {
     let count = count.max(1);
+    let total = count * (1 + replicas);
     let binary = storage_node_binary();
     let mut cluster = LocalCluster {
         ports: Vec::new(),
@@ -167,7 +170,7 @@ pub fn start(count: usize, dir: PathBuf) -> std::io::Result<LocalCluster> {
         supervisor: None,
         dir: dir.clone(),
     };
-    for _ in 0..count {
+    for _ in 0..total {
         let port = free_port()?;
         let child = start_node(&binary, &dir, port)?;
         cluster.starting.push((port, child));
@@ -183,7 +186,8 @@ pub fn start(count: usize, dir: PathBuf) -> std::io::Result<LocalCluster> {
             "CLUSTER MEET",
         )?;
     }
-    for (i, &port) in ports.iter().enumerate() {
+    let (masters, replica_ports) = ports.split_at(count);
+    for (i, &port) in masters.iter().enumerate() {
         let start = i * SLOT_COUNT / count;
         let end = (i + 1) * SLOT_COUNT / count - 1;
         let range = [
@@ -194,29 +198,70 @@ pub fn start(count: usize, dir: PathBuf) -> std::io::Result<LocalCluster> {
         ];
         check_ok(call(port, &range)?, "CLUSTER ADDSLOTSRANGE")?;
     }
-    // Converged when every node knows every other and serves all slots.
     let deadline = Instant::now() + START_TIMEOUT;
+    // Every node must know every other before a replica can name its master.
+    wait_for(
+        &ports,
+        deadline,
+        "the local cluster did not converge",
+        |info| {
+            info.contains("cluster_state:ok")
+                && info.contains(&format!("cluster_known_nodes:{total}"))
+                && info.contains("cluster_slots_ok:16384")
+        },
+    )?;
+    // Replica j of master i is `replica_ports[i * replicas + j]`.
+    for (i, &master) in masters.iter().enumerate() {
+        let id = call(master, &["CLUSTER", "MYID"])?;
+        let id = id
+            .as_bytes()
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .ok_or_else(|| std::io::Error::other(format!("CLUSTER MYID: {id:?}")))?;
+        for &replica in &replica_ports[i * replicas..(i + 1) * replicas] {
+            check_ok(
+                call(replica, &["CLUSTER", "REPLICATE", &id])?,
+                "CLUSTER REPLICATE",
+            )?;
+        }
+    }
+    wait_for(
+        replica_ports,
+        deadline,
+        "the local replicas did not sync",
+        |info| info.contains("master_link_status:up"),
+    )?;
+    let nodes = std::mem::take(&mut cluster.starting);
+    cluster.supervisor = Some(supervise::Supervisor::start(binary, dir, nodes));
+    Ok(cluster)
+}
+
+/// Waits until every node of `ports` answers an INFO (all sections, CLUSTER INFO's fields
+/// added) for which `done` holds, or fails with `what` at `deadline`.
+fn wait_for(
+    ports: &[u16],
+    deadline: Instant,
+    what: &str,
+    done: impl Fn(&str) -> bool,
+) -> std::io::Result<()> {
+    let text = |port: u16, args: &[&str]| {
+        call(port, args)
+            .ok()
+            .and_then(|f| {
+                f.as_bytes()
+                    .map(|b| String::from_utf8_lossy(b).into_owned())
+            })
+            .unwrap_or_default()
+    };
     loop {
-        let converged = ports.iter().all(|&port| {
-            call(port, &["CLUSTER", "INFO"])
-                .ok()
-                .and_then(|f| {
-                    f.as_bytes()
-                        .map(|b| String::from_utf8_lossy(b).into_owned())
-                })
-                .is_some_and(|info| {
-                    info.contains("cluster_state:ok")
-                        && info.contains(&format!("cluster_known_nodes:{count}"))
-                        && info.contains("cluster_slots_ok:16384")
-                })
+        let all = ports.iter().all(|&port| {
+            let info = text(port, &["CLUSTER", "INFO"]) + &text(port, &["INFO", "replication"]);
+            done(&info)
         });
-        if converged {
-            let nodes = std::mem::take(&mut cluster.starting);
-            cluster.supervisor = Some(supervise::Supervisor::start(binary, dir, nodes));
-            return Ok(cluster);
+        if all {
+            return Ok(());
         }
         if Instant::now() > deadline {
-            return Err(std::io::Error::other("the local cluster did not converge"));
+            return Err(std::io::Error::other(what.to_string()));
         }
         std::thread::sleep(Duration::from_millis(100));
     }

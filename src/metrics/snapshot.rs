@@ -18,6 +18,9 @@ pub struct NodeSample {
     pub replicas: Vec<String>,
     /// Nodes this node's `CLUSTER NODES` lists: `(addr, is_master)` (masters only).
     pub known: Vec<(String, bool)>,
+    /// For a replica: its master (`master_host:master_port`) and whether the link to it is
+    /// up (`master_link_status:up`), from its INFO replication.
+    pub master_link: Option<(String, bool)>,
 }
 
 /// The last poll.

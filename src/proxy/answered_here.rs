@@ -39,6 +39,8 @@ pub struct ClientState {
     /// May change the nodes' configuration (CONFIG SET / RESETSTAT): the user's `admin`
     /// flag, or true when no users are configured.
     pub admin: bool,
+    /// The configured user the client authenticated as (its own `read_from` applies).
+    pub user: Option<String>,
     /// The client's worker thread and shared backend connections.
     pub lane: Lane,
     /// CLIENT REPLY: whether the session writes replies.
@@ -140,6 +142,7 @@ pub fn handle(
             client.reply = ReplyMode::On;
             client.authenticated = proxy.config.load().users.is_empty();
             client.admin = client.authenticated;
+            client.user = None;
             lock(&client.handle.name).clear();
             return LocalReply::Reset(Bytes::from_static(b"+RESET\r\n"));
         }
@@ -187,6 +190,7 @@ fn check_password(
     if let Some(user) = valid {
         client.authenticated = true;
         client.admin = user.admin;
+        client.user = Some(user.name.clone());
         Ok(())
     } else {
         Err(errors::WRONGPASS.into())

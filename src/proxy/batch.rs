@@ -15,7 +15,7 @@ use std::task::{Context, Poll};
 use bytes::{Bytes, BytesMut};
 use tokio::sync::oneshot;
 
-use super::forward::{follow, is_redirect, master_node, received, Pending};
+use super::forward::{await_master, follow, is_redirect, master_node, received, Pending};
 use super::Proxy;
 use crate::backend::{BackendConn, BackendError, Lane, ReplyResult};
 use crate::registry::lock;
@@ -98,7 +98,10 @@ impl Batcher {
         let topology = proxy.topology.load();
         let node = match master_node(&topology, slot) {
             Ok(node) => node,
-            Err(no_node) => return no_node,
+            Err(no_node) => {
+                return await_master(proxy, &topology, slot, request, proto, lane)
+                    .unwrap_or(no_node)
+            }
         };
         let at = match self
             .open

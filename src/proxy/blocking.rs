@@ -13,6 +13,7 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use super::client_io::ClientIo;
+use super::failover;
 use super::forward::{error_reply, not_a_cluster_node, MAX_REDIRECTS};
 use super::Proxy;
 use crate::backend::dedicated::Dedicated;
@@ -32,24 +33,21 @@ pub async fn run(
     io: &mut ClientIo,
     cached: &mut Option<Box<Dedicated>>,
 ) -> Result<Bytes, Interrupted> {
-    let mut addr = match slot
-        .map(|s| proxy.master_addr(s))
-        .unwrap_or_else(|| proxy.any_master())
-    {
-        Ok(addr) => addr,
-        Err(e) => return Ok(error_reply(&e.to_reply())),
-    };
+    // `None`: the slot's master, through a failover if it cannot be reached; after a
+    // redirect, the node it names.
+    let mut addr: Option<String> = None;
     let mut asking = false;
     for _ in 0..=MAX_REDIRECTS {
-        let mut conn = match cached.take().filter(|c| c.addr == addr) {
+        let current = match &addr {
+            Some(addr) => Some(addr.clone()),
+            None => slot.and_then(|s| proxy.master_addr(s).ok()),
+        };
+        let mut conn = match cached.take().filter(|c| Some(&c.addr) == current.as_ref()) {
             Some(conn) => *conn,
-            None => {
-                let timeout = Duration::from_millis(proxy.config.load().timeouts.connect_ms);
-                match Dedicated::open(&addr, proto, &proxy.dedicated, timeout).await {
-                    Ok(conn) => conn,
-                    Err(e) => return Ok(error_reply(&e.to_reply())),
-                }
-            }
+            None => match failover::open_dedicated(proxy, slot, addr.clone(), proto).await {
+                Ok(conn) => conn,
+                Err(e) => return Ok(error_reply(&e.to_reply())),
+            },
         };
         if asking {
             if let Err(e) = conn.call(b"*1\r\n$6\r\nASKING\r\n").await {
@@ -90,7 +88,7 @@ pub async fn run(
                 if let (false, Some(s)) = (asking, slot_moved) {
                     proxy.apply_moved(s, &target);
                 }
-                addr = target;
+                addr = Some(target);
             }
             _ => {
                 *cached = Some(Box::new(conn));

@@ -266,13 +266,21 @@ impl Session {
                 Stats::inc(&self.proxy.stats.errors);
                 Self::ready(error_reply(&e))
             }
-            Route::Slot(slot) => Step::Queue(self.batcher.add(
-                &self.proxy,
-                Some(slot),
-                request_bytes(args),
-                proto,
-                lane,
-            )),
+            Route::Slot(slot) => {
+                let request = request_bytes(args);
+                if !may_write {
+                    let user = self.client.user.as_deref();
+                    if let Some(read) =
+                        super::read_from::route(&self.proxy, user, slot, &request, proto, lane)
+                    {
+                        return Step::Queue(read);
+                    }
+                }
+                Step::Queue(
+                    self.batcher
+                        .add(&self.proxy, Some(slot), request, proto, lane),
+                )
+            }
             Route::AnyMaster => {
                 let pending = self
                     .batcher

@@ -22,6 +22,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use tokio::sync::oneshot;
 
+use super::failover;
 use super::stats::Stats;
 use super::Proxy;
 use crate::backend::{BackendConn, BackendError, Lane, Node, ReplyResult, Topology};
@@ -179,17 +180,7 @@ fn send_on(
     lane: Lane,
 ) -> Pending {
     match proxy.pool(lane).get(addr, proto, lane.conn) {
-        Ok(conn) => {
-            let rx = conn.send(request.clone(), false);
-            Pending::Backend(Waiting {
-                rx,
-                slot,
-                request,
-                proto,
-                lane,
-                conn,
-            })
-        }
+        Ok(conn) => send_on_conn(conn, slot, request, proto, lane),
         Err(e) => Pending::Future(Box::pin(follow(
             proxy.clone(),
             slot,
@@ -200,6 +191,26 @@ fn send_on(
             Err(e),
         ))),
     }
+}
+
+/// Queues `request` on `conn` (any shared connection: a master's, or a replica's for
+/// `read_from`); the reply follows the redirect and retry rules of [`follow`].
+pub(super) fn send_on_conn(
+    conn: Arc<BackendConn>,
+    slot: Option<u16>,
+    request: Bytes,
+    proto: Proto,
+    lane: Lane,
+) -> Pending {
+    let rx = conn.send(request.clone(), false);
+    Pending::Backend(Waiting {
+        rx,
+        slot,
+        request,
+        proto,
+        lane,
+        conn,
+    })
 }
 
 /// The master serving `slot` (some master for `None`), or the reply that says there is none.
@@ -230,8 +241,37 @@ pub fn forward(
     let topology = proxy.topology.load();
     match master_node(&topology, slot) {
         Ok(node) => send_on(proxy, &node.addr, slot, request, proto, lane),
-        Err(no_node) => no_node,
+        Err(no_node) => {
+            await_master(proxy, &topology, slot, request, proto, lane).unwrap_or(no_node)
+        }
     }
+}
+
+/// For a request whose slot has no master now: in a cluster with replicas, a failover may
+/// give it one within the request's budget, so the request waits for it (see
+/// [`failover`]). `None` without replicas: the caller answers at once.
+pub(super) fn await_master(
+    proxy: &Arc<Proxy>,
+    topology: &Topology,
+    slot: Option<u16>,
+    request: Bytes,
+    proto: Proto,
+    lane: Lane,
+) -> Option<Pending> {
+    topology.has_replicas().then(|| {
+        let unserved = Err(BackendError::NoNode {
+            slot: slot.unwrap_or(0),
+        });
+        Pending::Future(Box::pin(follow(
+            proxy.clone(),
+            slot,
+            request,
+            proto,
+            lane,
+            String::new(),
+            unserved,
+        )))
+    })
 }
 
 impl Pending {
@@ -275,6 +315,9 @@ pub(super) fn received(
 /// First and longest wait after TRYAGAIN.
 const TRYAGAIN_FIRST_WAIT: Duration = Duration::from_millis(2);
 const TRYAGAIN_MAX_WAIT: Duration = Duration::from_millis(50);
+/// First and longest wait after CLUSTERDOWN (a failover takes seconds).
+const CLUSTERDOWN_FIRST_WAIT: Duration = Duration::from_millis(10);
+const CLUSTERDOWN_MAX_WAIT: Duration = Duration::from_millis(200);
 
 /// Handles redirects and failures after the first reply (see the module doc for the bounds).
 pub(super) async fn follow(
@@ -286,9 +329,10 @@ pub(super) async fn follow(
     mut addr: String,
     mut reply: ReplyResult,
 ) -> Bytes {
-    let budget = Duration::from_millis(proxy.config.load().timeouts.operation_ms.max(4)) * 3 / 4;
+    let budget = super::failover::budget(&proxy);
     let deadline = tokio::time::Instant::now() + budget;
     let mut tryagain_wait = TRYAGAIN_FIRST_WAIT;
+    let mut clusterdown_wait = CLUSTERDOWN_FIRST_WAIT;
     let mut attempt = 0;
     // Sent again (anywhere): the node that answers last ran the request, which the
     // client's WAIT must then count (see `super::wait`).
@@ -298,26 +342,20 @@ pub(super) async fn follow(
             Ok(bytes) => bytes,
             Err(e) => {
                 proxy.request_refresh();
-                if !e.retry_safe() || attempt == MAX_REDIRECTS {
+                let may_resend = failover::may_resend(&e, &request);
+                if !may_resend || attempt == MAX_REDIRECTS {
                     if resent && !e.retry_safe() {
                         // It may have run there before the connection failed.
                         proxy.wait_notes.note(lane, &addr);
                     }
                     return error_reply(&e.to_reply());
                 }
-                // The request never left: retry only where the slot map already points
-                // elsewhere (the refresher learned of a failover). Otherwise the node is
-                // simply down and its slots fail fast while the others keep working.
-                let next = match slot
-                    .map(|s| proxy.master_addr(s))
-                    .unwrap_or_else(|| proxy.any_master())
-                {
-                    Ok(a) => a,
-                    Err(e) => return error_reply(&e.to_reply()),
-                };
-                if next == addr {
+                // Retried only on a master other than the one that failed: the one a
+                // failover promoted (waited for, see `super::failover`).
+                let failed = (!addr.is_empty()).then_some(addr.as_str());
+                let Some(next) = failover::new_master(&proxy, slot, failed, deadline).await else {
                     return error_reply(&e.to_reply());
-                }
+                };
                 attempt += 1;
                 addr = next;
                 resent = true;
@@ -334,6 +372,7 @@ pub(super) async fn follow(
         };
         let give_up = match redirect {
             Redirect::TryAgain => tokio::time::Instant::now() + tryagain_wait > deadline,
+            Redirect::ClusterDown => tokio::time::Instant::now() + clusterdown_wait > deadline,
             _ => attempt == MAX_REDIRECTS,
         };
         if give_up {
@@ -343,6 +382,8 @@ pub(super) async fn follow(
                     "ERR slotproxy: slot still migrating after {} ms; last reply: {last}",
                     budget.as_millis()
                 ),
+                // The node's own CLUSTERDOWN error, as a client of that node would see it.
+                Redirect::ClusterDown => return bytes,
                 _ => format!(
                     "ERR slotproxy: too many redirects ({MAX_REDIRECTS}); last reply: {last}"
                 ),
@@ -384,9 +425,13 @@ pub(super) async fn follow(
             }
             Redirect::ClusterDown => {
                 Stats::inc(&proxy.stats.redirects_tryagain);
-                // The cluster is settling (a failover, a slot without owner): back off.
-                tokio::time::sleep(Duration::from_millis(10 << attempt.min(5))).await;
-                attempt += 1;
+                // The cluster is settling (a failover, a slot without owner): the request
+                // did not run; back off, on a time budget like TRYAGAIN, and look for the
+                // slot's master in a fresh slot map.
+                proxy.request_refresh();
+                tokio::time::sleep(clusterdown_wait).await;
+                clusterdown_wait = (clusterdown_wait * 2).min(CLUSTERDOWN_MAX_WAIT);
+                attempt = 0;
                 if let Some(s) = slot {
                     if let Ok(a) = proxy.master_addr(s) {
                         addr = a;

@@ -16,11 +16,13 @@ pub mod clients;
 pub mod cluster_info;
 pub mod config_command;
 mod dispatch;
+pub mod failover;
 pub mod fanout;
 pub mod forward;
 pub mod info;
 pub mod listener;
 pub mod pubsub;
+pub mod read_from;
 pub mod router;
 pub mod session;
 pub mod split_bloom;
@@ -60,6 +62,9 @@ pub struct Proxy {
     pub id: String,
     pub listen_addr: SocketAddr,
     refresh: Notify,
+    /// Nodes the refreshes last saw as replicas: one of them seen as a master is a
+    /// failover (see [`Topology::count_promotions`]).
+    replicas_seen: std::sync::Mutex<std::collections::HashSet<String>>,
     /// Where clients' requests ran after a redirect, for their next WAIT.
     pub wait_notes: wait::RedirectNotes,
 }
@@ -89,6 +94,7 @@ impl Proxy {
             id: clients::random_hex_id(),
             listen_addr,
             refresh: Notify::new(),
+            replicas_seen: Default::default(),
             wait_notes: wait::RedirectNotes::default(),
         }
     }
@@ -146,17 +152,27 @@ impl Proxy {
     /// Reloads the topology from the current masters and the seeds.
     pub async fn refresh_topology(&self) -> Result<(), String> {
         let config = self.config.load();
-        let mut candidates = self.topology.load().master_addrs();
+        // Masters first, then replicas (one of them may be the master now), then the seeds.
+        let current = self.topology.load();
+        let mut candidates = current.master_addrs();
+        candidates.extend(current.replicas.iter().flatten().map(|r| r.addr.clone()));
         candidates.extend(config.seeds.iter().cloned());
-        candidates.dedup();
+        let mut seen = std::collections::HashSet::new();
+        candidates.retain(|addr| seen.insert(addr.clone()));
         let timeout = Duration::from_millis(config.timeouts.connect_ms.max(500));
         let mut fresh =
             topology::fetch(self.pool(self.control_lane()), &candidates, timeout).await?;
+        let failovers = fresh
+            .count_promotions(&mut self.replicas_seen.lock().unwrap_or_else(|p| p.into_inner()));
         let current = self.topology.load();
-        if fresh.masters != current.masters || fresh.ranges() != current.ranges() {
+        if fresh.differs_from(&current) {
             fresh.version = current.version + 1;
             self.topology.store(Arc::new(fresh));
             stats::Stats::inc(&self.stats.topology_changes);
+        }
+        if failovers > 0 {
+            tracing::info!("topology refresh: {failovers} shard(s) failed over to a replica");
+            stats::Stats::add(&self.stats.failovers, failovers as u64);
         }
         stats::Stats::inc(&self.stats.topology_refreshes);
         Ok(())

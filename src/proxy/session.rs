@@ -180,6 +180,7 @@ pub(super) async fn serve(
             proto: Proto::Resp2,
             authenticated: config.users.is_empty(),
             admin: config.users.is_empty(),
+            user: None,
             lane: proxy.assign_lane(worker),
             reply: ReplyMode::On,
         },
@@ -381,6 +382,8 @@ pub(super) async fn serve(
                     continue;
                 }
                 Stats::inc(&proxy.stats.backend_timeouts);
+                // A node that stopped answering may have been failed over.
+                proxy.request_refresh();
                 let reply = error_reply(&format!(
                     "ERR slotproxy: backend did not answer within {} ms",
                     operation_timeout.as_millis()

@@ -16,6 +16,8 @@ pub struct Stats {
     pub redirects_tryagain: AtomicU64,
     pub topology_refreshes: AtomicU64,
     pub topology_changes: AtomicU64,
+    /// Shards whose slots a refresh found on a node that was their master's replica.
+    pub failovers: AtomicU64,
     pub backend_timeouts: AtomicU64,
 }
 
@@ -46,6 +48,7 @@ impl Stats {
             redirects_tryagain,
             topology_refreshes,
             topology_changes,
+            failovers,
             backend_timeouts,
         } = self;
         for counter in [
@@ -60,6 +63,7 @@ impl Stats {
             redirects_tryagain,
             topology_refreshes,
             topology_changes,
+            failovers,
             backend_timeouts,
         ] {
             counter.store(0, Relaxed);

@@ -313,14 +313,9 @@ async fn open_addr(proxy: &Arc<Proxy>, addr: &str, proto: Proto) -> Result<Dedic
         .map_err(|e| error_reply(&e.to_reply()))
 }
 
+/// The slot's master; through a failover when it cannot be reached (nothing was sent yet).
 async fn open(proxy: &Arc<Proxy>, slot: Option<u16>, proto: Proto) -> Result<Dedicated, Bytes> {
-    let addr = match slot {
-        Some(slot) => proxy.master_addr(slot),
-        None => proxy.any_master(),
-    }
-    .map_err(|e| error_reply(&e.to_reply()))?;
-    let timeout = Duration::from_millis(proxy.config.load().timeouts.connect_ms);
-    Dedicated::open(&addr, proto, &proxy.dedicated, timeout)
+    super::failover::open_dedicated(proxy, slot, None, proto)
         .await
         .map_err(|e| error_reply(&e.to_reply()))
 }

@@ -171,7 +171,7 @@ pub async fn own_id(links: &mut Links, addr: &str) -> Result<String, String> {
 
 /// CLUSTER MEET from an existing master, then waits until every node knows the new one and
 /// it knows them all (so SETSLOT NODE naming it is accepted everywhere).
-async fn add_node(links: &mut Links, view: &ClusterView, addr: &str) -> Result<(), String> {
+pub async fn add_node(links: &mut Links, view: &ClusterView, addr: &str) -> Result<(), String> {
     let new_id = own_id(links, addr).await?;
     let resolved = tokio::net::lookup_host(addr)
         .await

@@ -20,6 +20,7 @@ pub fn families(proxy: &Proxy) -> Vec<MetricFamily> {
     backends(proxy, &mut out);
     cluster(proxy, &mut out);
     slots(proxy, &mut out);
+    super::replication::families(proxy, &mut out);
     out.retain(|f| !f.get_metric().is_empty());
     out
 }

@@ -5,6 +5,7 @@
 pub mod collect;
 pub mod family;
 pub mod poll;
+pub mod replication;
 
 use prometheus::TextEncoder;
 

@@ -85,6 +85,12 @@ pub fn parse_info(addr: &str, info: &str) -> NodeSample {
         epoch: None,
         replicas,
         known: Vec::new(),
+        master_link: field(info, "master_host")
+            .zip(field(info, "master_port"))
+            .map(|(host, port)| {
+                let up = field(info, "master_link_status") == Some("up");
+                (format!("{host}:{port}"), up)
+            }),
     }
 }
 
@@ -259,6 +265,12 @@ mod tests {
         assert_eq!(s.repl_offset, 99);
         assert_eq!(s.keys, 125);
         assert_eq!(s.replicas, vec!["127.0.0.1:7004".to_string()]);
+        assert_eq!(s.master_link, None);
+        let replica = parse_info(
+            "n:2",
+            "role:slave\r\nmaster_host:127.0.0.1\r\nmaster_port:7000\r\nmaster_link_status:down\r\n",
+        );
+        assert_eq!(replica.master_link, Some(("127.0.0.1:7000".into(), false)));
     }
 
     #[test]

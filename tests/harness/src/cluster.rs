@@ -111,6 +111,18 @@ impl Cluster {
         }
     }
 
+    /// Starts the node at `index` again (after a kill) on its port and in its working
+    /// directory: it finds its nodes file and rejoins with the same identity, as a node
+    /// restarted by an operator does.
+    pub fn restart(&mut self, index: usize) {
+        let port = self.nodes[index].port;
+        self.nodes[index] = if self.storage {
+            start_storage_node(port)
+        } else {
+            ServerProcess::redis_server_on(port, &node_dir(port), CLUSTER_FLAGS)
+        };
+    }
+
     /// The same as [`redis`](Self::redis), with storage-nodes instead of redis-servers.
     pub fn storage_nodes(masters: usize) -> Cluster {
         let nodes: Vec<ServerProcess> = (0..masters)
