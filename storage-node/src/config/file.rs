@@ -246,20 +246,24 @@ pub(super) fn split_words(line: &str) -> Option<Vec<String>> {
         let mut word = String::new();
         if first == '"' || first == '\'' {
             chars.next();
+            // Bytes: `\xHH` escapes may spell a UTF-8 character byte by byte (CONFIG REWRITE
+            // writes non-ASCII that way, as Redis does).
+            let mut bytes = Vec::new();
             loop {
                 match chars.next()? {
                     c if c == first => break,
-                    '\\' if first == '"' => word.push(unescape(&mut chars)?),
+                    '\\' if first == '"' => unescape(&mut chars, &mut bytes)?,
                     '\\' if first == '\'' && chars.peek() == Some(&'\'') => {
                         chars.next();
-                        word.push('\'');
+                        bytes.push(b'\'');
                     }
-                    c => word.push(c),
+                    c => push_char(&mut bytes, c),
                 }
             }
             if chars.peek().is_some_and(|c| !c.is_whitespace()) {
                 return None;
             }
+            word = String::from_utf8_lossy(&bytes).into_owned();
         } else {
             while let Some(&c) = chars.peek() {
                 if c.is_whitespace() {
@@ -273,9 +277,16 @@ pub(super) fn split_words(line: &str) -> Option<Vec<String>> {
     }
 }
 
-/// The character after a `\` inside double quotes.
-fn unescape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Option<char> {
-    Some(match chars.next()? {
+fn push_char(bytes: &mut Vec<u8>, c: char) {
+    bytes.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+}
+
+/// Appends what a `\` inside double quotes stands for (with the characters after it).
+fn unescape(
+    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+    bytes: &mut Vec<u8>,
+) -> Option<()> {
+    let c = match chars.next()? {
         'n' => '\n',
         'r' => '\r',
         't' => '\t',
@@ -283,20 +294,23 @@ fn unescape(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> Option<char
         'a' => '\u{7}',
         'x' => {
             let mut hex = chars.clone();
-            let (Some(high), Some(low)) = (hex.next(), hex.next()) else {
-                return Some('x');
+            let digits = (
+                hex.next().and_then(|h| h.to_digit(16)),
+                hex.next().and_then(|l| l.to_digit(16)),
+            );
+            let (Some(high), Some(low)) = digits else {
+                push_char(bytes, 'x');
+                return Some(());
             };
-            match (high.to_digit(16), low.to_digit(16)) {
-                (Some(h), Some(l)) => {
-                    chars.next();
-                    chars.next();
-                    char::from_u32(h * 16 + l)?
-                }
-                _ => 'x',
-            }
+            chars.next();
+            chars.next();
+            bytes.push((high * 16 + low) as u8);
+            return Some(());
         }
         other => other,
-    })
+    };
+    push_char(bytes, c);
+    Some(())
 }
 
 #[cfg(test)]
@@ -366,6 +380,10 @@ mod tests {
         assert_eq!(
             split_words(r#"a "b c" 'd\'e' "\x41\n""#).unwrap(),
             strings(&["a", "b c", "d'e", "A\n"])
+        );
+        assert_eq!(
+            split_words(r#""caf\xc3\xa9" "\xzz""#).unwrap(),
+            strings(&["café", "xzz"])
         );
         assert_eq!(split_words(r#"a "b"c"#), None);
         assert_eq!(split_words(r#"a "b"#), None);

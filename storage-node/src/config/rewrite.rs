@@ -268,7 +268,7 @@ mod tests {
         let mut config = Config::default();
         super::super::apply_file(&mut config, "maxclients 10\n").unwrap();
         config.maxclients = 77;
-        config.requirepass = Some(b"a b\"c".to_vec());
+        config.requirepass = Some("a b\"cé".as_bytes().to_vec());
         config.config_file = Some(path.clone());
         rewrite(&config).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
@@ -281,7 +281,7 @@ mod tests {
         let without_unknown = text.replace("foo-unknown bar\n", "");
         super::super::apply_file(&mut reread, &without_unknown).unwrap();
         assert_eq!(reread.maxclients, 77);
-        assert_eq!(reread.requirepass.as_deref(), Some(&b"a b\"c"[..]));
+        assert_eq!(reread.requirepass.as_deref(), Some("a b\"cé".as_bytes()));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

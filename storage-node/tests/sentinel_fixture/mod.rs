@@ -9,6 +9,7 @@
 #![allow(dead_code)]
 
 use std::path::PathBuf;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use slotproxy::resp::Frame;
@@ -47,6 +48,12 @@ impl Kind {
     }
 }
 
+/// Held by each test while its group runs: sentinels judge a master down after one
+/// second of silence, so groups are not run side by side (one test's busy script or
+/// writer would starve another's servers into a false failover, and the failover times
+/// printed would measure the neighbours).
+static ONE_GROUP_AT_A_TIME: Mutex<()> = Mutex::new(());
+
 pub struct Group {
     pub kind: Kind,
     /// The servers' ports, the first server being the initial master.
@@ -55,6 +62,8 @@ pub struct Group {
     pub servers: Vec<Option<ServerProcess>>,
     pub sentinels: Vec<ServerProcess>,
     dir: ScratchDir,
+    /// Last: released after the servers are stopped.
+    _turn: MutexGuard<'static, ()>,
 }
 
 impl Group {
@@ -63,6 +72,10 @@ impl Group {
     /// sentinels and waits until each knows both replicas and the other two sentinels
     /// (which it learns from the hello messages on the master's `__sentinel__:hello`).
     pub fn start(kind: Kind, priorities: [u32; 3]) -> Group {
+        // A test that failed while holding it poisoned it; the next may still run.
+        let turn = ONE_GROUP_AT_A_TIME
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut ports: Vec<u16> = Vec::new();
         while ports.len() < 6 {
             let port = free_port();
@@ -78,6 +91,7 @@ impl Group {
             servers: Vec::new(),
             sentinels: Vec::new(),
             dir,
+            _turn: turn,
         };
         for (i, priority) in priorities.iter().enumerate() {
             let data = group.dir.join(format!("server-{i}"));
@@ -202,30 +216,35 @@ impl Group {
     }
 
     /// ROLE of server `i`: its role and, for a replica, its master's port and link state.
-    pub fn role(&self, i: usize) -> (String, Option<u16>, Option<String>) {
-        let Frame::Array(role) = self.client(i).call(&["ROLE"]) else {
-            panic!("ROLE did not answer an array");
+    /// None when the server cannot be asked or cut the connection (Sentinel ends its
+    /// reconfigurations with `CLIENT KILL TYPE normal`, which may catch this one).
+    pub fn role(&self, i: usize) -> Option<(String, Option<u16>, Option<String>)> {
+        let stream = std::net::TcpStream::connect(("127.0.0.1", self.ports[i])).ok()?;
+        let mut client = RawClient::from_stream(stream);
+        client.try_send_raw(&RawClient::encode(&[b"ROLE"])).ok()?;
+        let Frame::Array(role) = client.try_read_reply()?.0 else {
+            return None;
         };
         let text = |f: &Frame| match f {
             Frame::Bulk(b) => String::from_utf8_lossy(b).into_owned(),
             other => format!("{other:?}"),
         };
-        let kind = text(&role[0]);
+        let kind = text(role.first()?);
         if kind != "slave" {
-            return (kind, None, None);
+            return Some((kind, None, None));
         }
-        let port = match &role[2] {
+        let port = match role.get(2)? {
             Frame::Integer(port) => u16::try_from(*port).ok(),
             other => text(other).parse().ok(),
         };
-        (kind, port, Some(text(&role[3])))
+        Some((kind, port, Some(text(role.get(3)?))))
     }
 
     /// Waits until server `i` replicates from `master_port` with its link up.
     pub fn wait_following(&self, i: usize, master_port: u16) {
         wait_for(
             &format!("server {i} to replicate from port {master_port}"),
-            || self.role(i) == ("slave".into(), Some(master_port), Some("connected".into())),
+            || self.role(i) == Some(("slave".into(), Some(master_port), Some("connected".into()))),
         );
     }
 
