@@ -111,6 +111,26 @@ fn wait_replica_of(port: u16, master: u16) {
     });
 }
 
+/// Once the replica on `replica_port` took over from the master on `master_port` (still
+/// running): waits until the old master replicates it and the cluster settles, lets the
+/// writer write to the new master, then stops the writer.
+fn after_failover(
+    cluster: &Cluster,
+    master_port: u16,
+    replica_port: u16,
+    stop: Arc<AtomicBool>,
+    writer: std::thread::JoinHandle<Written>,
+) -> Written {
+    wait_until(DEADLINE, "the replica to become master", || {
+        role(replica_port) == "master"
+    });
+    wait_replica_of(master_port, replica_port);
+    wait_replica_topology(&ports(cluster), 3, 1);
+    wait_for_writes(replica_port, 100);
+    stop.store(true, Ordering::Relaxed);
+    writer.join().expect("writer")
+}
+
 fn max_config_epoch(port: u16) -> u64 {
     cluster_nodes(port)
         .iter()
@@ -177,14 +197,7 @@ fn a_stopped_master_loses_no_write_a_replica_acknowledged() {
     // The fault itself lasts 4 s (twice the node timeout): not a synchronisation.
     std::thread::sleep(Duration::from_secs(4));
     cluster.nodes[master].signal("CONT");
-    wait_until(DEADLINE, "the replica to become master", || {
-        role(replica_port) == "master"
-    });
-    wait_replica_of(master_port, replica_port);
-    wait_replica_topology(&ports(&cluster), 3, 1);
-    wait_for_writes(replica_port, 100);
-    stop.store(true, Ordering::Relaxed);
-    let written = writer.join().expect("writer");
+    let written = after_failover(&cluster, master_port, replica_port, stop, writer);
     let all = ports(&cluster);
     let lost_replicated = lost_writes(&all, &written.replicated);
     let lost_plain = lost_writes(&all, &written.acknowledged);
@@ -268,14 +281,7 @@ fn a_manual_failover_loses_no_acknowledged_write() {
         c.call(&["CLUSTER", "FAILOVER"]),
         slotproxy::resp::Frame::Simple("OK".into())
     );
-    wait_until(DEADLINE, "the replica to become master", || {
-        role(replica_port) == "master"
-    });
-    wait_replica_of(master_port, replica_port);
-    wait_replica_topology(&ports(&cluster), 3, 1);
-    wait_for_writes(replica_port, 200);
-    stop.store(true, Ordering::Relaxed);
-    let written = writer.join().expect("writer");
+    let written = after_failover(&cluster, master_port, replica_port, stop, writer);
     let lost = lost_writes(&ports(&cluster), &written.acknowledged);
     println!(
         "manual failover: {} acknowledged writes, {} lost",
