@@ -253,9 +253,26 @@ fn a_minority_promotes_no_replica() {
         Some(0),
         "no other master can report it"
     );
+    // A key of the lone master's own slots: refused while down, unless reads are allowed
+    // (`cluster-allow-reads-when-down`), and writes are refused either way.
+    let own = own_slots(live_port);
+    let key = (0..)
+        .map(|i| format!("key:{i}"))
+        .find(|k| own.contains(&slotproxy::cluster::key_slot(k.as_bytes())))
+        .expect("a key of the live master");
     let mut c = RawClient::connect(live_port);
-    let reply = c.call(&["GET", "{x}"]);
-    println!("a key on the lone master while the cluster is down: {reply:?}");
+    let down = |text: &str| slotproxy::resp::Frame::Error(text.to_string().into());
+    assert_eq!(
+        c.call(&["GET", &key]),
+        down("CLUSTERDOWN The cluster is down")
+    );
+    c.call(&["CONFIG", "SET", "cluster-allow-reads-when-down", "yes"]);
+    assert_eq!(c.call(&["GET", &key]), slotproxy::resp::Frame::Null);
+    assert_eq!(
+        c.call(&["SET", &key, "v"]),
+        down("CLUSTERDOWN The cluster is down and only accepts read commands")
+    );
+    c.call(&["CONFIG", "SET", "cluster-allow-reads-when-down", "no"]);
     for &i in stopped {
         cluster.nodes[i].signal("CONT");
     }
