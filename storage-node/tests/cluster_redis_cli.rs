@@ -2,11 +2,13 @@
 //! Redis Clusters: create, check, reshard (under load from the `redis` crate's cluster
 //! client), add-node, rebalance, del-node, and a node restart.
 
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+mod cluster_ha_fixture;
+
+use cluster_ha_fixture::{assert_check_ok, cluster_info, myid, text};
 use slotproxy::cluster::{key_slot, SLOT_COUNT};
 use test_harness::cluster::start_storage_node;
 use test_harness::{free_port, Cluster, RawClient};
@@ -14,44 +16,11 @@ use test_harness::{free_port, Cluster, RawClient};
 const KEYS: usize = 100_000;
 const RESHARD_SLOTS: usize = 1000;
 
-fn text(raw: &[u8]) -> String {
-    String::from_utf8_lossy(raw).into_owned()
-}
-
 /// Runs `redis-cli args...`, asserts it succeeded and returns its output.
 fn redis_cli(args: &[&str]) -> String {
-    let output = Command::new("redis-cli")
-        .args(args)
-        .output()
-        .expect("run redis-cli");
-    let out = format!("{}{}", text(&output.stdout), text(&output.stderr));
-    assert!(output.status.success(), "redis-cli {args:?} failed:\n{out}");
+    let (ok, out) = cluster_ha_fixture::redis_cli(args);
+    assert!(ok, "redis-cli {args:?} failed:\n{out}");
     out
-}
-
-/// `redis-cli --cluster check` must find nothing to complain about.
-fn assert_check_ok(port: u16, masters: usize) {
-    let out = redis_cli(&["--cluster", "check", &format!("127.0.0.1:{port}")]);
-    assert!(
-        out.contains("[OK] All nodes agree about slots configuration."),
-        "{out}"
-    );
-    assert!(out.contains("[OK] All 16384 slots covered."), "{out}");
-    assert!(
-        !out.contains("[ERR]") && !out.contains("[WARNING]"),
-        "{out}"
-    );
-    assert!(out.contains(&format!("in {masters} masters.")), "{out}");
-}
-
-fn myid(port: u16) -> String {
-    let mut c = RawClient::connect(port);
-    text(c.call(&["CLUSTER", "MYID"]).as_bytes().expect("id"))
-}
-
-fn cluster_info(port: u16) -> String {
-    let mut c = RawClient::connect(port);
-    text(c.call(&["CLUSTER", "INFO"]).as_bytes().unwrap_or(b""))
 }
 
 /// Waits (bounded) until every node is up and knows exactly `ports.len()` nodes.

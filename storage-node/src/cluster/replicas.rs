@@ -128,17 +128,7 @@ fn count_slots(bitmap: &SlotBitmap) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
-    fn cluster_of_two() -> (ClusterState, NodeId) {
-        let mut state = ClusterState::new(7000, 17000, 0);
-        let peer = NodeId::random();
-        state.nodes.insert(
-            peer,
-            Node::new(peer, "127.0.0.1", 7001, 17001, Flags::MASTER, 0),
-        );
-        (state, peer)
-    }
+    use crate::cluster::state::tests::state_with_peer as cluster_of_two;
 
     #[test]
     fn a_master_that_loses_every_slot_follows_the_new_owner() {

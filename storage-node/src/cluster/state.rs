@@ -442,10 +442,11 @@ impl ClusterState {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn state_with_peer() -> (ClusterState, NodeId) {
+    /// A new node and one other master it knows (for the cluster modules' unit tests).
+    pub(crate) fn state_with_peer() -> (ClusterState, NodeId) {
         let mut state = ClusterState::new(7000, 17000, 0);
         let peer = NodeId::random();
         state.nodes.insert(
