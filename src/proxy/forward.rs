@@ -4,12 +4,15 @@
 //! session keeps a [`Pending`] that resolves to the raw reply bytes. Only a reply that is a
 //! redirect (MOVED, ASK, TRYAGAIN, CLUSTERDOWN) or a failure turns into an async retry loop.
 //!
-//! MOVED, ASK, CLUSTERDOWN and retry-safe connection failures are followed at most
-//! [`MAX_REDIRECTS`] times. TRYAGAIN is different: it means "a multi-key request met a slot
-//! whose keys are split between the source and the target of a migration", which lasts as
-//! long as that one slot's keys take to move. It is retried with a short backoff on a time
-//! budget (three quarters of `timeouts.operation_ms`, so the reply still beats the client's
-//! operation timeout) instead of a count, and each wait starts a fresh count of redirects.
+//! MOVED and ASK are followed at most [`MAX_REDIRECTS`] times. TRYAGAIN is different: it
+//! means "a multi-key request met a slot whose keys are split between the source and the
+//! target of a migration", which lasts as long as that one slot's keys take to move. It is
+//! retried with a short backoff on a time budget (three quarters of `timeouts.operation_ms`,
+//! so the reply still beats the client's operation timeout) instead of a count, and each
+//! wait starts a fresh count of redirects. CLUSTERDOWN (the cluster settling, a failover)
+//! is retried the same way with a longer backoff. A failed connection is retried only as
+//! [`super::failover`] allows (a request that cannot have run, or a read), on the master a
+//! failover promoted.
 //! A MOVED or ASK is followed only to a master the topology lists (after a refresh, within
 //! that budget): the proxy opens no connection to a host a node merely names.
 
