@@ -29,6 +29,8 @@ mod info;
 mod keys;
 mod latency;
 mod list;
+mod lolwut;
+mod memory;
 mod monitor;
 mod object;
 mod pubsub;
@@ -197,6 +199,8 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     keys::COMMANDS,
     latency::COMMANDS,
     list::COMMANDS,
+    lolwut::COMMANDS,
+    memory::COMMANDS,
     monitor::COMMANDS,
     object::COMMANDS,
     pubsub::COMMANDS,
