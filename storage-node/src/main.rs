@@ -14,6 +14,7 @@ const ALLOCATOR_NAME: &str = "jemalloc-5.3.0";
 
 fn main() {
     storage_node::set_mem_allocator(ALLOCATOR_NAME);
+    storage_node::server::allocator::record_startup();
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.iter().any(|a| a == "--version" || a == "-v") {
         println!("storage-node {}", env!("CARGO_PKG_VERSION"));

@@ -166,6 +166,52 @@ fn watch_is_invalidated_by_another_clients_write() {
     ]);
 }
 
+/// Which commands end a WATCH: EXEC (also one aborted for a queuing error, or refused),
+/// DISCARD, RESET and UNWATCH do; an UNWATCH queued inside MULTI does not help the EXEC it
+/// is part of; WATCH inside MULTI is refused; a dirty client's WATCH adds nothing. After each
+/// case another client writes the key and a fresh transaction shows whether the watch is
+/// still there.
+#[test]
+fn watch_state_transitions_match_redis() {
+    let mut d = Differential::start();
+    let mut a = main_pair(&mut d);
+    let mut b = Pair::new(&d);
+    let cases: &[&[&[&str]]] = &[
+        &[&["WATCH", "k"], &["MULTI"], &["NOSUCHCOMMAND"], &["EXEC"]],
+        &[&["WATCH", "k"], &["MULTI"], &["GET"], &["EXEC"]],
+        &[&["WATCH", "k"], &["MULTI"], &["SET", "k", "v"], &["EXEC"]],
+        &[&["WATCH", "k"], &["MULTI"], &["DISCARD"]],
+        &[&["WATCH", "k"], &["RESET"]],
+        &[&["WATCH", "k"], &["UNWATCH"]],
+        &[&["WATCH", "k"], &["EXEC"]],
+        &[&["WATCH", "k"], &["DISCARD"]],
+        &[&["WATCH", "k"], &["MULTI"], &["WATCH", "j"], &["EXEC"]],
+        &[&["MULTI"], &["WATCH", "k"], &["DISCARD"]],
+        &[&["WATCH", "k"], &["WATCH", "j"]],
+        &[&["WATCH", "k", "k", "j"]],
+    ];
+    for case in cases {
+        a.check_all(&[&["FLUSHALL"], &["SET", "k", "1"], &["SET", "j", "1"]]);
+        a.check_all(case);
+        b.check(&["SET", "k", "changed"]);
+        a.check_all(&[&["MULTI"], &["GET", "k"], &["EXEC"], &["UNWATCH"]]);
+    }
+    // UNWATCH queued inside the transaction runs too late for its EXEC.
+    a.check_all(&[&["WATCH", "k"], &["MULTI"], &["UNWATCH"], &["GET", "k"]]);
+    b.check(&["SET", "k", "again"]);
+    a.check(&["EXEC"]);
+    // A dirty client's WATCH changes nothing; UNWATCH clears the dirty state.
+    a.check(&["WATCH", "k"]);
+    b.check(&["SET", "k", "dirty"]);
+    a.check_all(&[
+        &["WATCH", "j"],
+        &["UNWATCH"],
+        &["MULTI"],
+        &["GET", "k"],
+        &["EXEC"],
+    ]);
+}
+
 #[test]
 fn writes_that_change_nothing_keep_the_watch() {
     let mut d = Differential::start();

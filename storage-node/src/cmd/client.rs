@@ -26,8 +26,9 @@
 //! - `CLIENT UNPAUSE` → `+OK`; ends CLIENT PAUSE's pause (not a FAILOVER's).
 //! - `CLIENT HELP` → the subcommands above.
 //!
-//! Not implemented (they answer `unknown subcommand`): CACHING, GETREDIR,
-//! TRACKING, TRACKINGINFO. CLIENT SETINFO is Redis 7.2, not 7.0.
+//! - `CLIENT TRACKING`, `CACHING`, `GETREDIR`, `TRACKINGINFO`: see `super::tracking`.
+//!
+//! CLIENT SETINFO is Redis 7.2, not 7.0.
 
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -44,9 +45,13 @@ use crate::server::pause::{PauseMode, PausePurpose};
 pub const COMMANDS: &[(&str, Handler)] = &[("client", client)];
 
 /// Subcommands of CLIENT this module does not implement.
-pub const UNIMPLEMENTED: &[&str] = &["caching", "getredir", "tracking", "trackinginfo"];
+pub const UNIMPLEMENTED: &[&str] = &[];
 
 const HELP: &[&str] = &[
+    "CACHING (YES|NO)",
+    "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+    "GETREDIR",
+    "    Return the client ID we are redirecting to when tracking is enabled.",
     "GETNAME",
     "    Return the name of the current connection.",
     "ID",
@@ -81,6 +86,11 @@ const HELP: &[&str] = &[
     "    Assign the name <name> to the current connection.",
     "UNBLOCK <clientid> [TIMEOUT|ERROR]",
     "    Unblock the specified blocked client.",
+    "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+    "         [OPTIN] [OPTOUT] [NOLOOP]",
+    "    Control server assisted client side caching.",
+    "TRACKINGINFO",
+    "    Report tracking status for the current connection.",
     "NO-EVICT (ON|OFF)",
     "    Protect current client connection from eviction.",
 ];
@@ -126,6 +136,14 @@ fn client(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     } else if is(sub, "unpause") {
         ctx.shared.pause.unpause(PausePurpose::ClientCommand);
         ctx.out.ok();
+    } else if is(sub, "tracking") {
+        super::tracking::tracking(ctx, args)?;
+    } else if is(sub, "caching") {
+        super::tracking::caching(ctx, args)?;
+    } else if is(sub, "getredir") {
+        super::tracking::getredir(ctx, args)?;
+    } else if is(sub, "trackinginfo") {
+        super::tracking::trackinginfo(ctx, args)?;
     } else if is(sub, "help") {
         write_help(&mut ctx.out, "CLIENT", HELP);
     } else {
@@ -390,6 +408,16 @@ pub fn info_line(client: &ClientHandle) -> String {
     if multi >= 0 {
         flags.push('x');
     }
+    let tracking = &client.tracking;
+    if tracking.on.load(Relaxed) {
+        flags.push('t');
+    }
+    if tracking.broken_redirect.load(Relaxed) {
+        flags.push('R');
+    }
+    if tracking.bcast.load(Relaxed) {
+        flags.push('B');
+    }
     if client.watch_dirty.load(Relaxed) {
         flags.push('d');
     }
@@ -409,7 +437,7 @@ pub fn info_line(client: &ClientHandle) -> String {
         "id={id} addr={addr} laddr={laddr} fd={fd} name={name} age={age} idle={idle} \
          flags={flags} db={db} sub={sub} psub={psub} ssub={ssub} multi={multi} qbuf={qbuf} qbuf-free=0 \
          argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem={omem} tot-mem={tot_mem} events=r \
-         cmd={cmd} user={user} redir=-1 resp={resp}",
+         cmd={cmd} user={user} redir={redir} resp={resp}",
         user = String::from_utf8_lossy(&client.user()),
         id = client.id,
         addr = client.addr,
@@ -423,6 +451,7 @@ pub fn info_line(client: &ClientHandle) -> String {
         ssub = client.pubsub.shard_channels.load(Relaxed),
         cmd = lock(&client.last_command),
         resp = client.resp.load(Relaxed),
+        redir = tracking.redirect.load(Relaxed),
         tot_mem = qbuf + omem,
     )
 }

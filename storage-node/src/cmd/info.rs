@@ -262,7 +262,7 @@ fn clients(ctx: &mut Ctx<'_>, out: &mut String) {
     field!(out, "client_recent_max_output_buffer", max_output);
     let blocked = ctx.keyspace.blocking.count() + ctx.shared.pause.held();
     field!(out, "blocked_clients", blocked);
-    field!(out, "tracking_clients", 0);
+    field!(out, "tracking_clients", ctx.keyspace.tracking.clients());
     field!(out, "clients_in_timeout_table", 0);
 }
 
@@ -463,6 +463,10 @@ fn stats(ctx: &mut Ctx<'_>, out: &mut String) {
     field!(out, "pubsubshard_channels", pubsub.len(Kind::Shard));
     field!(out, "latest_fork_usec", 0);
     field!(out, "total_forks", 0);
+    let (keys, items, prefixes) = ctx.keyspace.tracking.totals();
+    field!(out, "tracking_total_keys", keys);
+    field!(out, "tracking_total_items", items);
+    field!(out, "tracking_total_prefixes", prefixes);
     field!(
         out,
         "total_error_replies",

@@ -31,6 +31,8 @@ mod info;
 mod keys;
 mod latency;
 mod list;
+mod lolwut;
+mod memory;
 mod monitor;
 mod object;
 mod pubsub;
@@ -48,6 +50,7 @@ mod sort;
 mod stream;
 mod strings;
 mod sync;
+mod tracking;
 pub mod transaction;
 mod wait;
 pub mod wakeup;
@@ -169,6 +172,7 @@ impl Ctx<'_> {
 /// disconnect).
 pub fn release_client_state(keyspace: &mut Keyspace, client: &mut Client) {
     keyspace.monitors.remove(&client.handle);
+    keyspace.tracking.disable(client.id());
     transaction::discard_transaction(keyspace, client);
     keyspace
         .pubsub
@@ -198,6 +202,8 @@ const FAMILIES: &[&[(&str, Handler)]] = &[
     keys::COMMANDS,
     latency::COMMANDS,
     list::COMMANDS,
+    lolwut::COMMANDS,
+    memory::COMMANDS,
     monitor::COMMANDS,
     object::COMMANDS,
     pubsub::COMMANDS,
@@ -313,6 +319,9 @@ pub fn execute(
     Stats::add_under_keyspace_lock(&shared.stats.total_commands_processed, 1);
     let reply_start = output.len();
     let result = dispatch(shared, keyspace, client, output, args);
+    if !client.nested {
+        finish_tracking(keyspace, client, output, args);
+    }
     // ASKING lasts for the one command after it, whatever that command's outcome; inside
     // MULTI it lasts until EXEC (Redis keeps CLIENT_ASKING while CLIENT_MULTI is set).
     let was_asking = args
@@ -486,9 +495,47 @@ fn dispatch(
         latency::record(&mut ctx, spec, took);
     }
     monitor::feed(&mut ctx, spec, args);
+    remember_tracked_keys(&mut ctx, spec, args);
     let me = ctx.client.id();
     ctx.keyspace.after_command(me, ctx.out.buf);
     result
+}
+
+/// A read-only command of a tracking client adds the keys it read to the invalidation table
+/// (Redis's `call`: not for EVAL_RO and friends, whose commands count one by one).
+fn remember_tracked_keys(ctx: &mut Ctx<'_>, spec: &CommandSpec, args: &[Bytes]) {
+    let id = ctx.client.id();
+    if !spec
+        .flags
+        .contains(slotproxy::cluster::CommandFlags::READONLY)
+        || !ctx.keyspace.tracking.is_tracking(id)
+        || matches!(spec.name.as_str(), "eval_ro" | "evalsha_ro" | "fcall_ro")
+    {
+        return;
+    }
+    if let Ok(indexes) = spec.key_indexes(args) {
+        let keys = indexes.into_iter().filter_map(|i| args.get(i).cloned());
+        ctx.keyspace.tracking.remember(id, keys);
+    }
+}
+
+/// After a top-level command: the `CLIENT CACHING` choice is spent (unless the command was
+/// CLIENT or the client is queuing a transaction), and the invalidations held for the end of
+/// the command are sent (see `keyspace::tracking`).
+fn finish_tracking(
+    keyspace: &mut Keyspace,
+    client: &Client,
+    output: &mut BytesMut,
+    args: &[Bytes],
+) {
+    let id = client.id();
+    let is_client_command = args
+        .first()
+        .is_some_and(|name| name.eq_ignore_ascii_case(b"client"));
+    if client.multi.is_none() && !is_client_command {
+        keyspace.tracking.clear_caching(id);
+    }
+    keyspace.flush_tracking(id, output);
 }
 
 /// Writes are refused while the AOF cannot be written (Redis's `-MISCONF`), so no client

@@ -1,4 +1,5 @@
-//! Introspection of single keys: `OBJECT` and `MEMORY`.
+//! Introspection of single keys: `OBJECT` (MEMORY USAGE, in `super::memory`, uses
+//! [`memory_usage`]).
 //!
 //! - `OBJECT ENCODING key` → `int`, `embstr` or `raw` for strings; null if the key is missing.
 //! - `OBJECT REFCOUNT key` → 2147483647 for the integers 0..9999 Redis shares, else 1; null
@@ -8,24 +9,18 @@
 //! - `OBJECT FREQ key` → the key's logarithmic access counter under an LFU
 //!   `maxmemory-policy` (see `keyspace::lfu`), else an error; null if missing.
 //! - `OBJECT HELP` → the list of subcommands.
-//! - `MEMORY USAGE key [SAMPLES count]` → an estimate of the bytes the key and its value use
-//!   in this node's layout (not Redis's numbers); null if missing. `SAMPLES` is accepted and
-//!   validated like Redis (a negative count is a syntax error); strings need no sampling.
-//! - `MEMORY PURGE` → `+OK` (the allocator returns memory by itself).
-//! - `MEMORY HELP` → the list of subcommands.
 //!
 //! None of these touch the key's LRU clock or the hit/miss counters.
 
 use bytes::Bytes;
 use slotproxy::resp::ReplyBuf;
 
-use super::args::{self, is};
-use super::errors::SYNTAX;
+use super::args::is;
 use super::{unknown_subcommand, CmdResult, Ctx, Handler};
 use crate::keyspace::{lru_clock, Entry};
 use crate::types::Value;
 
-pub const COMMANDS: &[(&str, Handler)] = &[("object", object), ("memory", memory)];
+pub const COMMANDS: &[(&str, Handler)] = &[("object", object)];
 
 const LFU_NOT_SELECTED: &str = "ERR An LFU maxmemory policy is not selected, access frequency \
     not tracked. Please note that when switching between policies at runtime LRU and LFU data \
@@ -145,52 +140,6 @@ fn object(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// Bytes one key costs in this node (see [`Entry::memory_usage`]).
 pub(super) fn memory_usage(entry: &Entry) -> usize {
     entry.memory_usage()
-}
-
-const MEMORY_HELP: &[&str] = &[
-    "DOCTOR",
-    "    Return memory problems reports.",
-    "MALLOC-STATS",
-    "    Return internal statistics report from the memory allocator.",
-    "PURGE",
-    "    Attempt to purge dirty pages for reclamation by the allocator.",
-    "STATS",
-    "    Return information about the memory usage of the server.",
-    "USAGE <key> [SAMPLES <count>]",
-    "    Return memory in bytes used by <key> and its value. Nested values are",
-    "    sampled up to <count> times (default: 5, 0 means sample all).",
-];
-
-fn memory(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
-    let sub = &args[1];
-    if is(sub, "help") {
-        reply_help(&mut ctx.out, &args[0], MEMORY_HELP);
-    } else if is(sub, "purge") {
-        ctx.out.ok();
-    } else if is(sub, "usage") {
-        let mut rest = args[3..].iter();
-        while let Some(option) = rest.next() {
-            match rest.next() {
-                Some(count) if is(option, "samples") => {
-                    if args::int(count)? < 0 {
-                        return Err(SYNTAX.into());
-                    }
-                }
-                _ => return Err(SYNTAX.into()),
-            }
-        }
-        match ctx.db().peek(&args[2]) {
-            None => ctx.out.null(),
-            Some(entry) => {
-                let usage = memory_usage(entry);
-                ctx.out.integer(usage as i64);
-            }
-        }
-    } else {
-        // DOCTOR, STATS and MALLOC-STATS are not implemented.
-        return Err(unknown_subcommand(args));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -363,15 +363,6 @@ pub const INERT: &[Inert] = &[
         "300",
     ),
     inert("tls-session-caching", Kind::Bool, Access::Mutable, "yes"),
-    inert(
-        "tracking-table-max-keys",
-        Kind::Int {
-            min: 0,
-            max: i64::MAX,
-        },
-        Access::Mutable,
-        "1000000",
-    ),
     inert("unixsocket", Kind::Text, Access::Immutable, ""),
     inert("unixsocketperm", Kind::Text, Access::Immutable, "0"),
 ];

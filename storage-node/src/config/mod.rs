@@ -139,6 +139,8 @@ pub struct Config {
     /// none), and the log keeps this many.
     pub slowlog_log_slower_than: i64,
     pub slowlog_max_len: u64,
+    /// CLIENT TRACKING: keys the invalidation table holds at most (0: no limit).
+    pub tracking_table_max_keys: u64,
     /// LATENCY: events that take at least this many milliseconds are sampled (0: none).
     pub latency_monitor_threshold: u64,
     /// `rename-command` lines in order, as (name renamed, original command, new name; empty
@@ -283,6 +285,7 @@ impl Default for Config {
             latency_tracking_info_percentiles: vec![50.0, 99.0, 99.9],
             slowlog_log_slower_than: 10_000,
             slowlog_max_len: 128,
+            tracking_table_max_keys: 1_000_000,
             latency_monitor_threshold: 0,
             renamed_commands: Vec::new(),
             inert: std::collections::BTreeMap::new(),

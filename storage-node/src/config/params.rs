@@ -326,6 +326,14 @@ pub const PARAMS: &[Param] = &[
         Access::Mutable,
     ),
     param(
+        "tracking-table-max-keys",
+        Kind::Int {
+            min: 0,
+            max: i64::MAX,
+        },
+        Access::Mutable,
+    ),
+    param(
         "latency-tracking-info-percentiles",
         Kind::Words,
         Access::Mutable,
@@ -539,6 +547,7 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         "latency-tracking" => config.latency_tracking = boolean(values)?,
         "slowlog-log-slower-than" => config.slowlog_log_slower_than = number(kind, values)?,
         "slowlog-max-len" => config.slowlog_max_len = number(kind, values)? as u64,
+        "tracking-table-max-keys" => config.tracking_table_max_keys = number(kind, values)? as u64,
         "latency-monitor-threshold" => {
             config.latency_monitor_threshold = number(kind, values)? as u64
         }
@@ -622,6 +631,7 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
         "latency-tracking" => yes_no(config.latency_tracking),
         "slowlog-log-slower-than" => config.slowlog_log_slower_than.to_string(),
         "slowlog-max-len" => config.slowlog_max_len.to_string(),
+        "tracking-table-max-keys" => config.tracking_table_max_keys.to_string(),
         "latency-monitor-threshold" => config.latency_monitor_threshold.to_string(),
         "latency-tracking-info-percentiles" => config
             .latency_tracking_info_percentiles

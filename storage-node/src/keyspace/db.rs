@@ -65,6 +65,8 @@ pub struct Db {
     pub(super) cow: Option<Box<SnapshotCow>>,
     /// How expired keys are treated (set by the keyspace before each use).
     pub(super) expiry: Expiry,
+    /// Keys changed, for CLIENT TRACKING's invalidations (`super::tracking`).
+    pub(super) modified: super::tracking::ModifiedKeys,
 }
 
 /// How lookups treat a key past its expiry time. A replica never removes keys on its own:
@@ -158,6 +160,7 @@ impl Db {
         self.volatile -= removed.has_expiry() as usize;
         self.dirty += 1;
         self.expired_keys += 1;
+        self.modified.changed(key);
         if !self.watched.is_empty() {
             self.watched.touch(key, false);
         }
@@ -235,6 +238,7 @@ impl Db {
 
     /// Marks the clients watching `key` dirty after a change.
     fn touch_watched(&mut self, key: &[u8]) {
+        self.modified.changed(key);
         if self.watched.is_empty() {
             return;
         }
@@ -245,6 +249,7 @@ impl Db {
     /// After a command: watched keys it looked up for writing count as changed if the
     /// database's `dirty` counter moved meanwhile.
     pub(super) fn settle_write_lookups(&mut self) {
+        self.modified.settle(self.dirty);
         for key in self.watched.take_written(self.dirty) {
             self.touch_watched(&key);
         }
@@ -308,6 +313,7 @@ impl Db {
         if !self.watched.is_empty() {
             self.watched.note_write_lookup(key, self.dirty);
         }
+        self.modified.write_lookup(key, self.dirty);
         self.preserve(key);
         self.lookup(key, true, false)
     }
@@ -340,8 +346,9 @@ impl Db {
         let hash = self.hash(&entry.key);
         self.dirty += 1;
         // The key is needed after the entry moved into the table only when someone listens.
-        let observed_key = (!self.watched.is_empty() || self.log_events & notify::NEW != 0)
-            .then(|| entry.key.clone());
+        let observed_key =
+            (!self.watched.is_empty() || self.log_events & notify::NEW != 0 || self.modified.on)
+                .then(|| entry.key.clone());
         let volatile = entry.has_expiry();
         let now = self.now_ms;
         let lfu_policy = self.lfu;
@@ -430,6 +437,7 @@ impl Db {
     /// Removes every key.
     pub fn clear(&mut self) {
         self.touch_all_watched(None);
+        self.modified.flushed |= self.modified.on;
         if self.len > 0 {
             self.dirty += self.len as u64;
         }
@@ -468,8 +476,10 @@ impl Db {
         let now = self.now_ms;
         let mut slot = from % SLOT_COUNT;
         // Removed keys are kept only when watchers or notifications need them.
-        let observe =
-            !self.watched.is_empty() || self.log_events & notify::EXPIRED != 0 || self.log_expired;
+        let observe = !self.watched.is_empty()
+            || self.log_events & notify::EXPIRED != 0
+            || self.log_expired
+            || self.modified.on;
         let mut removed_keys = Vec::new();
         for _ in 0..budget {
             if self.cow.is_some() {

@@ -15,6 +15,7 @@ pub mod scan;
 mod slot_table;
 pub mod slowlog;
 pub mod snapshot_cow;
+pub mod tracking;
 mod watch;
 
 pub use db::{lru_clock, Db, DbEvent, Expiry};
@@ -62,6 +63,8 @@ pub struct Keyspace {
     pub latency_monitor: latency_monitor::LatencyMonitor,
     /// The clients in MONITOR mode.
     pub monitors: monitors::Monitors,
+    /// CLIENT TRACKING's invalidation table and prefixes.
+    pub tracking: tracking::Tracking,
 }
 
 impl Keyspace {
@@ -81,6 +84,7 @@ impl Keyspace {
             slowlog: slowlog::SlowLog::default(),
             latency_monitor: latency_monitor::LatencyMonitor::default(),
             monitors: monitors::Monitors::default(),
+            tracking: tracking::Tracking::default(),
         }
     }
 
@@ -94,6 +98,7 @@ impl Keyspace {
         self.slowlog.slower_than = config.slowlog_log_slower_than;
         self.slowlog.max_len = config.slowlog_max_len;
         self.latency_monitor.threshold_ms = config.latency_monitor_threshold;
+        self.tracking.max_keys = config.tracking_table_max_keys;
         let lfu = config.lfu();
         self.dbs.iter_mut().for_each(|db| db.lfu = lfu);
         // Events recorded under the old flags must not be published under the new ones.
@@ -162,6 +167,7 @@ impl Keyspace {
         self.settle_write_lookups();
         self.publish_db_events(me, my_out);
         self.signal_vanished_streams();
+        self.invalidate_changed(me, my_out);
     }
 
     /// Group readers wait on streams that a DEL, an overwrite, a RENAME or an expiry may
@@ -200,7 +206,9 @@ impl Keyspace {
         let log_events = self.logged_events();
         let log_expired = self.propagation.enabled();
         let expiry = self.expiry;
+        let tracked = self.tracking.active();
         let db = &mut self.dbs[index];
+        db.modified.on = tracked;
         db.expiry = expiry;
         db.now_ms = now;
         db.log_events = log_events;
@@ -252,6 +260,9 @@ impl Keyspace {
         second.log_expired = log_expired;
         first.expiry = self.expiry;
         second.expiry = self.expiry;
+        let tracked = self.tracking.active();
+        first.modified.on = tracked;
+        second.modified.on = tracked;
         if a < b {
             (first, second)
         } else {
@@ -310,5 +321,6 @@ impl Keyspace {
         self.latency_monitor.add_if_needed("expire-cycle", took_ms);
         // No client runs this: nobody's reply buffer receives messages.
         self.after_command(0, &mut bytes::BytesMut::new());
+        self.flush_tracking(0, &mut bytes::BytesMut::new());
     }
 }

@@ -183,11 +183,11 @@ impl Keyspace {
 
     /// Touches the watched keys the finished command changed in place.
     pub(super) fn settle_write_lookups(&mut self) {
-        if self.watch_count == 0 {
+        if self.watch_count == 0 && !self.tracking.active() {
             return;
         }
         for db in &mut self.dbs {
-            if db.watched.has_pending() {
+            if db.watched.has_pending() || db.modified.has_pending() {
                 db.settle_write_lookups();
             }
         }

@@ -55,6 +55,8 @@ pub struct ClientHandle {
     pub pubsub: crate::pubsub::HandleState,
     /// The connection is a replica of this node (after SYNC/PSYNC; flag `S`).
     pub replica: AtomicBool,
+    /// CLIENT TRACKING's state (flags `t`, `R`, `B`, `redir=`).
+    pub tracking: crate::keyspace::tracking::HandleTracking,
 }
 
 impl ClientHandle {
@@ -101,6 +103,7 @@ impl ClientHandle {
             multi_queued: AtomicI64::new(-1),
             pubsub: crate::pubsub::HandleState::default(),
             replica: AtomicBool::new(false),
+            tracking: Default::default(),
         }
     }
 

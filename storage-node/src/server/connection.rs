@@ -251,6 +251,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
             let _ = wakeup::expire_wait(&mut keyspace, handle.id);
         }
         crate::cmd::release_client_state(&mut keyspace, &mut client);
+        keyspace.tracking.disconnected(handle.id);
     }
     drop(mailbox);
     if let Some(attach) = client.takeover.take() {

@@ -1,6 +1,7 @@
 //! The network side of the node: state shared by all connections, the listener, and the
 //! per-connection loop.
 
+pub mod allocator;
 pub mod busy_poll;
 pub mod client_peaks;
 pub mod clients;

@@ -1,0 +1,210 @@
+//! `MEMORY`: what the node's memory is used for.
+//!
+//! - `MEMORY USAGE key [SAMPLES count]` → an estimate of the bytes the key and its value use
+//!   in this node's layout (not Redis's numbers); null if the key is missing. `SAMPLES` is
+//!   validated like Redis (a negative count is a syntax error); values need no sampling.
+//! - `MEMORY STATS` → a map in Redis 7.0's order: `peak.allocated`, `total.allocated`,
+//!   `startup.allocated`, `replication.backlog`, `clients.slaves`, `clients.normal`,
+//!   `cluster.links`, `aof.buffer`, `lua.caches`, `functions.caches`, one `db.N` map
+//!   (`overhead.hashtable.main`, `overhead.hashtable.expires`,
+//!   `overhead.hashtable.slot-to-keys`) per database holding keys, `overhead.total`, `keys.count`, `keys.bytes-per-key`,
+//!   `dataset.bytes`, `dataset.percentage`, `peak.percentage`, `allocator.allocated`,
+//!   `allocator.active`, `allocator.resident`, `allocator-fragmentation.ratio` / `.bytes`,
+//!   `allocator-rss.ratio` / `.bytes`, `rss-overhead.ratio` / `.bytes`, `fragmentation`,
+//!   `fragmentation.bytes`. Allocation figures are jemalloc's own counters
+//!   (`server::allocator`), RSS the kernel's; the client figures are their query and output
+//!   buffers. The node keeps no separate expires table or slot-to-keys index (its tables are
+//!   per slot already), no AOF rewrite buffer and no cluster link buffers it could count, so
+//!   those show 0; `lua.caches` and `functions.caches` are not measured and show 0.
+//! - `MEMORY MALLOC-STATS` → jemalloc's statistics report, as text.
+//! - `MEMORY PURGE` → `+OK` once jemalloc was told to return dirty pages to the system.
+//! - `MEMORY HELP` → the list of subcommands.
+//!
+//! `MEMORY DOCTOR` is not implemented (unknown subcommand). None of these touch the key's
+//! LRU clock or the hit/miss counters.
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use bytes::Bytes;
+
+use super::args::{self, is};
+use super::errors::SYNTAX;
+use super::object::{memory_usage, reply_help};
+use super::{unknown_subcommand, CmdResult, Ctx, Handler};
+use crate::server::allocator;
+
+pub const COMMANDS: &[(&str, Handler)] = &[("memory", memory)];
+
+const MEMORY_HELP: &[&str] = &[
+    "DOCTOR",
+    "    Return memory problems reports.",
+    "MALLOC-STATS",
+    "    Return internal statistics report from the memory allocator.",
+    "PURGE",
+    "    Attempt to purge dirty pages for reclamation by the allocator.",
+    "STATS",
+    "    Return information about the memory usage of the server.",
+    "USAGE <key> [SAMPLES <count>]",
+    "    Return memory in bytes used by <key> and its value. Nested values are",
+    "    sampled up to <count> times (default: 5, 0 means sample all).",
+];
+
+fn memory(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let sub = &args[1];
+    if is(sub, "help") {
+        reply_help(&mut ctx.out, &args[0], MEMORY_HELP);
+    } else if is(sub, "usage") {
+        usage(ctx, args)?;
+    } else if is(sub, "stats") {
+        stats(ctx);
+    } else if is(sub, "malloc-stats") {
+        let report = allocator::report()
+            .unwrap_or_else(|| "Stats not supported for the current allocator".into());
+        ctx.out.verbatim(b"txt", report.as_bytes());
+    } else if is(sub, "purge") {
+        if !allocator::purge() && crate::mem_allocator().starts_with("jemalloc") {
+            return Err("ERR Error purging dirty pages".into());
+        }
+        ctx.out.ok();
+    } else {
+        // DOCTOR is not implemented.
+        return Err(unknown_subcommand(args));
+    }
+    Ok(())
+}
+
+fn usage(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
+    let mut rest = args[3..].iter();
+    while let Some(option) = rest.next() {
+        match rest.next() {
+            Some(count) if is(option, "samples") => {
+                if args::int(count)? < 0 {
+                    return Err(SYNTAX.into());
+                }
+            }
+            _ => return Err(SYNTAX.into()),
+        }
+    }
+    match ctx.db().peek(&args[2]) {
+        None => ctx.out.null(),
+        Some(entry) => {
+            let usage = memory_usage(entry);
+            ctx.out.integer(usage as i64);
+        }
+    }
+    Ok(())
+}
+
+/// Bytes the node's own structures spend per stored key beside the entry itself: the slot
+/// table's bucket (a pointer to the boxed entry) and the box's allocation header.
+const TABLE_BYTES_PER_KEY: u64 = 2 * std::mem::size_of::<usize>() as u64;
+
+/// Redis computes these ratios in single precision and replies them as doubles.
+fn ratio(numerator: u64, denominator: u64) -> f64 {
+    if denominator == 0 {
+        return 0.0;
+    }
+    (numerator as f32 / denominator as f32) as f64
+}
+
+fn stats(ctx: &mut Ctx<'_>) {
+    let process = crate::server::stats::process_memory();
+    let alloc = allocator::read().unwrap_or_default();
+    let startup = allocator::startup_allocated();
+    let backlog = ctx
+        .shared
+        .replication
+        .state()
+        .backlog
+        .as_ref()
+        .map_or(0, |b| b.histlen());
+    let (mut replicas, mut normal) = (0u64, 0u64);
+    for client in ctx.shared.clients.snapshot() {
+        let buffers = client.query_buffer.load(Relaxed) as u64
+            + crate::server::client_peaks::output_waiting(&client) as u64;
+        if client.replica.load(Relaxed) {
+            replicas += buffers;
+        } else {
+            normal += buffers;
+        }
+    }
+    let dbs: Vec<(usize, u64)> = ctx
+        .keyspace
+        .dbs()
+        .iter()
+        .enumerate()
+        .filter(|(_, db)| !db.is_empty())
+        .map(|(index, db)| (index, db.len() as u64))
+        .collect();
+    let keys: u64 = dbs.iter().map(|(_, len)| len).sum();
+    let tables: u64 = keys * TABLE_BYTES_PER_KEY;
+    let overhead = startup + backlog + replicas + normal + tables;
+    let net = alloc.allocated.saturating_sub(startup);
+    let dataset = alloc.allocated.saturating_sub(overhead);
+    let rss = process.rss;
+    let out = &mut ctx.out;
+    out.map(27 + dbs.len());
+    let integer = |out: &mut slotproxy::resp::ReplyBuf<'_>, name: &str, value: u64| {
+        out.bulk(name.as_bytes());
+        out.integer(value as i64);
+    };
+    integer(out, "peak.allocated", alloc.peak);
+    integer(out, "total.allocated", alloc.allocated);
+    integer(out, "startup.allocated", startup);
+    integer(out, "replication.backlog", backlog);
+    integer(out, "clients.slaves", replicas);
+    integer(out, "clients.normal", normal);
+    integer(out, "cluster.links", 0);
+    integer(out, "aof.buffer", 0);
+    integer(out, "lua.caches", 0);
+    integer(out, "functions.caches", 0);
+    for (index, len) in &dbs {
+        out.bulk(format!("db.{index}").as_bytes());
+        out.map(3);
+        integer(out, "overhead.hashtable.main", len * TABLE_BYTES_PER_KEY);
+        integer(out, "overhead.hashtable.expires", 0);
+        integer(out, "overhead.hashtable.slot-to-keys", 0);
+    }
+    integer(out, "overhead.total", overhead);
+    integer(out, "keys.count", keys);
+    integer(
+        out,
+        "keys.bytes-per-key",
+        net.checked_div(keys).unwrap_or(0),
+    );
+    integer(out, "dataset.bytes", dataset);
+    let double = |out: &mut slotproxy::resp::ReplyBuf<'_>, name: &str, value: f64| {
+        out.bulk(name.as_bytes());
+        out.double(value);
+    };
+    double(out, "dataset.percentage", ratio(dataset * 100, net));
+    double(
+        out,
+        "peak.percentage",
+        ratio(alloc.allocated * 100, alloc.peak),
+    );
+    integer(out, "allocator.allocated", alloc.allocated);
+    integer(out, "allocator.active", alloc.active);
+    integer(out, "allocator.resident", alloc.resident);
+    double(
+        out,
+        "allocator-fragmentation.ratio",
+        ratio(alloc.active, alloc.allocated),
+    );
+    let signed = |a: u64, b: u64| a as i64 - b as i64;
+    out.bulk(b"allocator-fragmentation.bytes");
+    out.integer(signed(alloc.active, alloc.allocated));
+    double(
+        out,
+        "allocator-rss.ratio",
+        ratio(alloc.resident, alloc.active),
+    );
+    out.bulk(b"allocator-rss.bytes");
+    out.integer(signed(alloc.resident, alloc.active));
+    double(out, "rss-overhead.ratio", ratio(rss, alloc.resident));
+    out.bulk(b"rss-overhead.bytes");
+    out.integer(signed(rss, alloc.resident));
+    double(out, "fragmentation", ratio(rss, alloc.allocated));
+    out.bulk(b"fragmentation.bytes");
+    out.integer(signed(rss, alloc.allocated));
+}
