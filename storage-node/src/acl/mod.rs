@@ -149,6 +149,14 @@ impl Acl {
             .is_some_and(|user| user.enabled && user.nopass)
     }
 
+    /// Whether the default user has `nopass` (protected mode's condition, whether or not
+    /// the user is on).
+    pub fn default_has_nopass(&self) -> bool {
+        self.users()
+            .get(&b"default"[..])
+            .is_some_and(|user| user.nopass)
+    }
+
     /// Whether `user` exists, is on, and accepts `password`.
     pub fn credentials_valid(&self, user: &[u8], password: &[u8]) -> bool {
         self.users()
