@@ -418,3 +418,20 @@ fn subscribers_that_lose_a_channel_are_disconnected() {
         );
     }
 }
+
+/// A connection's user changed under it applies at its very next command (the node
+/// remembers an unrestricted user only until the rules change).
+#[test]
+fn rule_changes_apply_to_connected_clients_at_once() {
+    let mut d = Differential::start();
+    d.check_all(&[
+        &["GET", "k"],
+        &["ACL", "SETUSER", "default", "-get"],
+        &["GET", "k"],
+        &["ACL", "SETUSER", "default", "+get", "resetkeys", "~app:*"],
+        &["GET", "k"],
+        &["GET", "app:k"],
+        &["ACL", "SETUSER", "default", "allkeys"],
+        &["GET", "k"],
+    ]);
+}
