@@ -371,3 +371,67 @@ fn deleted_users_are_disconnected() {
         "the deleted user's connection is closed"
     );
 }
+
+/// Narrowing a user's channels closes its subscribers that lost one, as Redis does; a
+/// subscriber whose channels are all still allowed stays.
+#[test]
+fn subscribers_that_lose_a_channel_are_disconnected() {
+    let d = Differential::start();
+    for port in [d.node.port, d.redis.port] {
+        let mut admin = RawClient::connect(port);
+        admin.call(&[
+            "ACL",
+            "SETUSER",
+            "sub",
+            "on",
+            ">pw",
+            "+@all",
+            "~*",
+            "resetchannels",
+            "&news.*",
+            "&sports",
+        ]);
+        let mut kept = RawClient::connect(port);
+        let mut lost = RawClient::connect(port);
+        for client in [&mut kept, &mut lost] {
+            assert_eq!(
+                client.call(&["AUTH", "sub", "pw"]).as_bytes(),
+                Some(&b"OK"[..])
+            );
+        }
+        kept.call(&["SUBSCRIBE", "sports"]);
+        lost.call(&["SUBSCRIBE", "news.today"]);
+        admin.call(&["ACL", "SETUSER", "sub", "resetchannels", "&sports"]);
+        assert!(
+            lost.try_read_reply().is_none(),
+            "port {port}: the subscriber that lost its channel is closed"
+        );
+        admin.call(&["PUBLISH", "sports", "goal"]);
+        let (message, _) = kept.read_reply();
+        assert_eq!(
+            message
+                .as_array()
+                .and_then(|m| m.last())
+                .and_then(Frame::as_bytes),
+            Some(&b"goal"[..]),
+            "port {port}: {message:?}"
+        );
+    }
+}
+
+/// A connection's user changed under it applies at its very next command (the node
+/// remembers an unrestricted user only until the rules change).
+#[test]
+fn rule_changes_apply_to_connected_clients_at_once() {
+    let mut d = Differential::start();
+    d.check_all(&[
+        &["GET", "k"],
+        &["ACL", "SETUSER", "default", "-get"],
+        &["GET", "k"],
+        &["ACL", "SETUSER", "default", "+get", "resetkeys", "~app:*"],
+        &["GET", "k"],
+        &["GET", "app:k"],
+        &["ACL", "SETUSER", "default", "allkeys"],
+        &["GET", "k"],
+    ]);
+}

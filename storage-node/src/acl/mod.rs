@@ -22,6 +22,7 @@ pub mod sha256;
 pub mod user;
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
 
 use bytes::Bytes;
@@ -108,6 +109,9 @@ impl RuleError {
 #[derive(Debug)]
 pub struct Acl {
     users: RwLock<BTreeMap<Vec<u8>, User>>,
+    /// Bumped whenever the users may change, so a connection can remember "my user may run
+    /// anything" until then (`cmd::acl_gate`) instead of looking its user up per command.
+    version: AtomicU64,
     pub log: Mutex<AclLog>,
 }
 
@@ -124,6 +128,7 @@ impl Acl {
         users.insert(b"default".to_vec(), User::default_user());
         Acl {
             users: RwLock::new(users),
+            version: AtomicU64::new(1),
             log: Mutex::new(AclLog::default()),
         }
     }
@@ -135,11 +140,25 @@ impl Acl {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// Changes the users.
+    /// Changes the users. The version moves while the lock is held: whoever reads the new
+    /// version then waits for the changed users.
     pub fn users_mut(&self) -> std::sync::RwLockWriteGuard<'_, BTreeMap<Vec<u8>, User>> {
-        self.users
+        let guard = self
+            .users
             .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        self.version.fetch_add(1, Ordering::SeqCst);
+        guard
+    }
+
+    /// The users' version (see [`users_mut`](Self::users_mut)); never 0.
+    pub fn version(&self) -> u64 {
+        self.version.load(Ordering::SeqCst)
+    }
+
+    /// Whether `user` exists and its root selector allows every command, key and channel.
+    pub fn is_unrestricted(&self, user: &[u8]) -> bool {
+        self.users().get(user).is_some_and(User::allows_everything)
     }
 
     /// Whether a new connection starts logged in: the default user is on and has `nopass`.
@@ -147,6 +166,14 @@ impl Acl {
         self.users()
             .get(&b"default"[..])
             .is_some_and(|user| user.enabled && user.nopass)
+    }
+
+    /// Whether the default user has `nopass` (protected mode's condition, whether or not
+    /// the user is on).
+    pub fn default_has_nopass(&self) -> bool {
+        self.users()
+            .get(&b"default"[..])
+            .is_some_and(|user| user.nopass)
     }
 
     /// Whether `user` exists, is on, and accepts `password`.

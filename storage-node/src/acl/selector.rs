@@ -343,14 +343,11 @@ impl Selector {
         if self.all_keys {
             return b"~*".to_vec();
         }
-        let mut out = Vec::new();
-        for (i, pattern) in self.keys.iter().enumerate() {
-            if i > 0 {
-                out.push(b' ');
-            }
-            pattern.describe(&mut out);
-        }
-        out
+        join_words(self.keys.iter().map(|pattern| {
+            let mut word = Vec::new();
+            pattern.describe(&mut word);
+            word
+        }))
     }
 
     /// The channel patterns as ACL GETUSER shows them.
@@ -358,15 +355,11 @@ impl Selector {
         if self.all_channels {
             return b"&*".to_vec();
         }
-        let mut out = Vec::new();
-        for (i, channel) in self.channels.iter().enumerate() {
-            if i > 0 {
-                out.push(b' ');
-            }
-            out.push(b'&');
-            out.extend_from_slice(channel);
-        }
-        out
+        join_words(
+            self.channels
+                .iter()
+                .map(|channel| [b"&", &channel[..]].concat()),
+        )
     }
 
     /// The command rules: `+@all` or `-@all`, then the categories that fit the bits best
@@ -447,6 +440,11 @@ impl Selector {
         }
         (on, off)
     }
+}
+
+/// Words separated by single blanks.
+fn join_words(words: impl Iterator<Item = Vec<u8>>) -> Vec<u8> {
+    words.collect::<Vec<_>>().join(&b' ')
 }
 
 /// A command or `container|sub` from the command table, whatever its renamed name.

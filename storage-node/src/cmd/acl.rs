@@ -193,6 +193,7 @@ fn close_client(ctx: &mut Ctx<'_>, handle: &crate::server::clients::ClientHandle
     if handle.id == me {
         ctx.client.close_after_reply = true;
         ctx.client.authenticated = false;
+        ctx.client.acl_unrestricted_at = 0;
         *crate::server::clients::lock(&handle.user) = Bytes::from_static(b"default");
     } else {
         handle.request_kill();

@@ -86,6 +86,7 @@ fn check_password(
 ) -> Result<(), String> {
     if ctx.shared.acl.credentials_valid(user, password) {
         ctx.client.authenticated = true;
+        ctx.client.acl_unrestricted_at = 0;
         *lock(&ctx.client.handle.user) = Bytes::copy_from_slice(user);
         Ok(())
     } else {
@@ -143,6 +144,7 @@ fn reset(ctx: &mut Ctx<'_>, _args: &[Bytes]) -> CmdResult {
     // Back to the default user, logged in if it needs no password (Redis's
     // `clientSetDefaultAuth`).
     *lock(&ctx.client.handle.user) = Bytes::from_static(b"default");
+    ctx.client.acl_unrestricted_at = 0;
     ctx.client.authenticated = ctx.shared.acl.default_needs_no_password();
     lock(&ctx.client.handle.name).clear();
     ctx.out.simple("RESET");

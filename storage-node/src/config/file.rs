@@ -390,11 +390,20 @@ mod tests {
     }
 
     #[test]
-    fn modules_and_users_stop_the_start() {
+    fn modules_stop_the_start_and_user_lines_are_kept_for_it() {
         let mut config = Config::default();
         let err = apply_file(&mut config, "loadmodule /x.so\n").unwrap_err();
         assert!(err.0.contains("modules are not supported"), "{err}");
-        let err = apply_file(&mut config, "user bob on >pw ~* +@all\n").unwrap_err();
-        assert!(err.0.contains("ACL users are not supported"), "{err}");
+        apply_file(&mut config, "user bob on >pw ~* (+get ~g*) +@all\n").expect("a valid user");
+        let rules: Vec<&[u8]> = config.acl.users[0].iter().map(Vec::as_slice).collect();
+        let expected: [&[u8]; 6] = [b"bob", b"on", b">pw", b"~*", b"(+get ~g*)", b"+@all"];
+        assert_eq!(rules, expected);
+        let err = apply_file(&mut config, "user bob on\n").unwrap_err();
+        assert!(err.0.contains("Duplicate user found"), "{err}");
+        let err = apply_file(&mut config, "user carol on badrule\n").unwrap_err();
+        assert!(
+            err.0.contains("Error in user declaration: Syntax error"),
+            "{err}"
+        );
     }
 }

@@ -116,7 +116,7 @@ impl CallEnv {
         if spec.flags.contains(CommandFlags::NOSCRIPT) {
             return Err("ERR This Redis command is not allowed from script".into());
         }
-        cmd::acl_gate::check(&self.shared, &self.client, spec, &argv)
+        cmd::acl_gate::check(&self.shared, &mut self.client, spec, &argv)
             .map_err(|e| e.message().to_string())?;
         let writes = spec.flags.contains(CommandFlags::WRITE);
         if self.read_only && (writes || spec.flags.contains(CommandFlags::MAY_REPLICATE)) {

@@ -166,6 +166,9 @@ pub struct Client {
     pub db: usize,
     pub proto: slotproxy::resp::Proto,
     pub authenticated: bool,
+    /// The ACL version (`crate::acl::Acl::version`) at which this client's user was found
+    /// allowed everything; 0 when not known. Reset whenever the client changes user.
+    pub acl_unrestricted_at: u64,
     pub reply_mode: ReplyMode,
     /// Set by QUIT (and protocol errors): close once the pending replies are written.
     pub close_after_reply: bool,
@@ -226,6 +229,7 @@ impl Client {
             db: 0,
             proto: slotproxy::resp::Proto::Resp2,
             authenticated: !needs_auth,
+            acl_unrestricted_at: 0,
             reply_mode: ReplyMode::On,
             close_after_reply: false,
             block: None,

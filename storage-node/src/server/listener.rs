@@ -93,7 +93,8 @@ async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
             });
             continue;
         }
-        if protection::refuses_connection(&shared.config(), &addr) {
+        let default_nopass = shared.acl.default_has_nopass();
+        if protection::refuses_connection(&shared.config(), default_nopass, &addr) {
             Stats::add(&shared.stats.rejected_connections, 1);
             tokio::spawn(async move {
                 let _ = stream.write_all(protection::DENIED.as_bytes()).await;

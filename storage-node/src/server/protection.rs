@@ -2,7 +2,7 @@
 //! dangerous commands (DEBUG) away from clients.
 //!
 //! - Protected mode (`protected-mode yes`, the default): while the default user has no
-//!   password (`requirepass` unset), a client whose address is not loopback gets
+//!   password (no `requirepass`, nor an ACL password for it), a client whose address is not loopback gets
 //!   `-DENIED Redis is running in protected mode ...` as soon as it connects, and the
 //!   connection is closed. As in Redis 7.0, `bind` plays no part in the decision.
 //! - `enable-debug-command no|yes|local` (default `no`, fixed at startup): DEBUG answers
@@ -81,9 +81,11 @@ pub fn is_local(peer: &SocketAddr) -> bool {
     }
 }
 
-/// Whether protected mode turns away a client connecting from `peer`.
-pub fn refuses_connection(config: &Config, peer: &SocketAddr) -> bool {
-    config.protected_mode && config.requirepass.is_none() && !is_local(peer)
+/// Whether protected mode turns away a client connecting from `peer`: the default user
+/// has no password (`default_nopass`: no `requirepass`, or `nopass` given by ACL), as
+/// Redis 7.0 decides it.
+pub fn refuses_connection(config: &Config, default_nopass: bool, peer: &SocketAddr) -> bool {
+    config.protected_mode && default_nopass && !is_local(peer)
 }
 
 /// The error for a DEBUG the settings do not allow `peer` to run, if it is one.
@@ -122,16 +124,15 @@ mod tests {
         let remote = peer("192.0.2.7:5000");
         let mut config = Config::default();
         assert!(config.protected_mode, "Redis 7.0's default");
-        assert!(refuses_connection(&config, &remote));
-        assert!(!refuses_connection(&config, &peer("127.0.0.1:5000")));
+        assert!(refuses_connection(&config, true, &remote));
+        assert!(!refuses_connection(&config, true, &peer("127.0.0.1:5000")));
         // bind plays no part (Redis 7.0 dropped that condition).
         config.bind = vec!["0.0.0.0".into()];
-        assert!(refuses_connection(&config, &remote));
-        config.requirepass = Some(b"secret".to_vec());
-        assert!(!refuses_connection(&config, &remote));
-        config.requirepass = None;
+        assert!(refuses_connection(&config, true, &remote));
+        // A password for the default user (requirepass or ACL).
+        assert!(!refuses_connection(&config, false, &remote));
         config.protected_mode = false;
-        assert!(!refuses_connection(&config, &remote));
+        assert!(!refuses_connection(&config, true, &remote));
     }
 
     #[test]
