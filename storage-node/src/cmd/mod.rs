@@ -31,6 +31,7 @@ mod latency;
 mod list;
 mod monitor;
 mod object;
+mod oom;
 mod pubsub;
 mod replconf;
 mod replicaof;
@@ -434,6 +435,10 @@ fn dispatch(
                 }
             }
         }
+    }
+    if let Err(e) = oom::check(&mut ctx, spec) {
+        ctx.keyspace.command_stats.rejected(spec.name.as_str());
+        return Err(transaction::rejected(ctx.keyspace, ctx.client, args, e));
     }
     if let Err(e) = save::refuse_writes_after_failed_save(shared, ctx.client, spec) {
         ctx.keyspace.command_stats.rejected(spec.name.as_str());

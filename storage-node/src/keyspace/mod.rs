@@ -5,9 +5,11 @@ pub mod command_stats;
 mod db;
 mod entry;
 pub mod error_stats;
+pub mod evict;
 pub mod latency;
 pub mod latency_monitor;
 pub mod lfu;
+pub mod memory;
 pub mod monitors;
 pub mod read_ahead;
 pub mod redact;
@@ -62,6 +64,8 @@ pub struct Keyspace {
     pub latency_monitor: latency_monitor::LatencyMonitor,
     /// The clients in MONITOR mode.
     pub monitors: monitors::Monitors,
+    /// `maxmemory`'s eviction state.
+    pub eviction: evict::Eviction,
 }
 
 impl Keyspace {
@@ -81,6 +85,7 @@ impl Keyspace {
             slowlog: slowlog::SlowLog::default(),
             latency_monitor: latency_monitor::LatencyMonitor::default(),
             monitors: monitors::Monitors::default(),
+            eviction: evict::Eviction::default(),
         }
     }
 
@@ -94,6 +99,7 @@ impl Keyspace {
         self.slowlog.slower_than = config.slowlog_log_slower_than;
         self.slowlog.max_len = config.slowlog_max_len;
         self.latency_monitor.threshold_ms = config.latency_monitor_threshold;
+        self.eviction.settings = Some(config.memory.clone());
         let lfu = config.lfu();
         self.dbs.iter_mut().for_each(|db| db.lfu = lfu);
         // Events recorded under the old flags must not be published under the new ones.

@@ -2,6 +2,7 @@
 //! per-connection loop.
 
 pub mod busy_poll;
+pub mod client_memory;
 pub mod client_peaks;
 pub mod clients;
 mod connection;
