@@ -8,7 +8,8 @@
 # tests/bench/eviction_load.py against each in turn (same seed, so the same sequence of
 # keys): KEYS keys of VALUE_BYTES bytes, about twice maxmemory, picked by a Zipf law;
 # WRITE_PERCENT% SETs, the rest GETs, a GET that misses refilled by a SET (cache-aside).
-# Each run stops after OPS operations or SECONDS seconds.
+# Each run first writes every key once (unmeasured), then stops after OPS operations or
+# SECONDS seconds.
 #
 # Prints per policy and server: hit ratio, operations per second, evicted keys and peak RSS
 # (VmHWM) over maxmemory; then the node/redis ratios. Targets: hit ratio and throughput
