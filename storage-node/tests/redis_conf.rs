@@ -351,7 +351,7 @@ fn node_logging_to(logfile: &Path, loglevel: &str) -> (Child, u16) {
             &logfile.display().to_string(),
             "--loglevel",
             loglevel,
-            "--lazyfree-lazy-eviction",
+            "--lazyfree-lazy-server-del",
             "no",
         ])
         .stdin(Stdio::null())
@@ -394,11 +394,13 @@ fn logfile_and_loglevel_are_honoured() {
     }
     let quiet_text = std::fs::read_to_string(&quiet_log).expect("warning log");
     let chatty_text = std::fs::read_to_string(&chatty_log).expect("notice log");
-    // Both report the inert lazyfree-lazy-eviction, a warning; only the notice node says it
+    // Both report the inert lazyfree-lazy-server-del, a warning; only the notice node says it
     // is ready.
     for text in [&quiet_text, &chatty_text] {
         assert!(
-            text.contains(" # setting 'lazyfree-lazy-eviction' 'no' accepted, has no effect here"),
+            text.contains(
+                " # setting 'lazyfree-lazy-server-del' 'no' accepted, has no effect here"
+            ),
             "{text}"
         );
     }

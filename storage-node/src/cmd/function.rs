@@ -267,7 +267,10 @@ fn call(ctx: &mut Ctx<'_>, args: &[Bytes], read_only_command: bool) -> CmdResult
         return Err("ERR Can not execute a script with write flag using *_ro command.".into());
     }
     let name = String::from_utf8_lossy(&args[1]).into_owned();
-    let read_only = read_only_command || flags.no_writes;
+    let mode = scripting::RunMode {
+        read_only: read_only_command || flags.no_writes,
+        allow_oom: flags.allow_oom,
+    };
     shared
         .scripting
         .state
@@ -278,6 +281,6 @@ fn call(ctx: &mut Ctx<'_>, args: &[Bytes], read_only_command: bool) -> CmdResult
             functions: functions.function_count(),
         });
     functions.with_function(&shared.scripting.state, &args[1], |engine, func| {
-        scripting::run(ctx, engine, func, (keys, argv), read_only, &name, true)
+        scripting::run(ctx, engine, func, (keys, argv), mode, &name, true)
     })
 }

@@ -8,8 +8,8 @@
 //! Names are case-insensitive; sections come out in Redis's order whatever order they were
 //! asked in; unknown names add nothing.
 //!
-//! Every value is real: memory is the process's resident size read from `/proc` (the node
-//! has no allocator statistics, so `used_memory` is that honest upper estimate), CPU times
+//! Every value is real: `used_memory` is what jemalloc holds (`keyspace::memory`), RSS is
+//! read from `/proc`, client buffers from the clients (`server::client_memory`), CPU times
 //! come from `/proc/self/stat`, counters from the node's statistics and keyspace. Fields
 //! Redis has but the node cannot fill truthfully are left out rather than invented.
 //! `commandstats` and `latencystats` list commands in name order (Redis's order is its hash table's); a blocked command counts
@@ -24,8 +24,8 @@ use super::args::text;
 use super::connection::COMPATIBLE_VERSION;
 use super::{CmdResult, Ctx, Handler};
 use crate::keyspace::{lru_clock, Db};
-use crate::server::client_peaks;
 use crate::server::stats::{self, KeyspaceCounters, Stats};
+use crate::server::{client_memory, client_peaks};
 
 pub const COMMANDS: &[(&str, Handler)] = &[("info", info)];
 
@@ -266,31 +266,64 @@ fn clients(ctx: &mut Ctx<'_>, out: &mut String) {
     field!(out, "clients_in_timeout_table", 0);
 }
 
-fn memory(_ctx: &mut Ctx<'_>, out: &mut String) {
-    let memory = stats::process_memory();
-    let used = memory.rss;
-    let peak = memory.peak_rss.max(used);
+fn memory(ctx: &mut Ctx<'_>, out: &mut String) {
+    let allocator = crate::keyspace::memory::read();
+    let process = stats::process_memory();
+    let used = allocator.allocated;
+    let peak = crate::keyspace::memory::peak().max(used);
     let total = stats::total_system_memory();
+    let settings = ctx.shared.config().memory.clone();
+    let (clients_normal, clients_replicas) = client_memory::clients_memory(ctx.shared);
+    let not_counted = client_memory::not_counted_for_evict(ctx.shared);
     out.push_str("# Memory\r\n");
     field!(out, "used_memory", used);
     field!(out, "used_memory_human", bytes_to_human(used));
-    field!(out, "used_memory_rss", memory.rss);
-    field!(out, "used_memory_rss_human", bytes_to_human(memory.rss));
+    field!(out, "used_memory_rss", process.rss);
+    field!(out, "used_memory_rss_human", bytes_to_human(process.rss));
     field!(out, "used_memory_peak", peak);
     field!(out, "used_memory_peak_human", bytes_to_human(peak));
-    let peak_perc = if peak > 0 {
-        used as f64 * 100.0 / peak as f64
+    field!(
+        out,
+        "used_memory_peak_perc",
+        format!("{:.2}%", percent(used, peak))
+    );
+    field!(out, "allocator_allocated", allocator.allocated);
+    field!(out, "allocator_active", allocator.active);
+    field!(out, "allocator_resident", allocator.resident);
+    field!(out, "total_system_memory", total);
+    field!(out, "total_system_memory_human", bytes_to_human(total));
+    field!(out, "maxmemory", settings.maxmemory);
+    field!(out, "maxmemory_human", bytes_to_human(settings.maxmemory));
+    field!(out, "maxmemory_policy", settings.policy.name());
+    let fragmentation = if used > 0 {
+        process.rss as f64 / used as f64
     } else {
         0.0
     };
-    field!(out, "used_memory_peak_perc", format!("{peak_perc:.2}%"));
-    field!(out, "total_system_memory", total);
-    field!(out, "total_system_memory_human", bytes_to_human(total));
-    field!(out, "maxmemory", 0);
-    field!(out, "maxmemory_human", "0B");
-    // The node never evicts keys.
-    field!(out, "maxmemory_policy", "noeviction");
+    field!(
+        out,
+        "mem_fragmentation_ratio",
+        format!("{fragmentation:.2}")
+    );
+    field!(
+        out,
+        "mem_fragmentation_bytes",
+        process.rss as i64 - used as i64
+    );
+    field!(out, "mem_not_counted_for_evict", not_counted);
+    field!(out, "mem_clients_slaves", clients_replicas);
+    field!(out, "mem_clients_normal", clients_normal);
+    field!(out, "mem_aof_buffer", ctx.shared.aof.buffer_length());
     field!(out, "mem_allocator", crate::mem_allocator());
+}
+
+/// `part` as a percentage of `whole` (0 when `whole` is 0).
+fn percent(part: u64, whole: u64) -> f64 {
+    if whole > 0 {
+        part as f64 * 100.0 / whole as f64
+    } else {
+        0.0
+    }
 }
 
 fn persistence(ctx: &mut Ctx<'_>, out: &mut String) {
@@ -402,6 +435,7 @@ fn stats(ctx: &mut Ctx<'_>, out: &mut String) {
         hits,
         misses,
         expired_keys: ctx.keyspace.expired_keys(),
+        evicted_keys: ctx.keyspace.eviction.evicted_keys,
     });
     let rates = counters.instant_rates();
     out.push_str("# Stats\r\n");
@@ -452,8 +486,8 @@ fn stats(ctx: &mut Ctx<'_>, out: &mut String) {
     field!(out, "sync_partial_ok", synced(&master.sync_partial_ok));
     field!(out, "sync_partial_err", synced(&master.sync_partial_err));
     field!(out, "expired_keys", keyspace.expired_keys);
-    field!(out, "evicted_keys", 0);
-    field!(out, "evicted_clients", 0);
+    field!(out, "evicted_keys", keyspace.evicted_keys);
+    field!(out, "evicted_clients", count(&counters.evicted_clients));
     field!(out, "keyspace_hits", keyspace.hits);
     field!(out, "keyspace_misses", keyspace.misses);
     let pubsub = &ctx.keyspace.pubsub;

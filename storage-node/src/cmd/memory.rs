@@ -109,7 +109,8 @@ fn ratio(numerator: u64, denominator: u64) -> f64 {
 
 fn stats(ctx: &mut Ctx<'_>) {
     let process = crate::server::stats::process_memory();
-    let alloc = allocator::read().unwrap_or_default();
+    let alloc = crate::keyspace::memory::read();
+    let peak = crate::keyspace::memory::peak().max(alloc.allocated);
     let startup = allocator::startup_allocated();
     let backlog = ctx
         .shared
@@ -148,7 +149,7 @@ fn stats(ctx: &mut Ctx<'_>) {
         out.bulk(name.as_bytes());
         out.integer(value as i64);
     };
-    integer(out, "peak.allocated", alloc.peak);
+    integer(out, "peak.allocated", peak);
     integer(out, "total.allocated", alloc.allocated);
     integer(out, "startup.allocated", startup);
     integer(out, "replication.backlog", backlog);
@@ -181,7 +182,7 @@ fn stats(ctx: &mut Ctx<'_>) {
     double(
         out,
         "peak.percentage",
-        ratio(alloc.allocated * 100, alloc.peak),
+        ratio(alloc.allocated * 100, peak),
     );
     integer(out, "allocator.allocated", alloc.allocated);
     integer(out, "allocator.active", alloc.active);

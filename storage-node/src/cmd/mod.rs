@@ -35,6 +35,7 @@ mod lolwut;
 mod memory;
 mod monitor;
 mod object;
+mod oom;
 mod pubsub;
 mod replconf;
 mod replicaof;
@@ -456,6 +457,11 @@ fn dispatch(
                 }
             }
         }
+    }
+    // Redis's processCommand: OOM after the cluster redirect, before the disk and replica gates.
+    if let Err(e) = oom::check(&mut ctx, spec) {
+        ctx.keyspace.command_stats.rejected(spec.name.as_str());
+        return Err(transaction::rejected(ctx.keyspace, ctx.client, args, e));
     }
     let gates = pubsub::check_subscriber_mode(&ctx, spec)
         .and_then(|()| check_disk_errors(&ctx, spec))

@@ -1,6 +1,6 @@
 //! Redis 7.0 settings the node accepts but that change nothing here: documented no-ops.
 //!
-//! Clients and tools send these (redis.conf lines, `CONFIG SET maxmemory ...`, a test suite
+//! Clients and tools send these (redis.conf lines, `CONFIG SET jemalloc-bg-thread ...`, a test suite
 //! tuning `list-compress-depth`), and Redis 7.0 accepts them, so refusing them would break
 //! those clients. Each is checked exactly as Redis checks it (its kind, range and whether
 //! CONFIG SET may change it, taken from a real redis-server 7.0), CONFIG GET shows what was
@@ -12,9 +12,8 @@
 //!   (`latency-tracking` and its percentiles, for INFO latencystats, are honoured, and so
 //!   is `lazyfree-lazy-expire`, which logs expired keys as UNLINK; so are the replica
 //!   side's settings, in `super::replica`);
-//! - `maxmemory`, `maxmemory-clients`, `maxmemory-samples`, `maxmemory-eviction-tenacity`:
-//!   the node does not evict (`maxmemory-policy` and `lfu-*` are honoured as far as OBJECT
-//!   FREQ / IDLETIME go: see `keyspace::lfu`);
+//! - `replica-ignore-maxmemory`: a replica never evicts on its own (the `yes` default);
+//!   the memory settings themselves are honoured (`super::memory`);
 //! - `list-compress-depth`: the node never compresses list nodes; OBJECT ENCODING is
 //!   `quicklist` whatever the depth, as in Redis 7.0;
 //! - `cluster-announce-*`, `cluster-allow-pubsubshard-when-down`, `cluster-link-sendbuf-limit`,
@@ -169,7 +168,6 @@ pub const INERT: &[Inert] = &[
     inert("ignore-warnings", Kind::Text, Access::Mutable, ""),
     inert("io-threads-do-reads", Kind::Bool, Access::Immutable, "no"),
     inert("jemalloc-bg-thread", Kind::Bool, Access::Mutable, "yes"),
-    inert("lazyfree-lazy-eviction", Kind::Bool, Access::Mutable, "no"),
     inert(
         "lazyfree-lazy-server-del",
         Kind::Bool,
@@ -191,28 +189,6 @@ pub const INERT: &[Inert] = &[
         },
         Access::Mutable,
         "0",
-    ),
-    inert("maxmemory", Kind::UnsignedMemory, Access::Mutable, "0"),
-    inert(
-        "maxmemory-clients",
-        Kind::MemoryOrPercent { max_percent: 100 },
-        Access::Mutable,
-        "0",
-    ),
-    inert(
-        "maxmemory-eviction-tenacity",
-        Kind::Int { min: 0, max: 100 },
-        Access::Mutable,
-        "10",
-    ),
-    inert(
-        "maxmemory-samples",
-        Kind::Int {
-            min: 1,
-            max: INT_MAX,
-        },
-        Access::Mutable,
-        "5",
     ),
     inert(
         "oom-score-adj",

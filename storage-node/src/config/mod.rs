@@ -9,6 +9,7 @@ mod checks;
 pub mod cluster_ha;
 mod file;
 pub mod inert;
+pub mod memory;
 pub mod params;
 pub mod repl;
 pub mod replica;
@@ -126,12 +127,8 @@ pub struct Config {
     /// Quicklist fill factor: negative for a node size limit, positive for an entry count.
     /// Only the node layout of DUMP payloads depends on it.
     pub list_max_listpack_size: i64,
-    /// `maxmemory-policy`: with an `*-lfu` policy keys keep access frequencies instead of
-    /// LRU clocks. Nothing is evicted.
-    pub maxmemory_policy: String,
-    pub lfu_log_factor: u64,
-    /// Minutes per step of frequency decay.
-    pub lfu_decay_time: u64,
+    /// `maxmemory` and eviction (`crate::keyspace::evict`).
+    pub memory: memory::MemorySettings,
     /// Per-command latency histograms (INFO latencystats) and the percentiles shown.
     pub latency_tracking: bool,
     pub latency_tracking_info_percentiles: Vec<f64>,
@@ -163,11 +160,12 @@ impl Config {
 
     /// The LFU settings while an LFU `maxmemory-policy` is selected.
     pub fn lfu(&self) -> Option<crate::keyspace::lfu::Lfu> {
-        self.maxmemory_policy
-            .ends_with("-lfu")
+        self.memory
+            .policy
+            .is_lfu()
             .then_some(crate::keyspace::lfu::Lfu {
-                log_factor: self.lfu_log_factor,
-                decay_time: self.lfu_decay_time,
+                log_factor: self.memory.lfu_log_factor,
+                decay_time: self.memory.lfu_decay_time,
             })
     }
 
@@ -278,9 +276,7 @@ impl Default for Config {
             hash_max_listpack_value: 64,
             list_max_listpack_size: -2,
             hll_sparse_max_bytes: 3000,
-            maxmemory_policy: "noeviction".into(),
-            lfu_log_factor: 10,
-            lfu_decay_time: 1,
+            memory: memory::MemorySettings::default(),
             latency_tracking: true,
             latency_tracking_info_percentiles: vec![50.0, 99.0, 99.9],
             slowlog_log_slower_than: 10_000,

@@ -9,7 +9,7 @@
 pub use super::values::parse_memory;
 pub(super) use super::values::{boolean, number, one, strtoll_whole, words};
 use super::values::{choice, db_filename, memory_or_percent, percentiles, save_points};
-use super::{aof, checks, cluster_ha, inert, repl, replica, Config};
+use super::{aof, checks, cluster_ha, inert, memory, repl, replica, Config};
 use crate::server::protection::ProtectedAction;
 
 /// Whether CONFIG SET may change a setting.
@@ -59,16 +59,6 @@ const INT_MAX: i64 = i32::MAX as i64;
 const MB: i64 = 1024 * 1024;
 const SUPERVISORS: &[&str] = &["upstart", "systemd", "auto", "no"];
 const LOGLEVELS: &[&str] = &["debug", "verbose", "notice", "warning"];
-const MAXMEMORY_POLICIES: &[&str] = &[
-    "volatile-lru",
-    "volatile-lfu",
-    "volatile-random",
-    "volatile-ttl",
-    "allkeys-lru",
-    "allkeys-lfu",
-    "allkeys-random",
-    "noeviction",
-];
 
 /// A table entry; every settings module's table is written with this.
 pub(super) const fn param(name: &'static str, kind: Kind, access: Access) -> Param {
@@ -276,30 +266,6 @@ pub const PARAMS: &[Param] = &[
         },
         Access::Mutable,
     ),
-    // Which per-key access data is kept (LRU clock or LFU counter, OBJECT IDLETIME / FREQ).
-    // The node does not evict, so the policy's eviction half has no effect (`maxmemory`
-    // is an inert setting).
-    param(
-        "maxmemory-policy",
-        Kind::Enum(MAXMEMORY_POLICIES),
-        Access::Mutable,
-    ),
-    param(
-        "lfu-log-factor",
-        Kind::Int {
-            min: 0,
-            max: INT_MAX,
-        },
-        Access::Mutable,
-    ),
-    param(
-        "lfu-decay-time",
-        Kind::Int {
-            min: 0,
-            max: INT_MAX,
-        },
-        Access::Mutable,
-    ),
     param("latency-tracking", Kind::Bool, Access::Mutable),
     param(
         "slowlog-log-slower-than",
@@ -377,6 +343,7 @@ pub fn names() -> impl Iterator<Item = &'static str> {
         .map(|p| p.name)
         .chain(ALIASES.iter().map(|&(alias, _)| alias))
         .chain(aof::PARAMS.iter().map(|p| p.name))
+        .chain(memory::PARAMS.iter().map(|p| p.name))
         .chain(repl::PARAMS.iter().map(|p| p.name))
         .chain(replica::PARAMS.iter().map(|p| p.name))
         .chain(super::acl::PARAMS.iter().map(|p| p.name))
@@ -391,6 +358,7 @@ pub fn all() -> impl Iterator<Item = &'static Param> {
     PARAMS
         .iter()
         .chain(aof::PARAMS)
+        .chain(memory::PARAMS)
         .chain(repl::PARAMS)
         .chain(replica::PARAMS)
         .chain(super::acl::PARAMS)
@@ -441,6 +409,10 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
     if aof::PARAMS.iter().any(|p| p.name == param.name) {
         let checked = checked_value(param, values)?;
         return aof::apply(&mut config.aof, param.name, &checked);
+    }
+    if memory::PARAMS.iter().any(|p| p.name == param.name) {
+        let checked = checked_value(param, values)?;
+        return memory::apply(&mut config.memory, param.name, &checked);
     }
     if repl::PARAMS.iter().any(|p| p.name == param.name) {
         let checked = checked_value(param, values)?;
@@ -538,12 +510,6 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         "stream-node-max-bytes" => config.stream_node_max_bytes = number(kind, values)? as usize,
         "stream-node-max-entries" => config.stream_node_max_entries = number(kind, values)? as u64,
         "list-max-listpack-size" => config.list_max_listpack_size = number(kind, values)?,
-        "maxmemory-policy" => {
-            if let Kind::Enum(options) = kind {
-                config.maxmemory_policy = choice(options, values)?;
-            }
-        }
-        "lfu-log-factor" => config.lfu_log_factor = number(kind, values)? as u64,
         "latency-tracking" => config.latency_tracking = boolean(values)?,
         "slowlog-log-slower-than" => config.slowlog_log_slower_than = number(kind, values)?,
         "slowlog-max-len" => config.slowlog_max_len = number(kind, values)? as u64,
@@ -554,7 +520,6 @@ pub fn apply(config: &mut Config, name: &str, values: &[String]) -> Result<(), S
         "latency-tracking-info-percentiles" => {
             config.latency_tracking_info_percentiles = percentiles(values)?
         }
-        "lfu-decay-time" => config.lfu_decay_time = number(kind, values)? as u64,
         other => return Err(format!("unknown setting '{other}'")),
     }
     Ok(())
@@ -626,8 +591,6 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
         "stream-node-max-bytes" => config.stream_node_max_bytes.to_string(),
         "stream-node-max-entries" => config.stream_node_max_entries.to_string(),
         "list-max-listpack-size" => config.list_max_listpack_size.to_string(),
-        "maxmemory-policy" => config.maxmemory_policy.clone(),
-        "lfu-log-factor" => config.lfu_log_factor.to_string(),
         "latency-tracking" => yes_no(config.latency_tracking),
         "slowlog-log-slower-than" => config.slowlog_log_slower_than.to_string(),
         "slowlog-max-len" => config.slowlog_max_len.to_string(),
@@ -639,8 +602,10 @@ pub fn get(config: &Config, name: &str) -> Option<String> {
             .map(f64::to_string)
             .collect::<Vec<_>>()
             .join(" "),
-        "lfu-decay-time" => config.lfu_decay_time.to_string(),
         other if aof::PARAMS.iter().any(|p| p.name == other) => aof::get(&config.aof, other)?,
+        other if memory::PARAMS.iter().any(|p| p.name == other) => {
+            memory::get(&config.memory, other)?
+        }
         other if repl::PARAMS.iter().any(|p| p.name == other) => repl::get(&config.repl, other)?,
         other if super::acl::PARAMS.iter().any(|p| p.name == other) => {
             super::acl::get(&config.acl, other)?

@@ -412,6 +412,12 @@ impl Db {
         Some(removed)
     }
 
+    /// Removes a key chosen for eviction, expired or not (Redis's `dbSyncDelete` from
+    /// `performEvictions`). Returns the entry, or None if it is gone.
+    pub(super) fn remove_evicted(&mut self, key: &[u8]) -> Option<Entry> {
+        self.remove_entry(key)
+    }
+
     /// Removes a live key. Returns the entry, or None if it was missing or expired.
     pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
         if self.expire_if_needed(key) {

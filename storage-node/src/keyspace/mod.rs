@@ -5,9 +5,11 @@ pub mod command_stats;
 mod db;
 mod entry;
 pub mod error_stats;
+pub mod evict;
 pub mod latency;
 pub mod latency_monitor;
 pub mod lfu;
+pub mod memory;
 pub mod monitors;
 pub mod read_ahead;
 pub mod redact;
@@ -65,6 +67,8 @@ pub struct Keyspace {
     pub monitors: monitors::Monitors,
     /// CLIENT TRACKING's invalidation table and prefixes.
     pub tracking: tracking::Tracking,
+    /// `maxmemory`'s eviction state.
+    pub eviction: evict::Eviction,
 }
 
 impl Keyspace {
@@ -85,6 +89,7 @@ impl Keyspace {
             latency_monitor: latency_monitor::LatencyMonitor::default(),
             monitors: monitors::Monitors::default(),
             tracking: tracking::Tracking::default(),
+            eviction: evict::Eviction::default(),
         }
     }
 
@@ -99,6 +104,7 @@ impl Keyspace {
         self.slowlog.max_len = config.slowlog_max_len;
         self.latency_monitor.threshold_ms = config.latency_monitor_threshold;
         self.tracking.max_keys = config.tracking_table_max_keys;
+        self.eviction.settings = Some(config.memory.clone());
         let lfu = config.lfu();
         self.dbs.iter_mut().for_each(|db| db.lfu = lfu);
         // Events recorded under the old flags must not be published under the new ones.

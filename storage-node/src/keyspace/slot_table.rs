@@ -47,6 +47,11 @@ impl SlotTable {
         self.len
     }
 
+    /// Buckets, full or empty: indexes `0..bucket_count()` are valid for [`at`](Self::at).
+    pub fn bucket_count(&self) -> usize {
+        self.buckets.len()
+    }
+
     fn mask(&self) -> usize {
         self.buckets.len().wrapping_sub(1)
     }

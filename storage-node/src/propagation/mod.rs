@@ -116,6 +116,15 @@ impl Propagation {
         self.emit(db, &[self.expired_deletion(), key]);
     }
 
+    /// A key of database `db` was evicted: `DEL key` (`UNLINK key` with
+    /// `lazyfree-lazy-eviction yes`) goes into the stream at once, like an expired key's.
+    pub fn evicted(&mut self, db: usize, key: &[u8], lazy: bool) {
+        if self.enabled {
+            let command: &[u8] = if lazy { b"UNLINK" } else { b"DEL" };
+            self.emit(db, &[command, key]);
+        }
+    }
+
     /// How the deletion of a key whose time is up is written: `UNLINK` with
     /// `lazyfree-lazy-expire yes`, else `DEL` (also for EXPIRE or GETEX given a time in the
     /// past, as Redis 7.0 writes them).

@@ -149,6 +149,11 @@ impl ScriptState {
         self.wrote.store(true, Relaxed);
     }
 
+    /// Whether the running script has called a write command.
+    pub fn wrote(&self) -> bool {
+        self.wrote.load(Relaxed)
+    }
+
     pub fn kill_requested(&self) -> bool {
         self.kill_requested.load(Relaxed)
     }

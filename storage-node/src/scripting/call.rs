@@ -31,6 +31,8 @@ pub struct CallEnv {
     pub client: Client,
     /// EVAL_RO, FCALL_RO, or a script flagged `no-writes`.
     pub read_only: bool,
+    /// A script flagged `allow-oom`: its `denyoom` calls run even out of memory.
+    pub allow_oom: bool,
     /// Cluster mode: the caller sent ASKING, so an importing slot may be used.
     pub asking: bool,
 }
@@ -126,7 +128,20 @@ impl CallEnv {
         if writes {
             // `min-replicas-to-write` (Redis's scriptVerifyWriteCommandAllow).
             crate::replication::master::check_good_replicas(&self.shared)?;
-            self.shared.scripting.state.note_write();
+        }
+        // Out of memory when the script started, a `denyoom` call fails until the script
+        // has written something (Redis's scriptVerifyOOM).
+        let state = &self.shared.scripting.state;
+        if keyspace.eviction.pre_command_oom
+            && !self.allow_oom
+            && !self.client.master
+            && !state.wrote()
+            && spec.flags.contains(CommandFlags::DENYOOM)
+        {
+            return Err(crate::keyspace::evict::OOM.into());
+        }
+        if writes {
+            state.note_write();
         }
         Ok(argv)
     }

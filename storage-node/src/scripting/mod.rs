@@ -165,14 +165,17 @@ pub fn eval(ctx: &mut Ctx<'_>, args: &[Bytes], by_sha: bool, read_only_command: 
         if read_only_command && !flags.eval_compat && !flags.no_writes {
             return Err("ERR Can not execute a script with write flag using *_ro command.".into());
         }
-        let read_only = read_only_command || flags.no_writes;
+        let mode = RunMode {
+            read_only: read_only_command || flags.no_writes,
+            allow_oom: flags.allow_oom,
+        };
         let func = &script.func;
         run(
             ctx,
             &mut local.engine,
             func,
             (keys, argv),
-            read_only,
+            mode,
             &sha,
             false,
         )
@@ -193,6 +196,15 @@ pub fn split_keys(args: &[Bytes]) -> Result<(&[Bytes], &[Bytes]), CmdError> {
     Ok(rest.split_at(numkeys as usize))
 }
 
+/// What a script's flags allow its calls.
+#[derive(Clone, Copy, Debug)]
+pub struct RunMode {
+    /// EVAL_RO, FCALL_RO, or flagged `no-writes`.
+    pub read_only: bool,
+    /// Flagged `allow-oom`.
+    pub allow_oom: bool,
+}
+
 /// Runs a compiled script or function for a command and writes its reply. `args` are KEYS
 /// and ARGV: a function (FCALL, `is_function`) gets them as arguments, an EVAL body sees
 /// them as globals.
@@ -201,7 +213,7 @@ pub fn run(
     engine: &mut Engine,
     func: &Function,
     args: (&[Bytes], &[Bytes]),
-    read_only: bool,
+    mode: RunMode,
     name: &str,
     is_function: bool,
 ) -> CmdResult {
@@ -222,7 +234,8 @@ pub fn run(
     let env = CallEnv {
         shared: server,
         client,
-        read_only,
+        read_only: mode.read_only,
+        allow_oom: mode.allow_oom,
         asking,
     };
     let lent = Lent::new(&engine.lua, ctx.keyspace, env);

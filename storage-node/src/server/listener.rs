@@ -113,6 +113,23 @@ async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
     }
 }
 
+/// An eviction pass that ran out of time goes on here until memory is under the limit
+/// (Redis's `evictionTimeProc`), even if no command comes to trigger it.
+async fn continue_evictions(shared: &Arc<Shared>) {
+    if shared.pause.is_paused() || crate::replication::replica::is_replica(shared) {
+        return;
+    }
+    let mut keyspace = crate::scripting::busy::lock_keyspace_patiently(shared).await;
+    if !keyspace.eviction.running {
+        return;
+    }
+    keyspace.set_now(unix_time_ms());
+    let not_counted = || super::client_memory::not_counted_for_evict(shared);
+    // No client runs this: nobody's reply buffer receives the notifications.
+    keyspace.perform_evictions(not_counted, 0, &mut bytes::BytesMut::new());
+    crate::propagation::publish(shared, &mut keyspace);
+}
+
 /// Redis's active expiry: `hz` times a second, sweep a share of the slot tables so expired
 /// keys nobody reads are still reclaimed (a full sweep about once a second). The same
 /// cron starts the automatic AOF rewrite when the log has grown enough.
@@ -123,6 +140,8 @@ async fn active_expire_cycle(shared: Arc<Shared>) {
             (config.hz.max(1), config.active_expire_enabled)
         };
         tokio::time::sleep(Duration::from_millis(1000 / u64::from(hz))).await;
+        super::client_memory::evict_clients(&shared);
+        continue_evictions(&shared).await;
         if crate::persistence::aof::files::wants_auto_rewrite(&shared) {
             let mut keyspace = crate::scripting::busy::lock_keyspace_patiently(&shared).await;
             println!("Starting automatic rewriting of AOF on growth");

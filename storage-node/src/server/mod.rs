@@ -3,6 +3,7 @@
 
 pub mod allocator;
 pub mod busy_poll;
+pub mod client_memory;
 pub mod client_peaks;
 pub mod clients;
 mod connection;

@@ -44,6 +44,7 @@ counters! {
     total_net_input_bytes,
     total_net_output_bytes,
     total_error_replies,
+    evicted_clients,
 }
 
 /// Counters kept by the keyspace itself.
@@ -52,6 +53,7 @@ pub struct KeyspaceCounters {
     pub hits: u64,
     pub misses: u64,
     pub expired_keys: u64,
+    pub evicted_keys: u64,
 }
 
 impl KeyspaceCounters {
@@ -61,6 +63,7 @@ impl KeyspaceCounters {
             hits: self.hits.saturating_sub(base.hits),
             misses: self.misses.saturating_sub(base.misses),
             expired_keys: self.expired_keys.saturating_sub(base.expired_keys),
+            evicted_keys: self.evicted_keys.saturating_sub(base.evicted_keys),
         }
     }
 }
@@ -188,6 +191,7 @@ pub fn reset_all(shared: &Shared, keyspace: &mut crate::keyspace::Keyspace) {
         hits,
         misses,
         expired_keys: keyspace.expired_keys(),
+        evicted_keys: keyspace.eviction.evicted_keys,
     });
     keyspace.error_stats.reset();
     keyspace.command_stats.reset();
@@ -289,19 +293,22 @@ mod tests {
             hits: 5,
             misses: 3,
             expired_keys: 2,
+            evicted_keys: 0,
         };
         stats.reset(now);
         let later = KeyspaceCounters {
             hits: 7,
             misses: 3,
             expired_keys: 4,
+            evicted_keys: 0,
         };
         assert_eq!(
             stats.keyspace_since_reset(later),
             KeyspaceCounters {
                 hits: 2,
                 misses: 0,
-                expired_keys: 2
+                expired_keys: 2,
+                evicted_keys: 0,
             }
         );
     }

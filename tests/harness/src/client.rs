@@ -118,15 +118,23 @@ pub fn show(raw: &[u8]) -> String {
     String::from_utf8_lossy(raw).replace("\r\n", "\\r\\n")
 }
 
-/// `blocked_clients` from INFO.
-pub fn blocked_clients(admin: &mut RawClient) -> usize {
-    let Frame::Bulk(info) = admin.call(&["INFO", "clients"]) else {
-        panic!("INFO did not answer a bulk string")
+/// One field of an INFO section, as text (panics if the section lacks it).
+pub fn info_field(client: &mut RawClient, section: &str, field: &str) -> String {
+    let Frame::Bulk(info) = client.call(&["INFO", section]) else {
+        panic!("INFO {section} did not answer a bulk string")
     };
     let text = String::from_utf8_lossy(&info).into_owned();
     text.lines()
-        .find_map(|l| l.strip_prefix("blocked_clients:"))
-        .and_then(|n| n.trim().parse().ok())
+        .find_map(|line| line.strip_prefix(&format!("{field}:")))
+        .unwrap_or_else(|| panic!("no {field} in INFO {section}"))
+        .trim()
+        .to_string()
+}
+
+/// `blocked_clients` from INFO.
+pub fn blocked_clients(admin: &mut RawClient) -> usize {
+    info_field(admin, "clients", "blocked_clients")
+        .parse()
         .expect("blocked_clients in INFO")
 }
 

@@ -24,7 +24,7 @@ pub mod process;
 pub mod run;
 pub mod transcript;
 
-pub use client::{blocked_clients, show, wait_blocked, RawClient};
+pub use client::{blocked_clients, info_field, show, wait_blocked, RawClient};
 pub use cluster::{start_proxy, Cluster};
 pub use differential::Differential;
 pub use poll::wait_until;

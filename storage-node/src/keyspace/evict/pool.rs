@@ -1,0 +1,177 @@
+//! Redis's approximated LRU/LFU/TTL: a few keys are sampled from each database, scored,
+//! and kept in a pool of the 16 best candidates seen so far; eviction takes the best one
+//! that still exists. The pool outlives one eviction, so good candidates found while
+//! freeing memory for one command are still there for the next.
+
+use rand::Rng;
+use slotproxy::cluster::SLOT_COUNT;
+
+use super::super::entry::Entry;
+use super::super::lfu::Lfu;
+use super::super::{lru_clock, Db};
+use crate::config::memory::Policy;
+use crate::types::CompactBytes;
+
+/// Redis's `EVPOOL_SIZE`.
+pub const POOL_SIZE: usize = 16;
+
+/// How many entries a sample may walk past per key wanted (Redis's `dictGetSomeKeys`
+/// gives up after `count * 10` steps).
+const STEPS_PER_SAMPLE: usize = 10;
+
+/// A candidate for eviction: higher `score` goes first.
+#[derive(Debug)]
+struct Candidate {
+    score: u64,
+    db: usize,
+    key: CompactBytes,
+}
+
+#[derive(Debug, Default)]
+pub struct Pool {
+    /// Sorted by ascending score: the best candidate is last.
+    candidates: Vec<Candidate>,
+}
+
+/// How evictable an entry is under `policy` (Redis's `idle` in `evictionPoolPopulate`):
+/// seconds idle for LRU, 255 minus the decayed frequency for LFU, and an earlier expiry
+/// time scores higher for volatile-ttl.
+pub fn score(policy: Policy, lfu: Option<Lfu>, entry: &Entry, now_ms: u64) -> u64 {
+    match policy {
+        Policy::VolatileTtl => u64::MAX - entry.expire_at_ms,
+        _ if policy.is_lfu() => {
+            let frequency = lfu.map_or(0, |lfu| lfu.frequency(entry.lru, now_ms));
+            255 - u64::from(frequency.min(255))
+        }
+        _ => u64::from(lru_clock(now_ms).wrapping_sub(entry.lru)),
+    }
+}
+
+/// Up to `count` entries of `db` from a random place on (keys with a TTL only when
+/// `volatile_only`), walking slot tables and their buckets in order as Redis's
+/// `dictGetSomeKeys` walks its buckets. Walks past at most about `count * 10` entries,
+/// scaled by how rare keys with a TTL are, and at most once round the slots.
+pub fn sample<'a>(
+    db: &'a Db,
+    count: usize,
+    volatile_only: bool,
+    rng: &mut impl Rng,
+) -> Vec<&'a Entry> {
+    let mut found = Vec::with_capacity(count);
+    let eligible = if volatile_only {
+        db.volatile_len()
+    } else {
+        db.len()
+    };
+    if eligible == 0 || db.slots.is_empty() {
+        return found;
+    }
+    let rarity = (db.len() / eligible).max(1);
+    let mut steps_left = count
+        .saturating_mul(STEPS_PER_SAMPLE)
+        .saturating_mul(rarity);
+    let mut slot = rng.gen_range(0..SLOT_COUNT);
+    for _ in 0..SLOT_COUNT {
+        let table = &db.slots[slot];
+        let buckets = table.bucket_count();
+        if table.len() > 0 && buckets > 0 {
+            let start = rng.gen_range(0..buckets);
+            for offset in 0..buckets {
+                let Some(entry) = table.at((start + offset) % buckets) else {
+                    continue;
+                };
+                steps_left = steps_left.saturating_sub(1);
+                if !volatile_only || entry.has_expiry() {
+                    found.push(entry);
+                }
+                if found.len() >= count || (steps_left == 0 && !found.is_empty()) {
+                    return found;
+                }
+            }
+        }
+        slot = (slot + 1) % SLOT_COUNT;
+    }
+    found
+}
+
+impl Pool {
+    /// Offers a sampled key (Redis's `evictionPoolPopulate` insertion): kept if the pool
+    /// has room or the key scores above the pool's worst, which then drops out.
+    pub fn offer(&mut self, db: usize, key: &[u8], score: u64) {
+        if let Some(index) = self
+            .candidates
+            .iter()
+            .position(|c| c.db == db && c.key.as_slice() == key)
+        {
+            // Sampled again: its score is fresher now.
+            self.candidates.remove(index);
+        }
+        let at = self.candidates.partition_point(|c| c.score < score);
+        if self.candidates.len() >= POOL_SIZE {
+            if at == 0 {
+                return;
+            }
+            self.candidates.remove(0);
+            self.candidates.insert(
+                at - 1,
+                Candidate {
+                    score,
+                    db,
+                    key: CompactBytes::new(key),
+                },
+            );
+            return;
+        }
+        self.candidates.insert(
+            at,
+            Candidate {
+                score,
+                db,
+                key: CompactBytes::new(key),
+            },
+        );
+    }
+
+    /// Takes the best candidate (its database and key).
+    pub fn take_best(&mut self) -> Option<(usize, CompactBytes)> {
+        self.candidates.pop().map(|c| (c.db, c.key))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pool_keeps_the_sixteen_best_and_gives_the_best_first() {
+        let mut pool = Pool::default();
+        for score in 0..40u64 {
+            pool.offer(0, format!("k{score}").as_bytes(), score);
+        }
+        pool.offer(0, b"low", 1);
+        let mut taken = Vec::new();
+        while let Some((_, key)) = pool.take_best() {
+            taken.push(String::from_utf8_lossy(key.as_slice()).into_owned());
+        }
+        assert_eq!(taken.len(), POOL_SIZE);
+        assert_eq!(taken[0], "k39");
+        assert_eq!(taken[15], "k24");
+    }
+
+    #[test]
+    fn a_key_offered_twice_is_kept_once_with_its_new_score() {
+        let mut pool = Pool::default();
+        pool.offer(0, b"a", 5);
+        pool.offer(0, b"b", 3);
+        pool.offer(0, b"a", 1);
+        assert_eq!(
+            pool.take_best().map(|(_, k)| k.as_slice().to_vec()),
+            Some(b"b".to_vec())
+        );
+        assert_eq!(
+            pool.take_best().map(|(_, k)| k.as_slice().to_vec()),
+            Some(b"a".to_vec())
+        );
+        assert!(pool.take_best().is_none());
+    }
+}

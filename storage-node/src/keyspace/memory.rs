@@ -1,0 +1,108 @@
+//! What the allocator holds: the one reader of jemalloc's statistics, for INFO memory,
+//! `maxmemory` (`super::evict`) and the MEMORY command.
+//!
+//! `used_memory` is jemalloc's `stats.allocated`: the bytes of every live allocation of
+//! the process (data, client buffers, scripts), counted by the allocator itself, so it
+//! cannot drift from the truth the way a sum of per-value estimates does. jemalloc
+//! refreshes its statistics only when asked (advancing its `epoch`), which costs a few
+//! microseconds, so the check before every command reuses a recent reading
+//! ([`UsedMemory`]).
+//! Outside the node's binary (unit tests) jemalloc is not the global allocator and the
+//! figures are jemalloc's own small ones; reading them never fails the caller.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::OnceLock;
+
+use tikv_jemalloc_ctl::{epoch, epoch_mib, stats};
+
+/// The allocator's figures, in bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AllocatorStats {
+    /// Live allocations (`stats.allocated`): INFO `used_memory`.
+    pub allocated: u64,
+    /// Pages holding live allocations (`stats.active`).
+    pub active: u64,
+    /// Pages mapped and resident (`stats.resident`).
+    pub resident: u64,
+}
+
+struct Reader {
+    epoch: epoch_mib,
+    allocated: stats::allocated_mib,
+    active: stats::active_mib,
+    resident: stats::resident_mib,
+}
+
+fn reader() -> Option<&'static Reader> {
+    static READER: OnceLock<Option<Reader>> = OnceLock::new();
+    READER
+        .get_or_init(|| {
+            Some(Reader {
+                epoch: epoch::mib().ok()?,
+                allocated: stats::allocated::mib().ok()?,
+                active: stats::active::mib().ok()?,
+                resident: stats::resident::mib().ok()?,
+            })
+        })
+        .as_ref()
+}
+
+/// The highest `allocated` seen (INFO `used_memory_peak`).
+static PEAK: AtomicU64 = AtomicU64::new(0);
+
+/// Fresh figures (the allocator's statistics are refreshed first). Zeroes if jemalloc
+/// cannot be asked.
+pub fn read() -> AllocatorStats {
+    let Some(reader) = reader() else {
+        return AllocatorStats::default();
+    };
+    if reader.epoch.advance().is_err() {
+        return AllocatorStats::default();
+    }
+    let figure = |value: tikv_jemalloc_ctl::Result<usize>| value.map_or(0, |v| v as u64);
+    let stats = AllocatorStats {
+        allocated: figure(reader.allocated.read()),
+        active: figure(reader.active.read()),
+        resident: figure(reader.resident.read()),
+    };
+    PEAK.fetch_max(stats.allocated, Relaxed);
+    stats
+}
+
+/// The highest `used_memory` seen so far.
+pub fn peak() -> u64 {
+    PEAK.load(Relaxed)
+}
+
+/// `used_memory` for the eviction check before every command: the allocator is asked
+/// again when the millisecond changed or after [`CHECKS_PER_READING`] checks within one,
+/// so a burst of pipelined writes cannot run far past `maxmemory` on an old figure.
+/// Lives in the keyspace, so it is only used under its lock.
+#[derive(Debug, Default)]
+pub struct UsedMemory {
+    bytes: u64,
+    read_ms: u64,
+    checks: u32,
+}
+
+/// Checks answered from one reading within the same millisecond.
+pub const CHECKS_PER_READING: u32 = 64;
+
+impl UsedMemory {
+    /// The allocated bytes at `now_ms`, from the allocator or a reading of this millisecond.
+    pub fn current(&mut self, now_ms: u64) -> u64 {
+        self.checks += 1;
+        if now_ms != self.read_ms || self.checks >= CHECKS_PER_READING {
+            self.bytes = read().allocated;
+            self.read_ms = now_ms;
+            self.checks = 0;
+        }
+        self.bytes
+    }
+
+    /// Eviction released about `bytes`: the reading stands lowered by as much until the
+    /// next one, so the next command does not evict for memory already given back.
+    pub fn released(&mut self, bytes: u64) {
+        self.bytes = self.bytes.saturating_sub(bytes);
+    }
+}
