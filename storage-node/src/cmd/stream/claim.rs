@@ -23,6 +23,7 @@
 //! group with nothing claimed as `XGROUP SETID ... ENTRIESREAD n`.
 
 use bytes::Bytes;
+use slotproxy::protocol::errors::c_string;
 
 use super::range::interval_bound;
 use super::{reply_entry, reply_id, strict_id, write_stream};
@@ -87,8 +88,8 @@ fn stream_and_group<'d>(
         Some(stream) if stream.groups.contains_key(group) => Ok(stream),
         _ => Err(format!(
             "NOGROUP No such key '{}' or consumer group '{}'",
-            String::from_utf8_lossy(key),
-            String::from_utf8_lossy(group)
+            c_string(key),
+            c_string(group)
         )
         .into()),
     }
@@ -145,11 +146,7 @@ fn parse_claim_options(args: &[Bytes], now: i64) -> Result<ClaimOptions, CmdErro
             j += 1;
             options.last_id = strict_id(&args[j])?;
         } else {
-            return Err(format!(
-                "ERR Unrecognized XCLAIM option '{}'",
-                String::from_utf8_lossy(opt)
-            )
-            .into());
+            return Err(format!("ERR Unrecognized XCLAIM option '{}'", c_string(opt)).into());
         }
         j += 1;
     }

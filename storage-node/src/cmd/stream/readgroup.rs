@@ -21,6 +21,7 @@
 //! history writes nothing.
 
 use bytes::Bytes;
+use slotproxy::protocol::errors::c_string;
 
 use super::claim::{propagate_group_position, propagate_pending};
 use super::read::{parse_read, ReadArgs};
@@ -61,8 +62,8 @@ pub fn xreadgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if !has_group {
             return Err(format!(
                 "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option",
-                String::from_utf8_lossy(key),
-                String::from_utf8_lossy(&group)
+                c_string(key),
+                c_string(&group)
             )
             .into());
         }
