@@ -143,8 +143,14 @@ fn serve_stream(
     let Some(stream) = write_stream(db, key)? else {
         return Ok(());
     };
-    let mut created = false;
+    let Some(group) = stream.groups.get_mut(&group_name[..]) else {
+        return Ok(());
+    };
+    let created = group.see_consumer(&consumer, now);
     let mut propagated: Vec<Vec<Bytes>> = Vec::new();
+    if created && parsed.noack {
+        propagated.push(propagate_consumer(key, &group_name, &consumer));
+    }
     let out = &mut ctx.out;
     if !resp3 {
         out.array(2);
@@ -155,12 +161,6 @@ fn serve_stream(
             let Some(group) = stream.groups.get_mut(&group_name[..]) else {
                 return Ok(());
             };
-            if !group.touch_consumer(&consumer, now) {
-                created = group.create_consumer(&consumer, now);
-            }
-            if created && parsed.noack {
-                propagated.push(propagate_consumer(key, &group_name, &consumer));
-            }
             let start = after.next().unwrap_or(StreamId::MIN);
             let ids: Vec<StreamId> = group
                 .consumers
@@ -206,12 +206,6 @@ fn serve_stream(
             let Some(group) = stream.groups.get_mut(&group_name[..]) else {
                 return Ok(());
             };
-            if !group.touch_consumer(&consumer, now) {
-                created = group.create_consumer(&consumer, now);
-            }
-            if created && parsed.noack {
-                propagated.push(propagate_consumer(key, &group_name, &consumer));
-            }
             out.array(entries.len());
             for (entry, entries_read) in entries.iter().zip(positions) {
                 group.last_id = entry.id;
