@@ -100,10 +100,11 @@ PY
     for port in "$NODE_PORT" "$REDIS_PORT"; do
         load_resp streams "$port" "$WORK_DIR/streams.resp" 3
     done
-    EXTRA_COMMANDS+=$'\nXADD bench:stream * field __rand_int__'
-    EXTRA_COMMANDS+=$'\nXRANGE bench:range - + COUNT 10'
-    EXTRA_COMMANDS+=$'\nXREADGROUP GROUP g reader COUNT 1 STREAMS bench:stream >'
-    EXTRA_COMMANDS+=$'\nXACK bench:pel g __rand_int__-0'
+    # Shell-quoted words (the spec is eval'ed): `*` and `>` as they are.
+    EXTRA_COMMANDS+=$'\n'"XADD bench:stream '*' field __rand_int__"
+    EXTRA_COMMANDS+=$'\n'"XRANGE bench:range - + COUNT 10"
+    EXTRA_COMMANDS+=$'\n'"XREADGROUP GROUP g reader COUNT 1 STREAMS bench:stream '>'"
+    EXTRA_COMMANDS+=$'\n'"XACK bench:pel g __rand_int__-0"
 fi
 
 # The benchmarks: "t:NAME" for a -t test, "c:WORDS" for a custom command.
