@@ -394,129 +394,89 @@ fn dump_payloads_cross_between_node_and_redis() {
         d.check(&["XINFO", "STREAM", &copy, "FULL", "COUNT", "0"]);
         d.check(&["XINFO", "STREAM", &copy]);
         d.check(&["DUMP", &copy]);
-        d.check(&["XADD", &copy, "*", "after", "restore"]);
+        // An explicit id: with `*` each server would take it from its own clock.
+        d.check(&["XADD", &copy, "100-1", "after", "restore"]);
         d.check(&["XINFO", "STREAM", &copy]);
     }
     d.check(&["OBJECT", "ENCODING", "s-copy"]);
     d.check(&["TYPE", "s-copy"]);
 }
 
-fn send(client: &mut RawClient, args: &[&str]) {
-    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-    client.send(&args);
-}
-
-fn call(client: &mut RawClient, args: &[&str]) -> Vec<u8> {
-    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-    client.call_raw(&args)
-}
-
-/// Runs a scenario on both servers and compares every reply it collected.
-fn on_both(d: &Differential, scenario: impl Fn(u16) -> Vec<Vec<u8>>) {
-    let node = scenario(d.node.port);
-    let redis = scenario(d.redis.port);
-    let show = |replies: &[Vec<u8>]| -> Vec<String> {
-        replies
-            .iter()
-            .map(|r| String::from_utf8_lossy(r).into_owned())
-            .collect()
-    };
-    assert_eq!(show(&node), show(&redis));
-}
-
 #[test]
 fn blocked_readers_are_served_like_redis() {
     let d = Differential::start();
-    on_both(&d, |port| {
+    d.on_both(|port| {
         let mut admin = RawClient::connect(port);
-        let mut replies = vec![call(&mut admin, &["FLUSHALL"])];
-        call(&mut admin, &["XADD", "a", "1-1", "old", "x"]);
+        let mut replies = vec![admin.call_words_raw(&["FLUSHALL"])];
+        admin.call_words_raw(&["XADD", "a", "1-1", "old", "x"]);
         // Three readers: `$` on a, an explicit id on b (missing key), both in RESP3.
         let mut dollar = RawClient::connect(port);
         let mut explicit = RawClient::connect(port);
         let mut resp3 = RawClient::connect(port);
-        call(&mut resp3, &["HELLO", "3"]);
-        send(&mut dollar, &["XREAD", "BLOCK", "0", "STREAMS", "a", "$"]);
-        send(
-            &mut explicit,
-            &[
-                "XREAD", "COUNT", "1", "BLOCK", "0", "STREAMS", "b", "a", "0", "1-1",
-            ],
-        );
-        send(
-            &mut resp3,
-            &["XREAD", "BLOCK", "0", "STREAMS", "a", "b", "$", "$"],
-        );
+        resp3.call_words_raw(&["HELLO", "3"]);
+        dollar.send_words(&["XREAD", "BLOCK", "0", "STREAMS", "a", "$"]);
+        explicit.send_words(&[
+            "XREAD", "COUNT", "1", "BLOCK", "0", "STREAMS", "b", "a", "0", "1-1",
+        ]);
+        resp3.send_words(&["XREAD", "BLOCK", "0", "STREAMS", "a", "b", "$", "$"]);
         wait_blocked(&mut admin, 3);
         // A transaction that adds and then deletes wakes nobody.
-        call(&mut admin, &["MULTI"]);
-        call(&mut admin, &["XADD", "b", "5-1", "gone", "1"]);
-        call(&mut admin, &["DEL", "b"]);
-        replies.push(call(&mut admin, &["EXEC"]));
+        admin.call_words_raw(&["MULTI"]);
+        admin.call_words_raw(&["XADD", "b", "5-1", "gone", "1"]);
+        admin.call_words_raw(&["DEL", "b"]);
+        replies.push(admin.call_words_raw(&["EXEC"]));
         wait_blocked(&mut admin, 3);
         // A transaction that adds twice wakes everyone once, after EXEC, with both entries.
-        call(&mut admin, &["MULTI"]);
-        call(&mut admin, &["XADD", "a", "2-1", "new", "1"]);
-        call(&mut admin, &["XADD", "a", "2-2", "new", "2"]);
-        replies.push(call(&mut admin, &["EXEC"]));
+        admin.call_words_raw(&["MULTI"]);
+        admin.call_words_raw(&["XADD", "a", "2-1", "new", "1"]);
+        admin.call_words_raw(&["XADD", "a", "2-2", "new", "2"]);
+        replies.push(admin.call_words_raw(&["EXEC"]));
         replies.push(dollar.read_reply().1);
         replies.push(explicit.read_reply().1);
         replies.push(resp3.read_reply().1);
         // A timeout answers a null array; MULTI never waits.
-        replies.push(call(
-            &mut dollar,
-            &["XREAD", "BLOCK", "1", "STREAMS", "a", "$"],
-        ));
-        call(&mut dollar, &["MULTI"]);
-        call(&mut dollar, &["XREAD", "BLOCK", "0", "STREAMS", "a", "$"]);
-        replies.push(call(&mut dollar, &["EXEC"]));
+        replies.push(dollar.call_words_raw(&["XREAD", "BLOCK", "1", "STREAMS", "a", "$"]));
+        dollar.call_words_raw(&["MULTI"]);
+        dollar.call_words_raw(&["XREAD", "BLOCK", "0", "STREAMS", "a", "$"]);
+        replies.push(dollar.call_words_raw(&["EXEC"]));
         // A reader woken by a key turned into another type keeps waiting.
-        send(&mut explicit, &["XREAD", "BLOCK", "0", "STREAMS", "c", "$"]);
+        explicit.send_words(&["XREAD", "BLOCK", "0", "STREAMS", "c", "$"]);
         wait_blocked(&mut admin, 1);
-        call(&mut admin, &["SET", "c", "string"]);
-        call(&mut admin, &["DEL", "c"]);
-        call(&mut admin, &["XADD", "c", "9-9", "k", "v"]);
+        admin.call_words_raw(&["SET", "c", "string"]);
+        admin.call_words_raw(&["DEL", "c"]);
+        admin.call_words_raw(&["XADD", "c", "9-9", "k", "v"]);
         replies.push(explicit.read_reply().1);
         // Two streams fed in one transaction: a reader of both is served for the first
         // signalled one alone.
-        send(
-            &mut dollar,
-            &["XREAD", "BLOCK", "0", "STREAMS", "a", "c", "$", "$"],
-        );
+        dollar.send_words(&["XREAD", "BLOCK", "0", "STREAMS", "a", "c", "$", "$"]);
         wait_blocked(&mut admin, 1);
-        call(&mut admin, &["MULTI"]);
-        call(&mut admin, &["XADD", "c", "10-1", "k", "v"]);
-        call(&mut admin, &["XADD", "a", "10-1", "k", "v"]);
-        call(&mut admin, &["EXEC"]);
+        admin.call_words_raw(&["MULTI"]);
+        admin.call_words_raw(&["XADD", "c", "10-1", "k", "v"]);
+        admin.call_words_raw(&["XADD", "a", "10-1", "k", "v"]);
+        admin.call_words_raw(&["EXEC"]);
         replies.push(dollar.read_reply().1);
         // An entry added and deleted again: the last id moved, so the reader is served,
         // with no entries, as Redis does.
-        send(&mut resp3, &["XREAD", "BLOCK", "0", "STREAMS", "c", "$"]);
+        resp3.send_words(&["XREAD", "BLOCK", "0", "STREAMS", "c", "$"]);
         wait_blocked(&mut admin, 1);
-        call(&mut admin, &["MULTI"]);
-        call(&mut admin, &["XADD", "c", "11-1", "k", "v"]);
-        call(&mut admin, &["XDEL", "c", "11-1"]);
-        call(&mut admin, &["EXEC"]);
+        admin.call_words_raw(&["MULTI"]);
+        admin.call_words_raw(&["XADD", "c", "11-1", "k", "v"]);
+        admin.call_words_raw(&["XDEL", "c", "11-1"]);
+        admin.call_words_raw(&["EXEC"]);
         replies.push(resp3.read_reply().1);
         // A woken reader is not disturbed by another of its keys turning into another type.
-        send(
-            &mut explicit,
-            &["XREAD", "BLOCK", "0", "STREAMS", "c", "str", "$", "0"],
-        );
+        explicit.send_words(&["XREAD", "BLOCK", "0", "STREAMS", "c", "str", "$", "0"]);
         wait_blocked(&mut admin, 1);
-        call(&mut admin, &["SET", "str", "x"]);
-        call(&mut admin, &["XADD", "c", "12-1", "k", "v"]);
+        admin.call_words_raw(&["SET", "str", "x"]);
+        admin.call_words_raw(&["XADD", "c", "12-1", "k", "v"]);
         replies.push(explicit.read_reply().1);
         // CLIENT UNBLOCK ends a wait as a timeout would, or with an error.
-        let id = String::from_utf8(call(&mut dollar, &["CLIENT", "ID"])[1..].to_vec()).unwrap();
+        let id = String::from_utf8(dollar.call_words_raw(&["CLIENT", "ID"])[1..].to_vec()).unwrap();
         let id = id.trim_end().to_string();
         for how in ["TIMEOUT", "ERROR"] {
-            send(
-                &mut dollar,
-                &["XREAD", "BLOCK", "0", "STREAMS", "quiet", "$"],
-            );
+            dollar.send_words(&["XREAD", "BLOCK", "0", "STREAMS", "quiet", "$"]);
             wait_blocked(&mut admin, 1);
-            replies.push(call(&mut admin, &["CLIENT", "UNBLOCK", &id, how]));
+            replies.push(admin.call_words_raw(&["CLIENT", "UNBLOCK", &id, how]));
             replies.push(dollar.read_reply().1);
         }
         replies

@@ -168,12 +168,15 @@ fn group_commands_and_errors_match_redis() {
         &["XACK", "s", "g", "bad"],
         &["XACK", "s", "nog", "1-1"],
         &["XACK", "nokey", "g", "1-1"],
+        &["XACK", "nokey", "g", "bad"],
+        &["XACK", "s", "nog", "bad"],
         &["XACK", "s", "g", "1-1", "1-1", "9-9"],
         &["XACK", "s", "g", "1-1", "bad"],
         &["XPENDING", "s", "g"],
         // Claiming: errors, then idle times that are not met.
         &["XCLAIM", "nokey", "g", "c", "0", "1-1"],
         &["XCLAIM", "s", "nog", "c", "0", "1-1"],
+        &["XCLAIM", "s\0\r\nx", "nog", "c", "0", "1-1"],
         &["XCLAIM", "s", "g", "c", "x", "2-1"],
         &["XCLAIM", "s", "g", "c", "0", "2-1", "FOO"],
         &["XCLAIM", "s", "g", "c", "0", "2-1", "IDLE", "x"],
@@ -301,44 +304,23 @@ fn idle_and_delivery_times_match_redis_within_a_tolerance() {
     }
 }
 
-fn send(client: &mut RawClient, args: &[&str]) {
-    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-    client.send(&args);
-}
-
-fn call(client: &mut RawClient, args: &[&str]) -> Vec<u8> {
-    let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
-    client.call_raw(&args)
-}
-
 fn read(client: &mut RawClient) -> Vec<u8> {
     client.read_reply().1
-}
-
-/// Runs a scenario on both servers and compares every reply it collected.
-fn on_both(d: &Differential, scenario: impl Fn(u16) -> Vec<Vec<u8>>) {
-    let show = |replies: Vec<Vec<u8>>| -> Vec<String> {
-        replies
-            .iter()
-            .map(|r| String::from_utf8_lossy(r).into_owned())
-            .collect()
-    };
-    assert_eq!(show(scenario(d.node.port)), show(scenario(d.redis.port)));
 }
 
 #[test]
 fn blocked_group_readers_are_served_like_redis() {
     let d = Differential::start();
-    on_both(&d, |port| {
+    d.on_both(|port| {
         let mut admin = RawClient::connect(port);
-        let mut replies = vec![call(&mut admin, &["FLUSHALL"])];
-        call(&mut admin, &["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]);
+        let mut replies = vec![admin.call_words_raw(&["FLUSHALL"])];
+        admin.call_words_raw(&["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]);
         // Two readers of one group and a `$` reader: one entry goes to the first reader,
         // the second keeps waiting, the `$` reader sees it too.
         let mut first = RawClient::connect(port);
         let mut second = RawClient::connect(port);
         let mut dollar = RawClient::connect(port);
-        call(&mut second, &["HELLO", "3"]);
+        second.call_words_raw(&["HELLO", "3"]);
         let group_read = [
             "XREADGROUP",
             "GROUP",
@@ -350,82 +332,76 @@ fn blocked_group_readers_are_served_like_redis() {
             "s",
             ">",
         ];
-        send(&mut first, &group_read);
+        first.send_words(&group_read);
         wait_blocked(&mut admin, 1);
-        send(
-            &mut second,
-            &[
-                "XREADGROUP",
-                "GROUP",
-                "g",
-                "c2",
-                "BLOCK",
-                "0",
-                "STREAMS",
-                "s",
-                ">",
-            ],
-        );
+        second.send_words(&[
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "c2",
+            "BLOCK",
+            "0",
+            "STREAMS",
+            "s",
+            ">",
+        ]);
         wait_blocked(&mut admin, 2);
-        send(&mut dollar, &["XREAD", "BLOCK", "0", "STREAMS", "s", "$"]);
+        dollar.send_words(&["XREAD", "BLOCK", "0", "STREAMS", "s", "$"]);
         wait_blocked(&mut admin, 3);
-        replies.push(call(&mut admin, &["XADD", "s", "1-1", "a", "1"]));
+        replies.push(admin.call_words_raw(&["XADD", "s", "1-1", "a", "1"]));
         replies.push(read(&mut first));
         replies.push(read(&mut dollar));
         wait_blocked(&mut admin, 1);
         // MULTI: an XADD undone by DEL wakes the group reader with the key's error.
-        replies.push(call(&mut admin, &["MULTI"]));
-        call(&mut admin, &["XADD", "s", "2-1", "b", "2"]);
-        call(&mut admin, &["DEL", "s"]);
-        replies.push(call(&mut admin, &["EXEC"]));
+        replies.push(admin.call_words_raw(&["MULTI"]));
+        admin.call_words_raw(&["XADD", "s", "2-1", "b", "2"]);
+        admin.call_words_raw(&["DEL", "s"]);
+        replies.push(admin.call_words_raw(&["EXEC"]));
         replies.push(read(&mut second));
         // A destroyed group wakes its readers with NOGROUP.
-        call(&mut admin, &["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]);
-        send(&mut first, &group_read);
+        admin.call_words_raw(&["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]);
+        first.send_words(&group_read);
         wait_blocked(&mut admin, 1);
-        replies.push(call(&mut admin, &["XGROUP", "DESTROY", "s", "g"]));
+        replies.push(admin.call_words_raw(&["XGROUP", "DESTROY", "s", "g"]));
         replies.push(read(&mut first));
         // A replaced key, CLIENT UNBLOCK, a timeout, and MULTI never waiting.
-        call(&mut admin, &["XGROUP", "CREATE", "s", "g", "$"]);
-        send(&mut first, &group_read);
+        admin.call_words_raw(&["XGROUP", "CREATE", "s", "g", "$"]);
+        first.send_words(&group_read);
         wait_blocked(&mut admin, 1);
-        replies.push(call(&mut admin, &["SET", "s", "x"]));
+        replies.push(admin.call_words_raw(&["SET", "s", "x"]));
         replies.push(read(&mut first));
-        call(&mut admin, &["DEL", "s"]);
-        call(&mut admin, &["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]);
-        let id = String::from_utf8_lossy(&call(&mut first, &["CLIENT", "ID"]))
+        admin.call_words_raw(&["DEL", "s"]);
+        admin.call_words_raw(&["XGROUP", "CREATE", "s", "g", "$", "MKSTREAM"]);
+        let id = String::from_utf8_lossy(&first.call_words_raw(&["CLIENT", "ID"]))
             .trim_start_matches(':')
             .trim()
             .to_string();
-        send(&mut first, &group_read);
+        first.send_words(&group_read);
         wait_blocked(&mut admin, 1);
-        replies.push(call(&mut admin, &["CLIENT", "UNBLOCK", &id, "ERROR"]));
+        replies.push(admin.call_words_raw(&["CLIENT", "UNBLOCK", &id, "ERROR"]));
         replies.push(read(&mut first));
-        replies.push(call(
-            &mut first,
-            &[
-                "XREADGROUP",
-                "GROUP",
-                "g",
-                "c1",
-                "BLOCK",
-                "20",
-                "STREAMS",
-                "s",
-                ">",
-            ],
-        ));
-        replies.push(call(&mut first, &["MULTI"]));
-        call(&mut first, &group_read);
-        replies.push(call(&mut first, &["EXEC"]));
+        replies.push(first.call_words_raw(&[
+            "XREADGROUP",
+            "GROUP",
+            "g",
+            "c1",
+            "BLOCK",
+            "20",
+            "STREAMS",
+            "s",
+            ">",
+        ]));
+        replies.push(first.call_words_raw(&["MULTI"]));
+        first.call_words_raw(&group_read);
+        replies.push(first.call_words_raw(&["EXEC"]));
         // Entries added while nobody waits, then a reader that waits for the next one.
-        call(&mut admin, &["XADD", "s", "5-1", "e", "5"]);
-        replies.push(call(&mut first, &group_read));
-        send(&mut first, &group_read);
+        admin.call_words_raw(&["XADD", "s", "5-1", "e", "5"]);
+        replies.push(first.call_words_raw(&group_read));
+        first.send_words(&group_read);
         wait_blocked(&mut admin, 1);
-        replies.push(call(&mut admin, &["XADD", "s", "6-1", "f", "6"]));
+        replies.push(admin.call_words_raw(&["XADD", "s", "6-1", "f", "6"]));
         replies.push(read(&mut first));
-        replies.push(call(&mut admin, &["XPENDING", "s", "g"]));
+        replies.push(admin.call_words_raw(&["XPENDING", "s", "g"]));
         replies
     });
 }

@@ -27,6 +27,28 @@ fn aof_server(dir: &Path, node: bool) -> ServerProcess {
     }
 }
 
+/// Runs `script`, then `more` (given the client and the port), on a node and on a
+/// redis-server that log to fresh directories named after `name`; returns the node's
+/// directory and redis-server's.
+fn log_on_both(
+    name: &str,
+    script: &[&[&str]],
+    more: impl Fn(&mut RawClient, u16),
+) -> (ScratchDir, ScratchDir) {
+    let node_dir = scratch_dir(&format!("{name}-n"));
+    let redis_dir = scratch_dir(&format!("{name}-r"));
+    let node = aof_server(&node_dir, true);
+    let redis = aof_server(&redis_dir, false);
+    for port in [node.port, redis.port] {
+        let mut c = RawClient::connect(port);
+        for command in script {
+            c.call(command);
+        }
+        more(&mut c, port);
+    }
+    (node_dir, redis_dir)
+}
+
 /// The incremental file the manifest names last.
 fn incr_file(dir: &Path) -> PathBuf {
     let name = manifest_files(dir)
@@ -72,16 +94,7 @@ fn the_logged_stream_commands_are_byte_for_byte_redis_s() {
             "t",
         ],
     ];
-    let node_dir = scratch_dir("streams-n");
-    let redis_dir = scratch_dir("streams-r");
-    let node = aof_server(&node_dir, true);
-    let redis = aof_server(&redis_dir, false);
-    for port in [node.port, redis.port] {
-        let mut c = RawClient::connect(port);
-        for command in script {
-            c.call(command);
-        }
-    }
+    let (node_dir, redis_dir) = log_on_both("streams", script, |_, _| {});
     assert_same_log(&node_dir, &redis_dir);
 }
 
@@ -201,15 +214,7 @@ fn the_logged_group_commands_are_byte_for_byte_redis_s() {
         &["XACK", "s", "h", "1-1"],
         &["EXEC"],
     ];
-    let node_dir = scratch_dir("stream-groups-n");
-    let redis_dir = scratch_dir("stream-groups-r");
-    let node = aof_server(&node_dir, true);
-    let redis = aof_server(&redis_dir, false);
-    for port in [node.port, redis.port] {
-        let mut c = RawClient::connect(port);
-        for command in script {
-            c.call(command);
-        }
+    let (node_dir, redis_dir) = log_on_both("stream-groups", script, |c, port| {
         // A blocked reader served by a later XADD logs its XCLAIM after that XADD.
         let mut reader = RawClient::connect(port);
         reader.send(&[
@@ -223,9 +228,9 @@ fn the_logged_group_commands_are_byte_for_byte_redis_s() {
             b"s",
             b">",
         ]);
-        test_harness::wait_blocked(&mut c, 1);
+        test_harness::wait_blocked(c, 1);
         c.call(&["XADD", "s", "30-1", "late", "1"]);
         reader.read_reply();
-    }
+    });
     assert_same_log_after(&node_dir, &redis_dir, without_delivery_times);
 }

@@ -4,10 +4,12 @@
 #   zset        one sorted set with ZSET_MEMBERS members (default 1,000,000)
 #   hash        one hash with HASH_FIELDS fields (default 1,000,000)
 #   small       SMALL_HASHES hashes of 10 fields each (default 100,000)
+#   stream      one stream of STREAM_ENTRIES entries `field value123` (default 1,000,000),
+#               explicit increasing ids, default node sizes
 # Prints VmRSS of both servers and the ratio node/redis per shape (target: at most 1.2).
 #
-# Usage: tests/bench/storage_node_collections_memory.sh [zset|hash|small ...]
-# Environment: ZSET_MEMBERS, HASH_FIELDS, SMALL_HASHES, plus common.sh's NODE_ARGS,
+# Usage: tests/bench/storage_node_collections_memory.sh [zset|hash|small|stream ...]
+# Environment: ZSET_MEMBERS, HASH_FIELDS, SMALL_HASHES, STREAM_ENTRIES, plus common.sh's NODE_ARGS,
 # REDIS_ARGS, SKIP_BUILD=1.
 set -uo pipefail
 
@@ -17,8 +19,9 @@ source "$(dirname "$0")/common.sh"
 ZSET_MEMBERS="${ZSET_MEMBERS:-1000000}"
 HASH_FIELDS="${HASH_FIELDS:-1000000}"
 SMALL_HASHES="${SMALL_HASHES:-100000}"
+STREAM_ENTRIES="${STREAM_ENTRIES:-1000000}"
 SHAPES=("$@")
-[ "${#SHAPES[@]}" -eq 0 ] && SHAPES=(zset hash small)
+[ "${#SHAPES[@]}" -eq 0 ] && SHAPES=(zset hash small stream)
 
 require_tools cargo python3 redis-server redis-cli awk
 build_node
@@ -29,10 +32,10 @@ mib() { awk -v kb="$1" 'BEGIN { printf "%.1f MiB", kb / 1024 }'; }
 
 # Writes the RESP commands of one shape to $2; prints what the server must then report.
 generate() {
-    python3 - "$1" "$2" "$ZSET_MEMBERS" "$HASH_FIELDS" "$SMALL_HASHES" <<'PY'
+    python3 - "$1" "$2" "$ZSET_MEMBERS" "$HASH_FIELDS" "$SMALL_HASHES" "$STREAM_ENTRIES" <<'PY'
 import sys
 shape, path = sys.argv[1], sys.argv[2]
-zset_members, hash_fields, small_hashes = map(int, sys.argv[3:6])
+zset_members, hash_fields, small_hashes, stream_entries = map(int, sys.argv[3:7])
 def cmd(*args):
     out = b"*%d\r\n" % len(args)
     for a in args:
@@ -53,6 +56,10 @@ with open(path, "wb") as out:
                 args += [b"field:%d" % n, b"value:%d" % n]
             out.write(cmd(*args))
         print("HLEN bighash", hash_fields)
+    elif shape == "stream":
+        for n in range(stream_entries):
+            out.write(cmd(b"XADD", b"bigstream", b"%d-1" % (1000 + n), b"field", b"value123"))
+        print("XLEN bigstream", stream_entries)
     else:
         for h in range(small_hashes):
             args = [b"HSET", b"user:%d" % h]

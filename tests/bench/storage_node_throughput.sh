@@ -31,6 +31,14 @@
 #                   __rand_int__ digits become the coordinates' decimals, all in Sicily):
 #                   EXTRA_COMMANDS=$'GEOADD geo:bench 13.__rand_int__ 38.__rand_int__ m:__rand_int__
 #                   GEOSEARCH geo:bench FROMLONLAT 13.5 38.5 BYRADIUS 500 m ASC COUNT 10'
+#   STREAMS=1       adds the stream rows (issue 19): XADD with `*` into one stream, XRANGE of
+#                   10 entries, XREADGROUP COUNT 1 of a group (each read adds a pending
+#                   entry) and XACK of pending entries. Before the runs both servers get
+#                   bench:range (10 entries) and bench:pel (STREAM_PEL entries, ids
+#                   1-0 .. STREAM_PEL-0, all read into group g's PEL); XACK takes
+#                   __rand_int__-0, so with KEYSPACE=STREAM_PEL every ack hits an id that
+#                   was pending once (the first run acks most of them, later ones few)
+#   STREAM_PEL      entries of bench:pel [200000]
 #   DEPTHS          pipeline depths [1 16]
 #   ROUNDS          runs per server, test and depth [2]
 #   PICK            best | median of the rounds [best]
@@ -68,6 +76,36 @@ esac
 require_tools cargo python3 redis-server redis-cli redis-benchmark awk timeout
 build_node
 start_servers
+
+STREAM_PEL="${STREAM_PEL:-200000}"
+if [ "${STREAMS:-0}" = 1 ]; then
+    # The streams the stream rows read: the same on both servers.
+    python3 - "$WORK_DIR/streams.resp" "$STREAM_PEL" <<'PY'
+import sys
+path, pel = sys.argv[1], int(sys.argv[2])
+def cmd(*args):
+    out = b"*%d\r\n" % len(args)
+    for a in args:
+        out += b"$%d\r\n%s\r\n" % (len(a), a)
+    return out
+with open(path, "wb") as out:
+    for n in range(1, 11):
+        out.write(cmd(b"XADD", b"bench:range", b"%d-1" % n, b"field", b"value%d" % n))
+    for n in range(1, pel + 1):
+        out.write(cmd(b"XADD", b"bench:pel", b"%d-0" % n, b"field", b"value123"))
+    out.write(cmd(b"XGROUP", b"CREATE", b"bench:pel", b"g", b"0"))
+    out.write(cmd(b"XGROUP", b"CREATE", b"bench:stream", b"g", b"$", b"MKSTREAM"))
+    out.write(cmd(b"XREADGROUP", b"GROUP", b"g", b"setup", b"STREAMS", b"bench:pel", b">"))
+PY
+    for port in "$NODE_PORT" "$REDIS_PORT"; do
+        load_resp streams "$port" "$WORK_DIR/streams.resp" 3
+    done
+    # Shell-quoted words (the spec is eval'ed): `*` and `>` as they are.
+    EXTRA_COMMANDS+=$'\n'"XADD bench:stream '*' field __rand_int__"
+    EXTRA_COMMANDS+=$'\n'"XRANGE bench:range - + COUNT 10"
+    EXTRA_COMMANDS+=$'\n'"XREADGROUP GROUP g reader COUNT 1 STREAMS bench:stream '>'"
+    EXTRA_COMMANDS+=$'\n'"XACK bench:pel g __rand_int__-0"
+fi
 
 # The benchmarks: "t:NAME" for a -t test, "c:WORDS" for a custom command.
 specs=()

@@ -111,6 +111,18 @@ impl RawClient {
         self.send(args);
         self.read_reply().1
     }
+
+    /// Sends a command given as words without reading the reply (a blocking command).
+    pub fn send_words(&mut self, args: &[&str]) {
+        let args: Vec<&[u8]> = args.iter().map(|a| a.as_bytes()).collect();
+        self.send(&args);
+    }
+
+    /// Sends a command given as words and returns the exact reply bytes.
+    pub fn call_words_raw(&mut self, args: &[&str]) -> Vec<u8> {
+        self.send_words(args);
+        self.read_reply().1
+    }
 }
 
 /// A raw reply or message as one line, for assertions that show what differed.

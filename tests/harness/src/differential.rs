@@ -124,6 +124,22 @@ impl Differential {
         self.set_resp3(false);
     }
 
+    /// Runs a scenario (given the port of one server, it collects replies, e.g. of
+    /// several clients around a blocked one) on the node and on redis-server, and asserts
+    /// both collected the same replies.
+    pub fn on_both(&self, scenario: impl Fn(u16) -> Vec<Vec<u8>>) {
+        let show = |replies: Vec<Vec<u8>>| -> Vec<String> {
+            replies
+                .iter()
+                .map(|r| String::from_utf8_lossy(r).into_owned())
+                .collect()
+        };
+        assert_eq!(
+            show(scenario(self.node.port)),
+            show(scenario(self.redis.port))
+        );
+    }
+
     /// Sends `args` to both servers and asserts the replies are the same except that
     /// integers may differ by up to `tolerance` (idle times, delivery times: each server
     /// reads its own clock).

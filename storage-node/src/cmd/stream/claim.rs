@@ -23,6 +23,7 @@
 //! group with nothing claimed as `XGROUP SETID ... ENTRIESREAD n`.
 
 use bytes::Bytes;
+use slotproxy::protocol::errors::c_string;
 
 use super::range::interval_bound;
 use super::{reply_entry, reply_id, strict_id, write_stream};
@@ -87,8 +88,8 @@ fn stream_and_group<'d>(
         Some(stream) if stream.groups.contains_key(group) => Ok(stream),
         _ => Err(format!(
             "NOGROUP No such key '{}' or consumer group '{}'",
-            String::from_utf8_lossy(key),
-            String::from_utf8_lossy(group)
+            c_string(key),
+            c_string(group)
         )
         .into()),
     }
@@ -145,11 +146,7 @@ fn parse_claim_options(args: &[Bytes], now: i64) -> Result<ClaimOptions, CmdErro
             j += 1;
             options.last_id = strict_id(&args[j])?;
         } else {
-            return Err(format!(
-                "ERR Unrecognized XCLAIM option '{}'",
-                String::from_utf8_lossy(opt)
-            )
-            .into());
+            return Err(format!("ERR Unrecognized XCLAIM option '{}'", c_string(opt)).into());
         }
         j += 1;
     }
@@ -190,15 +187,13 @@ pub fn xclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             break;
         };
         let last_id = group.last_id;
+        // Propagated with the id as the client wrote it, as Redis does.
+        let id_text = String::from_utf8_lossy(id_arg);
         if !exists {
             // A pending entry whose stream entry is gone leaves the PEL.
             if let Some(pending) = group.pel.get(&id) {
                 propagated.push(propagate_pending(
-                    key,
-                    group_name,
-                    String::from_utf8_lossy(id_arg),
-                    pending,
-                    last_id,
+                    key, group_name, &id_text, pending, last_id,
                 ));
                 propagate_position = false;
                 group.ack(id);
@@ -215,9 +210,7 @@ pub fn xclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             }
             _ => {}
         }
-        if !group.touch_consumer(consumer, now) {
-            created |= group.create_consumer(consumer, now);
-        }
+        created |= group.see_consumer(consumer, now);
         let pending = group.assign(id, consumer, now);
         pending.delivery_time = delivery_time;
         match options.retry_count {
@@ -226,11 +219,7 @@ pub fn xclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             _ => {}
         }
         propagated.push(propagate_pending(
-            key,
-            group_name,
-            String::from_utf8_lossy(id_arg),
-            pending,
-            last_id,
+            key, group_name, &id_text, pending, last_id,
         ));
         propagate_position = false;
         claimed.push(id);
@@ -334,9 +323,7 @@ pub fn xautoclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if min_idle > 0 && (now as i64).saturating_sub(pending.delivery_time as i64) < min_idle {
             continue;
         }
-        if !group.touch_consumer(consumer, now) {
-            created |= group.create_consumer(consumer, now);
-        }
+        created |= group.see_consumer(consumer, now);
         let pending = group.assign(id, consumer, now);
         pending.delivery_time = now;
         if !justid {

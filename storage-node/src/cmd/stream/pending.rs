@@ -1,7 +1,8 @@
 //! Acknowledging and listing pending entries.
 //!
 //! - `XACK key group id [id ...]` → how many of the ids were pending and are no more (0 for
-//!   a missing key or group). Every id is checked before any is acknowledged.
+//!   a missing key or group, before the ids are read). Every id is checked before any is
+//!   acknowledged.
 //! - `XPENDING key group` → `[count, smallest id, largest id, [[consumer, count], ...]]`
 //!   (the counts per consumer as bulk strings; nulls when nothing is pending).
 //! - `XPENDING key group [IDLE min-idle-time] start end count [consumer]` → up to `count`
@@ -13,6 +14,7 @@
 //! and id and integer errors, which come before the key is looked up.
 
 use bytes::Bytes;
+use slotproxy::protocol::errors::c_string;
 
 use super::range::interval_bound;
 use super::{db_and_out, read_stream, reply_id, strict_id, write_stream};
@@ -24,15 +26,15 @@ use crate::types::stream::StreamId;
 pub fn xack(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let (key, group_name) = (&args[1], &args[2]);
     let db = ctx.db();
-    let stream = write_stream(db, key)?;
+    // No key or group: nothing to acknowledge, whatever the ids.
+    let Some(group) = write_stream(db, key)?.and_then(|s| s.groups.get_mut(&group_name[..])) else {
+        ctx.out.integer(0);
+        return Ok(());
+    };
     let ids = args[3..]
         .iter()
         .map(|arg| strict_id(arg))
         .collect::<Result<Vec<StreamId>, CmdError>>()?;
-    let Some(group) = stream.and_then(|s| s.groups.get_mut(&group_name[..])) else {
-        ctx.out.integer(0);
-        return Ok(());
-    };
     let acknowledged = ids.into_iter().filter(|&id| group.ack(id)).count();
     db.dirty += acknowledged as u64;
     ctx.out.integer(acknowledged as i64);
@@ -97,8 +99,8 @@ pub fn xpending(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         .ok_or_else(|| {
             CmdError::from(format!(
                 "NOGROUP No such key '{}' or consumer group '{}'",
-                String::from_utf8_lossy(key),
-                String::from_utf8_lossy(group_name)
+                c_string(key),
+                c_string(group_name)
             ))
         })?;
     let Some(range) = range else {

@@ -21,6 +21,7 @@
 //! history writes nothing.
 
 use bytes::Bytes;
+use slotproxy::protocol::errors::c_string;
 
 use super::claim::{propagate_group_position, propagate_pending};
 use super::read::{parse_read, ReadArgs};
@@ -61,8 +62,8 @@ pub fn xreadgroup(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if !has_group {
             return Err(format!(
                 "NOGROUP No such key '{}' or consumer group '{}' in XREADGROUP with GROUP option",
-                String::from_utf8_lossy(key),
-                String::from_utf8_lossy(&group)
+                c_string(key),
+                c_string(&group)
             )
             .into());
         }
@@ -142,8 +143,14 @@ fn serve_stream(
     let Some(stream) = write_stream(db, key)? else {
         return Ok(());
     };
-    let mut created = false;
+    let Some(group) = stream.groups.get_mut(&group_name[..]) else {
+        return Ok(());
+    };
+    let created = group.see_consumer(&consumer, now);
     let mut propagated: Vec<Vec<Bytes>> = Vec::new();
+    if created && parsed.noack {
+        propagated.push(propagate_consumer(key, &group_name, &consumer));
+    }
     let out = &mut ctx.out;
     if !resp3 {
         out.array(2);
@@ -154,12 +161,6 @@ fn serve_stream(
             let Some(group) = stream.groups.get_mut(&group_name[..]) else {
                 return Ok(());
             };
-            if !group.touch_consumer(&consumer, now) {
-                created = group.create_consumer(&consumer, now);
-            }
-            if created && parsed.noack {
-                propagated.push(propagate_consumer(key, &group_name, &consumer));
-            }
             let start = after.next().unwrap_or(StreamId::MIN);
             let ids: Vec<StreamId> = group
                 .consumers
@@ -205,12 +206,6 @@ fn serve_stream(
             let Some(group) = stream.groups.get_mut(&group_name[..]) else {
                 return Ok(());
             };
-            if !group.touch_consumer(&consumer, now) {
-                created = group.create_consumer(&consumer, now);
-            }
-            if created && parsed.noack {
-                propagated.push(propagate_consumer(key, &group_name, &consumer));
-            }
             out.array(entries.len());
             for (entry, entries_read) in entries.iter().zip(positions) {
                 group.last_id = entry.id;

@@ -18,6 +18,7 @@
 //! `xgroup-destroy`, `xgroup-createconsumer`, `xgroup-delconsumer`.
 
 use bytes::Bytes;
+use slotproxy::protocol::errors::c_string;
 use slotproxy::protocol::errors::subcommand_syntax_error;
 
 use super::{db_and_out, parse_id, strict_id, write_stream};
@@ -60,8 +61,8 @@ const LOOSE: IdSyntax = IdSyntax {
 pub fn no_group(group: &[u8], key: &[u8]) -> CmdError {
     format!(
         "NOGROUP No such consumer group '{}' for key name '{}'",
-        String::from_utf8_lossy(group),
-        String::from_utf8_lossy(key)
+        c_string(group),
+        c_string(key)
     )
     .into()
 }

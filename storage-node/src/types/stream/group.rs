@@ -66,15 +66,15 @@ impl ConsumerGroup {
         true
     }
 
-    /// Marks an existing consumer seen at `now` (`streamLookupConsumer` with refresh);
-    /// false if there is none.
-    pub fn touch_consumer(&mut self, name: &[u8], now: u64) -> bool {
+    /// Marks consumer `name` seen at `now`, creating it if there is none (what reads and
+    /// claims do); true if it was created.
+    pub fn see_consumer(&mut self, name: &[u8], now: u64) -> bool {
         match self.consumers.get_mut(name) {
             Some(consumer) => {
                 consumer.seen_time = now;
-                true
+                false
             }
-            None => false,
+            None => self.create_consumer(name, now),
         }
     }
 

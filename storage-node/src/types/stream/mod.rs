@@ -8,9 +8,8 @@
 //!
 //! Consumer groups ([`group`]) are kept as Redis 7.0 keeps them (by name: last-delivered id,
 //! `entries_read`, a PEL of id → delivery time, count and owner, and consumers with their
-//! seen time and own PEL), and cross DUMP and RDB with the stream. Next: the commands that
-//! create and use them (XGROUP, XREADGROUP, XACK, XPENDING, XCLAIM, XAUTOCLAIM, XINFO
-//! GROUPS / CONSUMERS), and blocked group readers.
+//! seen time and own PEL), and cross DUMP and RDB with the stream; the commands that use
+//! them are in `cmd/stream/`.
 
 pub mod group;
 pub mod id;
