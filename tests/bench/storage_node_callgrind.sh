@@ -5,15 +5,32 @@
 #
 # Usage: tests/bench/storage_node_callgrind.sh
 #
-# For each test: starts the server under callgrind, zeroes the counters once it answers PING,
-# runs `redis-benchmark -n N -P DEPTH -c CLIENTS -r KEYSPACE -t TEST`, dumps the counters and
-# prints the instructions (Ir) per request. The dump files are kept in OUT_DIR for
-# `callgrind_annotate OUT_DIR/<server>-<test>.out`.
+# For each test: starts the server under callgrind, runs the PREPARE commands, zeroes the
+# counters, runs `redis-benchmark -n N -P DEPTH -c CLIENTS -r KEYSPACE -t TEST` (or the custom
+# command), dumps the counters and prints the instructions (Ir) per request. The dump files
+# are kept in OUT_DIR for `callgrind_annotate OUT_DIR/<server>-<test>.out`.
 #
 # Environment (defaults in brackets):
 #   N [100000], DEPTH [16], CLIENTS [50], KEYSPACE [1000000], TESTS [set,get,incr,zpopmin],
 #   SERVERS [node redis], OUT_DIR [/tmp/callgrind-<pid>], BENCH_TIMEOUT seconds [1800],
 #   SKIP_BUILD=1: see common.sh
+#   COMMANDS        newline-separated custom commands measured after the TESTS, each
+#                   `NAME: WORDS` (NAME names the dump files; WORDS are shell-quoted and run
+#                   as `redis-benchmark ... WORDS`, with __rand_int__ as redis-benchmark has it)
+#   PREPARE         newline-separated commands each run PREPARE_N [100000] times (same -r and
+#                   -P) on every fresh server before its counters are zeroed, so a command
+#                   is measured on data, not on an empty key
+#
+# HyperLogLog and GEO as the throughput script measures them (issue 18): PFADD on a dense HLL,
+# PFCOUNT of one key (its cached count) and of three (a merge and an estimate per call),
+# GEOADD into a set of 100,000 positions and GEOSEARCH BYRADIUS in it:
+#   TESTS= PREPARE=$'PFADD hll __rand_int__\nPFADD hll2 __rand_int__\nPFADD hll3 __rand_int__
+#   GEOADD geo:bench 13.__rand_int__ 38.__rand_int__ m:__rand_int__' COMMANDS=$'pfadd: PFADD hll __rand_int__
+#   pfcount: PFCOUNT hll
+#   pfcount3: PFCOUNT hll hll2 hll3
+#   geoadd: GEOADD geo:bench 13.__rand_int__ 38.__rand_int__ m:__rand_int__
+#   geosearch: GEOSEARCH geo:bench FROMLONLAT 13.5 38.5 BYRADIUS 500 m ASC COUNT 10' \
+#   N=20000 tests/bench/storage_node_callgrind.sh
 #
 # Any failed step (server not starting, redis-benchmark failing or getting error replies,
 # no dump) stops the script with exit status 1 and prints no figure for that run.
@@ -26,7 +43,11 @@ N="${N:-100000}"
 DEPTH="${DEPTH:-16}"
 CLIENTS="${CLIENTS:-50}"
 KEYSPACE="${KEYSPACE:-1000000}"
-TESTS="${TESTS:-set,get,incr,zpopmin}"
+TESTS="${TESTS-set,get,incr,zpopmin}"
+COMMANDS="${COMMANDS:-}"
+PREPARE="${PREPARE:-}"
+PREPARE_N="${PREPARE_N:-100000}"
+require_numbers N DEPTH CLIENTS KEYSPACE PREPARE_N
 SERVERS="${SERVERS:-node redis}"
 OUT_DIR="${OUT_DIR:-/tmp/callgrind-$$}"
 
@@ -52,9 +73,22 @@ fail() {
     exit 1
 }
 
-# run_one SERVER TEST: one measured run; prints "SERVER TEST Ir/request".
+# benchmark PORT COUNT WHAT...: redis-benchmark sending COUNT requests of WHAT (`-t TEST` or
+# a command's words); prints its output. redis-benchmark exits non-zero on an error reply;
+# bounded because it retries forever (spinning a CPU) when the server goes away.
+benchmark() {
+    local port="$1" count="$2"
+    shift 2
+    timeout "${BENCH_TIMEOUT:-1800}" redis-benchmark -p "$port" -n "$count" -P "$DEPTH" \
+        -c "$CLIENTS" -r "$KEYSPACE" -q "$@" 2>&1
+}
+
+# run_one SERVER TEST WHAT...: one measured run of WHAT (as for `benchmark`); prints
+# "SERVER TEST Ir/request".
 run_one() {
-    local server="$1" test="$2" port i out="$OUT_DIR/$1-$2.out" bench rc
+    local server="$1" test="$2" port i out="$OUT_DIR/$1-$2.out" bench rc line
+    shift 2
+    local -a prepare_words
     port="$(free_ports | cut -d' ' -f1)"
     rm -f "$out" "$out".*
     local -a cmd
@@ -75,12 +109,18 @@ run_one() {
     done
     [ "$(redis-cli -p "$port" ping 2>/dev/null)" = PONG ] ||
         fail "$server" "$test" "the server did not answer PING within 30 s"
+    while IFS= read -r line; do
+        [ -z "${line// /}" ] && continue
+        eval "prepare_words=($line)"
+        bench="$(benchmark "$port" "$PREPARE_N" "${prepare_words[@]}")"
+        rc=$?
+        if [ "$rc" -ne 0 ] || ! grep -q 'requests per second' <<<"$bench"; then
+            fail "$server" "$test" "preparing with '$line' failed (exit $rc): $(tail -c 300 <<<"$bench")"
+        fi
+    done <<<"$PREPARE"
     callgrind_control -z "$SERVER_PID" >/dev/null 2>&1 ||
         fail "$server" "$test" "callgrind_control -z could not zero the counters"
-    # redis-benchmark exits non-zero on an error reply; bounded because it retries forever
-    # (spinning a CPU) when the server goes away.
-    bench="$(timeout "${BENCH_TIMEOUT:-1800}" redis-benchmark -p "$port" -n "$N" -P "$DEPTH" \
-        -c "$CLIENTS" -r "$KEYSPACE" -t "$test" -q 2>&1)"
+    bench="$(benchmark "$port" "$N" "$@")"
     rc=$?
     if [ "$rc" -ne 0 ] || ! grep -q 'requests per second' <<<"$bench"; then
         fail "$server" "$test" "redis-benchmark failed (exit $rc): $(tail -c 300 <<<"$bench")"
@@ -101,7 +141,20 @@ run_one() {
 IFS=',' read -ra tests <<<"$TESTS"
 for test in "${tests[@]}"; do
     for server in $SERVERS; do
-        run_one "$server" "$test"
+        run_one "$server" "$test" -t "$test"
     done
 done
+while IFS= read -r line; do
+    [ -z "${line// /}" ] && continue
+    name="${line%%:*}"
+    if [ "$name" = "$line" ] || ! [[ "$name" =~ ^[A-Za-z0-9_.-]+$ ]]; then
+        echo "error: COMMANDS line '$line' is not 'NAME: WORDS'" >&2
+        exit 2
+    fi
+    eval "words=(${line#*:})"
+    for server in $SERVERS; do
+        # shellcheck disable=SC2154 # words is set by the eval
+        run_one "$server" "$name" "${words[@]}"
+    done
+done <<<"$COMMANDS"
 echo "dumps: $OUT_DIR" >&2

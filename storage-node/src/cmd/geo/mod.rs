@@ -42,7 +42,30 @@ pub const BAD_MEMBER: &str = "ERR could not decode requested zset member";
 /// A number argument read as Redis's `getDoubleFromObjectOrReply`, with its error text
 /// (`ERR value is not a valid float` unless the command names its own).
 fn number(arg: &[u8], error: &'static str) -> Result<f64, CmdError> {
+    if let Some(value) = plain_decimal(arg) {
+        return Ok(value);
+    }
     score_arg(arg).map_err(|_| error.into())
+}
+
+/// Longest text [`plain_decimal`] reads: too short to overflow or to underflow to zero.
+const PLAIN_DECIMAL_MAX: usize = 32;
+
+/// Coordinates and radii as clients send them (`13.361389`, `-500`): an optional sign,
+/// digits and a point, at most 32 characters. Such a text is a finite number that neither
+/// overflows nor underflows, so Rust's correctly rounded parse gives what `strtod` gives
+/// and none of `score_arg`'s checks (blanks, `inf`, hex, range errors, each costing an
+/// allocation) can refuse it. Anything else returns None and goes the long way, errors
+/// included.
+fn plain_decimal(arg: &[u8]) -> Option<f64> {
+    let digits = arg
+        .strip_prefix(b"-")
+        .or_else(|| arg.strip_prefix(b"+"))
+        .unwrap_or(arg);
+    if arg.len() > PLAIN_DECIMAL_MAX || !digits.iter().all(|&b| b.is_ascii_digit() || b == b'.') {
+        return None;
+    }
+    std::str::from_utf8(arg).ok()?.parse().ok()
 }
 
 /// A `longitude latitude` pair, checked against Redis's limits.
@@ -104,4 +127,40 @@ fn reply_position(out: &mut ReplyBuf<'_>, (longitude, latitude): (f64, f64)) {
     out.array(2);
     reply_coordinate(out, longitude);
     reply_coordinate(out, latitude);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_decimals_read_as_the_long_way_reads_them() {
+        for text in [
+            "13.361389",
+            "-180",
+            "+85.05112878",
+            "0",
+            "-0.0",
+            ".5",
+            "5.",
+            "0.1000000000000000055511151231257827",
+            "123456789012345678901234567890.5",
+        ] {
+            let long_way = score_arg(text.as_bytes()).ok();
+            let fast = plain_decimal(text.as_bytes());
+            assert!(fast.is_none() || fast == long_way, "{text}");
+            assert_eq!(number(text.as_bytes(), NOT_FLOAT).ok(), long_way, "{text}");
+        }
+        for text in [
+            "", ".", "-", "+-1", "1-2", "1..2", " 1", "1e5", "inf", "0x10",
+        ] {
+            assert_eq!(
+                number(text.as_bytes(), NOT_FLOAT).ok(),
+                score_arg(text.as_bytes()).ok(),
+                "{text}"
+            );
+        }
+        assert_eq!(plain_decimal(b"13.361389"), Some(13.361389));
+        assert_eq!(plain_decimal(b"1e5"), None);
+    }
 }

@@ -41,7 +41,7 @@ use super::{reply_distance, reply_position};
 use crate::cmd::{CmdResult, Ctx};
 use crate::types::geo::search::{cells, score_range, Shape};
 use crate::types::geo::sort::{merge_sort, partial_quicksort};
-use crate::types::geo::{decode_score, score_as_i64, Hash};
+use crate::types::geo::{decode_score, score_as_i64};
 use crate::types::zset::ScoreTree;
 use crate::types::ZSetValue;
 
@@ -100,6 +100,15 @@ struct Found<'z> {
 fn search<'z>(zset: &'z ZSetValue, shape: &Shape, limit: usize) -> Vec<Found<'z>> {
     let cells = cells(shape);
     let mut found = Vec::new();
+    // The lowest and highest scores held, found once: a cell outside them is skipped
+    // without walking the tree for its ranks (Redis's `zslIsInRange` check). Searches away
+    // from the members, the common miss, then cost two descents instead of eighteen.
+    let (Some((_, lowest)), Some((_, highest))) = (
+        zset.tree.select(0),
+        zset.tree.select(zset.len().saturating_sub(1)),
+    ) else {
+        return found;
+    };
     let mut last_scanned = 0;
     for (i, cell) in cells.iter().enumerate() {
         if cell.is_zero() {
@@ -113,20 +122,23 @@ fn search<'z>(zset: &'z ZSetValue, shape: &Shape, limit: usize) -> Vec<Found<'z>
         if limit != 0 && found.len() >= limit {
             break;
         }
-        scan_cell(zset, *cell, shape, limit, &mut found);
+        let (min, max) = score_range(*cell);
+        if max > lowest && min <= highest {
+            scan_cell(zset, (min, max), shape, limit, &mut found);
+        }
         last_scanned = i;
     }
     found
 }
 
+/// Adds the members with scores in `[min, max)` (one cell) that lie inside `shape`.
 fn scan_cell<'z>(
     zset: &'z ZSetValue,
-    cell: Hash,
+    (min, max): (f64, f64),
     shape: &Shape,
     limit: usize,
     found: &mut Vec<Found<'z>>,
 ) {
-    let (min, max) = score_range(cell);
     let range = ScoreRange {
         min,
         max,
@@ -134,6 +146,10 @@ fn scan_cell<'z>(
         max_exclusive: true,
     };
     let (start, end) = range.ranks(zset);
+    if start == end {
+        // An iterator would still walk down to `start` and allocate its stack.
+        return;
+    }
     for (member, score) in zset.tree.iter_from(start).take(end - start) {
         let inside = decode_score(score).and_then(|position| {
             let distance = shape.distance_if_within(position.0, position.1)?;

@@ -42,28 +42,34 @@ pub fn raise(registers: &mut [u8], index: usize, count: u8) -> bool {
     }
 }
 
-/// Every register's value in order. Four registers fill three bytes exactly, so the
-/// registers are read in groups of four rather than one by one.
+/// The registers in groups of four, each group unpacked from the three bytes it fills
+/// exactly. Loops over whole registers go by group: an iterator flattening the groups
+/// into single registers cost ~35 instructions per register (PFCOUNT of three dense keys
+/// spent 2.5 million instructions on it), a loop over groups a few.
+pub fn groups(registers: &[u8]) -> impl Iterator<Item = [u8; 4]> + '_ {
+    registers.chunks_exact(3).take(REGISTERS / 4).map(|group| {
+        let (a, b, c) = (group[0], group[1], group[2]);
+        [
+            a & 63,
+            (a >> 6 | b << 2) & 63,
+            (b >> 4 | c << 4) & 63,
+            c >> 2,
+        ]
+    })
+}
+
+/// Every register's value in order.
 pub fn values(registers: &[u8]) -> impl Iterator<Item = u8> + '_ {
-    registers
-        .chunks_exact(3)
-        .take(REGISTERS / 4)
-        .flat_map(|group| {
-            let (a, b, c) = (group[0], group[1], group[2]);
-            [
-                a & 63,
-                (a >> 6 | b << 2) & 63,
-                (b >> 4 | c << 4) & 63,
-                c >> 2,
-            ]
-        })
+    groups(registers).flatten()
 }
 
 /// How many registers hold each value.
 pub fn histogram(registers: &[u8]) -> Histogram {
     let mut histogram = [0u64; 64];
-    for value in values(registers) {
-        histogram[usize::from(value)] += 1;
+    for group in groups(registers) {
+        for value in group {
+            histogram[usize::from(value)] += 1;
+        }
     }
     histogram
 }
@@ -90,6 +96,7 @@ mod tests {
         assert!(values(&registers)
             .enumerate()
             .all(|(i, v)| v == (i % 64) as u8));
+        assert_eq!(groups(&registers).count(), REGISTERS / 4);
         assert!(!raise(&mut registers, 5, 5));
         assert!(raise(&mut registers, 5, 6));
         assert_eq!(get(&registers, 5), 6);

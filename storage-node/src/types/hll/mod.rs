@@ -150,8 +150,13 @@ pub fn count(hll: &[u8]) -> Result<u64, Corrupt> {
 /// higher: the union of HLLs is the register-wise maximum.
 pub fn merge_into(max: &mut [u8], hll: &[u8]) -> Result<(), Corrupt> {
     if hll[ENCODING_AT] == DENSE {
-        for (slot, value) in max.iter_mut().zip(dense::values(&hll[HEADER_LEN..])) {
-            *slot = (*slot).max(value);
+        for (slots, group) in max
+            .chunks_exact_mut(4)
+            .zip(dense::groups(&hll[HEADER_LEN..]))
+        {
+            for (slot, value) in slots.iter_mut().zip(group) {
+                *slot = (*slot).max(value);
+            }
         }
         return Ok(());
     }
