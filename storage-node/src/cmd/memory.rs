@@ -179,11 +179,7 @@ fn stats(ctx: &mut Ctx<'_>) {
         out.double(value);
     };
     double(out, "dataset.percentage", ratio(dataset * 100, net));
-    double(
-        out,
-        "peak.percentage",
-        ratio(alloc.allocated * 100, peak),
-    );
+    double(out, "peak.percentage", ratio(alloc.allocated * 100, peak));
     integer(out, "allocator.allocated", alloc.allocated);
     integer(out, "allocator.active", alloc.active);
     integer(out, "allocator.resident", alloc.resident);

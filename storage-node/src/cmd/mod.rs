@@ -406,13 +406,11 @@ fn dispatch(
     // Redis's gates after the argument checks, in its order.
     // A script's commands were checked where it called them (`scripting::call`). The ACL
     // check comes before the cluster redirect, as in Redis's processCommand.
-    let gates = transaction::check_allowed(ctx.client, spec).and_then(|()| match ctx
-        .client
-        .scripted
-    {
-        true => Ok(()),
-        false => acl_gate::check(shared, ctx.client, spec, args),
-    });
+    let gates =
+        transaction::check_allowed(ctx.client, spec).and_then(|()| match ctx.client.scripted {
+            true => Ok(()),
+            false => acl_gate::check(shared, ctx.client, spec, args),
+        });
     if let Err(e) = gates {
         ctx.keyspace.command_stats.rejected(spec.name.as_str());
         return Err(transaction::rejected(ctx.keyspace, ctx.client, args, e));
