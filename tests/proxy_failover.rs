@@ -313,9 +313,13 @@ fn failovers_of_a_redis_cluster_under_write_load() {
         lost.len()
     );
     assert!(lost.is_empty(), "acknowledged writes lost: {lost:?}");
+    // At least the two failovers: a refresh that reads a node with a stale view of a
+    // shard right after a switch can count one twice (README, metrics), never fewer.
     wait_until(Duration::from_secs(15), "two failovers counted", || {
-        get(admin, "/metrics")
-            .body
-            .contains("slotproxy_failovers_total 2")
+        let body = get(admin, "/metrics").body;
+        body.lines()
+            .find_map(|l| l.strip_prefix("slotproxy_failovers_total "))
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .is_some_and(|count| count >= 2.0)
     });
 }
