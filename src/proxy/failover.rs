@@ -22,11 +22,10 @@ use std::time::Duration;
 use bytes::Bytes;
 use tokio::time::Instant;
 
-use super::router;
 use super::Proxy;
 use crate::backend::dedicated::Dedicated;
 use crate::backend::BackendError;
-use crate::cluster::CommandFlags;
+use crate::cluster::{CommandFlags, CommandTable};
 use crate::resp::{parse_frame, Proto};
 
 /// How often a waiting request looks at the slot map again.
@@ -47,12 +46,16 @@ pub fn is_read_only(request: &[u8]) -> bool {
     let Some(items) = frame.as_array() else {
         return false;
     };
-    let args: Vec<Bytes> = items
+    // The name and a container's subcommand pick the spec; the values are not needed (a
+    // request that reached a node already passed the arity check).
+    let head: Vec<Bytes> = items
         .iter()
+        .take(2)
         .filter_map(|item| item.as_bytes().map(Bytes::copy_from_slice))
         .collect();
-    !args.is_empty()
-        && router::lookup(&args).is_ok_and(|spec| spec.flags.contains(CommandFlags::READONLY))
+    CommandTable::get()
+        .lookup(&head)
+        .is_ok_and(|spec| spec.flags.contains(CommandFlags::READONLY))
 }
 
 /// Whether a request that failed with `error` may be sent again.
