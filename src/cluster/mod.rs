@@ -3,6 +3,7 @@
 
 pub mod command_table;
 pub mod nodes;
+pub mod ports;
 pub mod slot;
 
 pub use command_table::{CommandFlags, CommandSpec, CommandTable, LookupError};

@@ -9,7 +9,7 @@ mod supervise;
 pub use supervise::{local_nodes, NodeHealth};
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 
+use crate::cluster::ports::PortPicker;
 use crate::cluster::SLOT_COUNT;
 use crate::resp::{encode_request, parse_frame, Frame};
 
@@ -70,17 +71,6 @@ fn storage_node_binary() -> PathBuf {
         .and_then(|exe| exe.parent().map(|dir| dir.join("storage-node")))
         .filter(|path| path.exists())
         .unwrap_or_else(|| PathBuf::from("storage-node"))
-}
-
-/// A free loopback port whose cluster-bus port (+10000) is free too.
-fn free_port() -> std::io::Result<u16> {
-    for _ in 0..100 {
-        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-        if port <= 55535 && TcpListener::bind(("127.0.0.1", port + 10000)).is_ok() {
-            return Ok(port);
-        }
-    }
-    Err(std::io::Error::other("no free port pair found"))
 }
 
 /// Starts the node of `port` in `dir/<port>` (where its nodes file is) and waits until it
@@ -170,8 +160,11 @@ pub fn start(count: usize, replicas: usize, dir: PathBuf) -> std::io::Result<Loc
         supervisor: None,
         dir: dir.clone(),
     };
+    let mut picker = PortPicker::new(u64::from(std::process::id()));
     for _ in 0..total {
-        let port = free_port()?;
+        let port = picker
+            .pick()
+            .ok_or_else(|| std::io::Error::other("no free port pair below 32768"))?;
         let child = start_node(&binary, &dir, port)?;
         cluster.starting.push((port, child));
         cluster.ports.push(port);

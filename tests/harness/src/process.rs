@@ -2,28 +2,33 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex, OnceLock};
+
+use slotproxy::cluster::ports::PortPicker;
 use std::time::Duration;
 
 /// How long a server may take to say it is ready.
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A loopback port that is free now, and whose cluster-bus port (`port + 10000`) is free
-/// too, so the same helper serves cluster tests.
+/// too, so the same helper serves cluster tests. Chosen below the kernel's ephemeral range
+/// (see [`slotproxy::cluster::ports`]), never twice in one test process.
 pub fn free_port() -> u16 {
-    loop {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
-        let port = listener.local_addr().expect("local addr").port();
-        if port > 55535 {
-            continue;
-        }
-        if TcpListener::bind(("127.0.0.1", port + 10000)).is_ok() {
-            return port;
-        }
-    }
+    static PICKER: OnceLock<Mutex<PortPicker>> = OnceLock::new();
+    let picker = PICKER.get_or_init(|| {
+        let clock = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        Mutex::new(PortPicker::new(u64::from(std::process::id()) ^ clock))
+    });
+    picker
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .pick()
+        .expect("a free loopback port pair below the ephemeral range")
 }
 
 /// Sends the signal `name` (`STOP`, `CONT`, `TERM` ...) to the process `pid`.
