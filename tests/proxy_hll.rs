@@ -60,6 +60,38 @@ fn hll_commands_follow_redis_cluster_rules_through_the_proxy() {
     assert_eq!(call(&mut through_proxy, &["PFMERGE", a, b]), crossslot);
     assert_eq!(call(&mut through_proxy, &["PFCOUNT", a]), ":1\\r\\n");
 
+    // PFMERGE with its destination alone: the one key routes it, as a Redis 7.0 cluster
+    // answers -MOVED for it (the key specs of the sources do not fit, and sending it to any
+    // node would create the key in a slot that node does not serve).
+    let mut on_each_node = 0;
+    for i in 0..200 {
+        let key = format!("merged:{i}");
+        assert_eq!(call(&mut through_proxy, &["PFMERGE", &key]), "+OK\\r\\n");
+        assert_eq!(
+            call(&mut through_proxy, &["EXISTS", &key]),
+            ":1\\r\\n",
+            "{key}"
+        );
+        assert_eq!(call(&mut through_proxy, &["PFCOUNT", &key]), ":0\\r\\n");
+        let owner = cluster.node_for_slot(key_slot(key.as_bytes()));
+        let other = (owner + 1) % cluster.nodes.len();
+        let mut direct = RawClient::connect(cluster.nodes[other].port);
+        let reply = call(&mut direct, &["PFMERGE", &key]);
+        assert!(
+            reply.starts_with("-MOVED "),
+            "{key} on a node not serving it: {reply}"
+        );
+        on_each_node |= 1 << owner;
+    }
+    assert_eq!(on_each_node, 0b111, "the keys covered every node");
+    // And on a key of another type, the node's error, as from redis-server.
+    for command in [&["RPUSH", "{day}list", "x"][..], &["PFMERGE", "{day}list"]] {
+        assert_eq!(
+            call(&mut through_proxy, command),
+            call(&mut reference, command)
+        );
+    }
+
     assert_eq!(
         call(&mut through_proxy, &["PFDEBUG", "GETREG", a]),
         "-ERR slotproxy: 'pfdebug' is not supported through the proxy\\r\\n"

@@ -345,7 +345,7 @@ impl Session {
                 self.writes.note_slot(&topology, *slot)
             }
             Route::SplitKeys => {
-                if let Ok(indexes) = spec.key_indexes(args) {
+                if let Ok(indexes) = spec.routing_key_indexes(args) {
                     for i in indexes {
                         self.writes.note_slot(&topology, key_slot(&args[i]));
                     }

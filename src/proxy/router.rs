@@ -91,7 +91,7 @@ pub fn served(spec: &CommandSpec) -> bool {
 
 /// The one slot all keys of a request hash to, `Ok(None)` if it has no keys, or CROSSSLOT.
 pub fn single_slot(spec: &CommandSpec, args: &[Bytes]) -> Result<Option<u16>, String> {
-    let Ok(indexes) = spec.key_indexes(args) else {
+    let Ok(indexes) = spec.routing_key_indexes(args) else {
         // Malformed key counts: let the node answer with its own error.
         return Ok(None);
     };

@@ -293,11 +293,31 @@ impl CommandSpec {
     /// Key indexes as cluster routing (Redis's `getNodeByQuery`) finds them. It prefers a
     /// command's own key-finding rule, which differs from the key specs for MIGRATE: `MIGRATE
     /// host port "" db timeout KEYS` with nothing after KEYS has no key to route by.
+    ///
+    /// When the specs do not fit and the command has no rule of its own, routing still goes
+    /// by the keys of the specs that do fit: a Redis 7.0 cluster node answers `PFMERGE dest`
+    /// (no source key, so the source spec starts past the arguments) with `-MOVED` to
+    /// `dest`'s owner, while `COMMAND GETKEYS PFMERGE dest` finds no keys. Routing such a
+    /// request as keyless would run it on whichever node received it, writing a key into a
+    /// slot that node does not serve.
     pub fn routing_key_indexes(&self, args: &[Bytes]) -> Result<Vec<usize>, KeysError> {
         if self.name == "migrate" {
             return Ok(migrate_keys(args));
         }
-        self.key_indexes(args)
+        self.key_indexes(args).or_else(|_| {
+            let mut found = Vec::new();
+            for spec in self.key_specs.iter().filter(|s| !s.is_not_key()) {
+                let mut keys = Vec::new();
+                if spec.collect(args, &mut keys).is_ok() {
+                    found.extend(keys);
+                }
+            }
+            if found.is_empty() {
+                Err(KeysError::InvalidArguments)
+            } else {
+                Ok(found)
+            }
+        })
     }
 }
 

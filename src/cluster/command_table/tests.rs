@@ -87,6 +87,22 @@ fn specs_that_do_not_fit_fall_back_like_redis() {
 }
 
 #[test]
+fn routing_goes_by_the_specs_that_fit() {
+    let routing = |words: &[&str]| {
+        let a = args(words);
+        CommandTable::get()
+            .lookup(&a)
+            .unwrap()
+            .routing_key_indexes(&a)
+    };
+    // A Redis 7.0 cluster redirects `PFMERGE dest` to dest's owner.
+    assert_eq!(routing(&["pfmerge", "a"]), Ok(vec![1]));
+    assert_eq!(routing(&["pfmerge", "a", "b", "c"]), Ok(vec![1, 2, 3]));
+    // A command's own rule still decides when it has one.
+    assert_eq!(routing(&["eval", "s", "x", "a"]), Ok(vec![]));
+}
+
+#[test]
 fn ids_are_dense_and_follow_all_specs() {
     let table = CommandTable::get();
     let ids: Vec<usize> = table.all_specs().map(|s| s.id).collect();
