@@ -1,7 +1,7 @@
 //! CONFIG REWRITE writes the file redis-server 7.0 writes: both start from Debian's stock
 //! redis.conf (comments and all) or Redis 7.0's full one (every directive), get the same
-//! changes, rewrite, and the files agree; a
-//! rewritten file starts the node again with the changed settings.
+//! changes (an ACL user among them), rewrite, and the files agree; a rewritten file starts
+//! the node again with the changed settings and users.
 
 mod redis_conf_fixture;
 
@@ -32,11 +32,13 @@ const CHANGES: &[(&str, &str)] = &[
     ("save", "100 10 20 30"),
 ];
 
-/// Lines only redis-server writes: its ACL user (the node has no ACL users) and the
-/// percentiles Redis 7.0 appends at their default value.
-const ONLY_REDIS: &[&str] = &[
-    "user default on nopass ~* &* +@all",
-    "latency-tracking-info-percentiles 50 99 99.9",
+/// Lines only redis-server writes: the percentiles Redis 7.0 appends at their default
+/// value.
+const ONLY_REDIS: &[&str] = &["latency-tracking-info-percentiles 50 99 99.9"];
+
+/// A user made before the rewrite: both servers write it (and `default`) as `user` lines.
+const USER: &[&str] = &[
+    "ACL", "SETUSER", "alice", "on", ">secret", "~app:*", "%R~log:*", "+@read", "-keys",
 ];
 
 /// Settings whose value is each server's own.
@@ -84,6 +86,7 @@ fn rewritten(server: &ServerProcess) -> String {
             "CONFIG SET {name} {value}"
         );
     }
+    assert_eq!(client.call(USER), Frame::Simple("OK".into()));
     // A master that is never there: the file only has to name it.
     assert_eq!(
         client.call(&["REPLICAOF", "127.0.0.1", "1"]),
@@ -149,6 +152,8 @@ fn config_rewrite_of_a_redis_conf_starts_again() {
             Frame::Simple("OK".into())
         );
     }
+    assert_eq!(client.call(USER), Frame::Simple("OK".into()));
+    let alice = client.call(&["ACL", "GETUSER", "alice"]);
     assert_eq!(
         client.call(&["CONFIG", "REWRITE"]),
         Frame::Simple("OK".into())
@@ -163,4 +168,13 @@ fn config_rewrite_of_a_redis_conf_starts_again() {
     assert_eq!(shown["hz"], "25");
     assert_eq!(shown["replica-read-only"], "no");
     assert_eq!(shown["tcp-keepalive"], "60");
+    // Users made with ACL SETUSER survive the restart (no aclfile: they live in the file).
+    // (`default` comes back with `sanitize-payload`: a `user` line starts from `reset`,
+    // which sets it, in Redis 7.0 too.)
+    let mut client = RawClient::connect(again.port);
+    assert_eq!(client.call(&["ACL", "GETUSER", "alice"]), alice);
+    assert_eq!(
+        client.call(&["AUTH", "alice", "secret"]),
+        Frame::Simple("OK".into())
+    );
 }

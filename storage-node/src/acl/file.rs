@@ -88,14 +88,17 @@ pub fn load(path: &Path, all_channels: bool) -> Result<BTreeMap<Vec<u8>, User>, 
     Ok(users)
 }
 
+/// A user as one `user <name> <rules>` line (no newline): ACL LIST's entries, the ACL
+/// file's lines and CONFIG REWRITE's `user` lines.
+pub fn user_line(user: &User) -> Vec<u8> {
+    [b"user ", &user.name[..], b" ", &user.describe()].concat()
+}
+
 /// Writes every user to `path` (through a temporary file renamed over it).
 pub fn save(path: &Path, users: &BTreeMap<Vec<u8>, User>) -> std::io::Result<()> {
     let mut text = Vec::new();
     for user in users.values() {
-        text.extend_from_slice(b"user ");
-        text.extend_from_slice(&user.name);
-        text.push(b' ');
-        text.extend_from_slice(&user.describe());
+        text.extend_from_slice(&user_line(user));
         text.push(b'\n');
     }
     let mut temporary = path.as_os_str().to_owned();

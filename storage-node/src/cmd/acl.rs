@@ -269,7 +269,7 @@ fn list(ctx: &mut Ctx<'_>, names_only: bool) {
         if names_only {
             ctx.out.bulk(&user.name);
         } else {
-            let line = [b"user ", &user.name[..], b" ", &user.describe()].concat();
+            let line = crate::acl::file::user_line(user);
             ctx.out.bulk(&line);
         }
     }

@@ -45,7 +45,16 @@ fn config(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         ctx.out.ok();
     } else if is(sub, "rewrite") {
         let config = ctx.shared.config().clone();
-        crate::config::rewrite(&config).map_err(|e| format!("ERR {e}"))?;
+        let user_lines: Vec<String> = if config.acl.file.is_empty() {
+            let users = ctx.shared.acl.users();
+            users
+                .values()
+                .map(|user| String::from_utf8_lossy(&crate::acl::file::user_line(user)).into())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        crate::config::rewrite(&config, &user_lines).map_err(|e| format!("ERR {e}"))?;
         ctx.out.ok();
     } else if is(sub, "help") {
         write_help(&mut ctx.out, "CONFIG", HELP);

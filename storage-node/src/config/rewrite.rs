@@ -17,8 +17,12 @@
 //! Unlike Redis, lines the node does not know (`include`, `rename-command`) are kept as
 //! they are rather than commented out with `# ??? `, and lines are appended in the node's
 //! table order (Redis's is its settings dictionary's hash order). Redis 7.0 also always
-//! appends `latency-tracking-info-percentiles` and its ACL `user default ...` line; the node
-//! has no ACL users and writes neither.
+//! appends `latency-tracking-info-percentiles`; the node writes it only when it changed.
+//!
+//! ACL users are written as Redis's `rewriteConfigUserOption` writes them: without an
+//! `aclfile`, one `user <name> <rules>` line per user (ACL LIST's lines, in name order) over
+//! the file's `user` lines, so users made with ACL SETUSER survive a restart; with an
+//! `aclfile`, the users live there and the file's `user` lines are removed.
 //!
 //! Sentinel relies on this: it sends `CONFIG REWRITE` in the transaction that re-points a
 //! node (`REPLICAOF`), so a node restarted from its file comes back in its new role.
@@ -100,11 +104,16 @@ impl State {
             let known = if line.starts_with('#') {
                 None
             } else {
-                split_words(&line).and_then(|words| words.first().and_then(|n| params::find(n)))
+                split_words(&line).and_then(|words| {
+                    let first = words.first()?;
+                    if first.eq_ignore_ascii_case("user") {
+                        return Some(USER);
+                    }
+                    params::find(first).map(|param| filed_under(param.name))
+                })
             };
-            if let Some(param) = known {
+            if let Some(name) = known {
                 let at = state.lines.len();
-                let name = filed_under(param.name);
                 state.unused.entry(name).or_default().push_back(at);
             }
             state.lines.push(line);
@@ -146,8 +155,12 @@ impl State {
     }
 }
 
-/// Rewrites the config file. The error is the text after `ERR `.
-pub fn rewrite(config: &Config) -> Result<(), String> {
+/// What the lines of ACL users are filed under.
+const USER: &str = "user";
+
+/// Rewrites the config file, with `user_lines` (`user <name> <rules>`, empty when the users
+/// live in an `aclfile`) in place of its `user` lines. The error is the text after `ERR `.
+pub fn rewrite(config: &Config, user_lines: &[String]) -> Result<(), String> {
     let path = config
         .config_file
         .as_ref()
@@ -162,6 +175,9 @@ pub fn rewrite(config: &Config) -> Result<(), String> {
         for (line, force) in setting_lines(param, &value, changed, config) {
             state.write(param.name, line, force);
         }
+    }
+    for line in user_lines {
+        state.write(USER, line.clone(), true);
     }
     let temp = path.with_extension(format!("rewrite-{}.tmp", std::process::id()));
     std::fs::write(&temp, state.text())
@@ -270,7 +286,7 @@ mod tests {
         config.maxclients = 77;
         config.requirepass = Some("a b\"cé".as_bytes().to_vec());
         config.config_file = Some(path.clone());
-        rewrite(&config).unwrap();
+        rewrite(&config, &[]).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(
             text.starts_with("# comment\nmaxclients 77\nfoo-unknown bar\n"),
@@ -309,7 +325,7 @@ mod tests {
     #[test]
     fn rewrite_without_a_file_is_refused() {
         assert_eq!(
-            rewrite(&Config::default()).unwrap_err(),
+            rewrite(&Config::default(), &[]).unwrap_err(),
             "The server is running without a config file"
         );
     }
