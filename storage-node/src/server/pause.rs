@@ -10,7 +10,9 @@
 //! A connection whose next command is paused keeps it queued and waits in
 //! [`Pause::changed_or_over`], so the command runs, in order, once the pause ends.
 
-use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicBool, AtomicUsize, Ordering::Acquire, Ordering::Relaxed, Ordering::Release,
+};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -59,6 +61,10 @@ pub struct Pause {
     /// Connections whose command waits for a pause's end (they count in INFO's
     /// `blocked_clients`, as Redis's postponed clients do).
     held: AtomicUsize,
+    /// Whether a pause was set and not lifted (it may have ended since). Every command asks
+    /// whether a pause holds it; this lets the unpaused case skip the state's lock and the
+    /// clock read (about 200 instructions a command).
+    set: AtomicBool,
 }
 
 impl Default for Pause {
@@ -66,6 +72,7 @@ impl Default for Pause {
         Pause {
             state: watch::channel(State::default()).0,
             held: AtomicUsize::new(0),
+            set: AtomicBool::new(false),
         }
     }
 }
@@ -94,6 +101,8 @@ impl Pause {
                 _ => (mode, end),
             });
             state.generation += 1;
+            // Under the state's lock, so the flag and the state change together.
+            self.set.store(true, Release);
         });
     }
 
@@ -105,12 +114,14 @@ impl Pause {
                 PausePurpose::Failover => state.failover = None,
             }
             state.generation += 1;
+            let set = state.client_command.is_some() || state.failover.is_some();
+            self.set.store(set, Release);
         });
     }
 
     /// Whether any pause is in force (keys do not expire meanwhile).
     pub fn is_paused(&self) -> bool {
-        self.state.borrow().active(Instant::now()).is_some()
+        self.set.load(Acquire) && self.state.borrow().active(Instant::now()).is_some()
     }
 
     /// When `client`'s command `args` must wait for the end of a pause: the pause state's
@@ -122,6 +133,9 @@ impl Pause {
         client: &Client,
         args: &[Bytes],
     ) -> Option<u64> {
+        if !self.set.load(Acquire) {
+            return None;
+        }
         let state = *self.state.borrow();
         let (mode, _) = state.active(Instant::now())?;
         if client.master {
