@@ -19,7 +19,7 @@ mod walk;
 
 use std::collections::BTreeMap;
 
-pub use id::{IdSyntax, ParsedId, StreamId};
+pub use id::{IdSyntax, IdText, ParsedId, StreamId};
 pub use node::{Entry, Node};
 
 /// Node size limits (`stream-node-max-bytes`, `stream-node-max-entries`).
