@@ -194,6 +194,21 @@ impl Node {
 
     /// Sets the live/deleted counters of the master entry.
     pub fn set_counts(&mut self, live: u64, deleted: u64) {
+        // Every append rewrites the counters: while both are and stay below 128 they are
+        // one-byte integers (plus a one-byte back length), rewritten in place.
+        let small = |v: u64| v < 0x80;
+        let at = listpack::FIRST;
+        if small(live)
+            && small(deleted)
+            && self.lp.get(at).is_some_and(|&b| b & 0x80 == 0)
+            && self.lp.get(at + 2).is_some_and(|&b| b & 0x80 == 0)
+        {
+            self.lp[at] = live as u8;
+            self.lp[at + 2] = deleted as u8;
+            self.live = live;
+            self.deleted = deleted;
+            return;
+        }
         let before = self.lp.len();
         let replaced = listpack::replace_int(&mut self.lp, listpack::FIRST, live as i64)
             .and_then(|after| listpack::replace_int(&mut self.lp, after, deleted as i64));
