@@ -20,6 +20,8 @@
 #   PREPARE         newline-separated commands each run PREPARE_N [100000] times (same -r and
 #                   -P) on every fresh server before its counters are zeroed, so a command
 #                   is measured on data, not on an empty key
+#   PREPARE_ONCE    newline-separated commands each run once with redis-cli after PREPARE
+#                   (shell-quoted words; for setup that cannot repeat, as XGROUP CREATE)
 #
 # HyperLogLog and GEO as the throughput script measures them (issue 18): PFADD on a dense HLL,
 # PFCOUNT of one key (its cached count) and of three (a merge and an estimate per call),
@@ -31,6 +33,18 @@
 #   geoadd: GEOADD geo:bench 13.__rand_int__ 38.__rand_int__ m:__rand_int__
 #   geosearch: GEOSEARCH geo:bench FROMLONLAT 13.5 38.5 BYRADIUS 500 m ASC COUNT 10' \
 #   N=20000 tests/bench/storage_node_callgrind.sh
+#
+# Streams as the throughput script measures them (issue 19): XADD with `*`, XRANGE of 10
+# entries, XREADGROUP COUNT 1 with `>` (each read adds a pending entry) and XACK of ids that
+# are pending (bench:pel holds 1-0 .. 100000-0, all read into group g's PEL):
+#   TESTS= KEYSPACE=100000 PREPARE_N=100000 PREPARE=$'XADD bench:stream \'*\' field __rand_int__
+#   XADD bench:range \'*\' field __rand_int__' PREPARE_ONCE=$'XGROUP CREATE bench:stream g 0
+#   EVAL "for i=1,100000 do redis.call(\'XADD\', KEYS[1], i..\'-0\', \'field\', \'value\') end" 1 bench:pel
+#   XGROUP CREATE bench:pel g 0
+#   XREADGROUP GROUP g setup STREAMS bench:pel \'>\'' COMMANDS=$'xadd: XADD bench:stream \'*\' field __rand_int__
+#   xrange: XRANGE bench:range - + COUNT 10
+#   xreadgroup: XREADGROUP GROUP g reader COUNT 1 STREAMS bench:stream \'>\'
+#   xack: XACK bench:pel g __rand_int__-0' N=20000 tests/bench/storage_node_callgrind.sh
 #
 # Any failed step (server not starting, redis-benchmark failing or getting error replies,
 # no dump) stops the script with exit status 1 and prints no figure for that run.
@@ -46,6 +60,7 @@ KEYSPACE="${KEYSPACE:-1000000}"
 TESTS="${TESTS-set,get,incr,zpopmin}"
 COMMANDS="${COMMANDS:-}"
 PREPARE="${PREPARE:-}"
+PREPARE_ONCE="${PREPARE_ONCE:-}"
 PREPARE_N="${PREPARE_N:-100000}"
 require_numbers N DEPTH CLIENTS KEYSPACE PREPARE_N
 SERVERS="${SERVERS:-node redis}"
@@ -118,6 +133,14 @@ run_one() {
             fail "$server" "$test" "preparing with '$line' failed (exit $rc): $(tail -c 300 <<<"$bench")"
         fi
     done <<<"$PREPARE"
+    while IFS= read -r line; do
+        [ -z "${line// /}" ] && continue
+        eval "prepare_words=($line)" || fail "$server" "$test" "PREPARE_ONCE line '$line' does not parse"
+        bench="$(timeout "${BENCH_TIMEOUT:-1800}" redis-cli -p "$port" "${prepare_words[@]}" 2>&1 | head -c 300)"
+        if grep -q '^ERR\|^(error)\|^WRONGTYPE\|^NOGROUP\|^BUSYGROUP' <<<"$bench"; then
+            fail "$server" "$test" "preparing with '$line' failed: $bench"
+        fi
+    done <<<"$PREPARE_ONCE"
     callgrind_control -z "$SERVER_PID" >/dev/null 2>&1 ||
         fail "$server" "$test" "callgrind_control -z could not zero the counters"
     bench="$(benchmark "$port" "$N" "$@")"

@@ -18,13 +18,13 @@
 
 use bytes::Bytes;
 
-use super::{id_arg, limits, parse_id, reply_id, strict_id, write_stream, INVALID_ID};
+use super::{id_arg, limits, parse_id, strict_id, write_stream, INVALID_ID};
 use crate::cmd::args::{int, is};
 use crate::cmd::errors::{wrong_arity, CmdError, SYNTAX};
 use crate::cmd::{CmdResult, Ctx};
 use crate::pubsub::notify;
 use crate::types::stream::{
-    IdSyntax, ParsedId, StreamId, StreamValue, Trim, TrimStrategy, LISTPACK_MAX_SIZE,
+    IdSyntax, IdText, ParsedId, StreamId, StreamValue, Trim, TrimStrategy, LISTPACK_MAX_SIZE,
 };
 use crate::types::Value;
 
@@ -195,16 +195,20 @@ pub fn xadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let trimmed = parsed.trim.map(|trim| (trim, stream.trim(trim)));
     let rewritten_threshold = trimmed.map(|(trim, _)| threshold_reached(stream, trim));
     db.dirty += 1;
-    reply_id(&mut ctx.out, id);
+    // Formatted once for the reply and the propagated id.
+    let id_text = IdText::new(id);
+    ctx.out.bulk(id_text.as_bytes());
     ctx.notify(notify::STREAM, "xadd", key);
-    let mut propagated: Vec<Bytes> = args.to_vec();
+    // The arguments are copied only when one is rewritten.
+    let mut propagated: Option<Vec<Bytes>> = None;
     if let Some((trim, removed)) = trimmed {
         if removed > 0 {
             ctx.notify(notify::STREAM, "xtrim", key);
         }
         if let Some(threshold) = rewritten_threshold.filter(|_| trim.approx) {
-            propagated[parsed.threshold_at - 1] = Bytes::from_static(b"=");
-            propagated[parsed.threshold_at] = threshold;
+            let rewritten = propagated.get_or_insert_with(|| args.to_vec());
+            rewritten[parsed.threshold_at - 1] = Bytes::from_static(b"=");
+            rewritten[parsed.threshold_at] = threshold;
         }
     }
     if !matches!(
@@ -214,9 +218,10 @@ pub fn xadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             ..
         })
     ) {
-        propagated[parsed.id_at] = id_arg(id);
+        let rewritten = propagated.get_or_insert_with(|| args.to_vec());
+        rewritten[parsed.id_at] = Bytes::copy_from_slice(id_text.as_bytes());
     }
-    if propagated != args {
+    if let Some(propagated) = propagated.filter(|p| p != args) {
         ctx.propagate_as(propagated);
     }
     ctx.signal_key_ready(key);

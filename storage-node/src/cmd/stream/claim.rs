@@ -41,7 +41,7 @@ use crate::types::StreamValue;
 pub(super) fn propagate_pending(
     key: &[u8],
     group: &[u8],
-    id_arg: impl std::fmt::Display,
+    id_arg: &[u8],
     pending: &Pending,
     last_id: StreamId,
 ) -> Vec<Bytes> {
@@ -52,16 +52,25 @@ pub(super) fn propagate_pending(
         Bytes::copy_from_slice(group),
         Bytes::copy_from_slice(&pending.consumer),
         text("0"),
-        Bytes::from(id_arg.to_string()),
+        Bytes::copy_from_slice(id_arg),
         text("TIME"),
-        Bytes::from(pending.delivery_time.to_string()),
+        number(pending.delivery_time),
         text("RETRYCOUNT"),
-        Bytes::from(pending.delivery_count.to_string()),
+        number(pending.delivery_count),
         text("FORCE"),
         text("JUSTID"),
         text("LASTID"),
-        Bytes::from(last_id.to_string()),
+        super::id_arg(last_id),
     ]
+}
+
+/// A counter as a propagated argument (on the stack unless past `i64`: these go out with
+/// every entry a group delivers).
+fn number(n: u64) -> Bytes {
+    match i64::try_from(n) {
+        Ok(v) => Bytes::copy_from_slice(slotproxy::numbers::IntegerText::new(v).as_bytes()),
+        Err(_) => Bytes::from(n.to_string()),
+    }
 }
 
 /// What Redis propagates for a group's position: `XGROUP SETID key group <last id>
@@ -193,7 +202,11 @@ pub fn xclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             // A pending entry whose stream entry is gone leaves the PEL.
             if let Some(pending) = group.pel.get(&id) {
                 propagated.push(propagate_pending(
-                    key, group_name, &id_text, pending, last_id,
+                    key,
+                    group_name,
+                    id_text.as_bytes(),
+                    pending,
+                    last_id,
                 ));
                 propagate_position = false;
                 group.ack(id);
@@ -219,7 +232,11 @@ pub fn xclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             _ => {}
         }
         propagated.push(propagate_pending(
-            key, group_name, &id_text, pending, last_id,
+            key,
+            group_name,
+            id_text.as_bytes(),
+            pending,
+            last_id,
         ));
         propagate_position = false;
         claimed.push(id);
@@ -314,7 +331,13 @@ pub fn xautoclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             continue;
         };
         if !exists {
-            propagated.push(propagate_pending(key, group_name, id, pending, last_id));
+            propagated.push(propagate_pending(
+                key,
+                group_name,
+                &super::id_arg(id),
+                pending,
+                last_id,
+            ));
             group.ack(id);
             deleted.push(id);
             remaining -= 1;
@@ -329,7 +352,13 @@ pub fn xautoclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if !justid {
             pending.delivery_count += 1;
         }
-        propagated.push(propagate_pending(key, group_name, id, pending, last_id));
+        propagated.push(propagate_pending(
+            key,
+            group_name,
+            &super::id_arg(id),
+            pending,
+            last_id,
+        ));
         claimed.push(id);
         remaining -= 1;
     }

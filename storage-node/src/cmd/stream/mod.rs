@@ -29,7 +29,7 @@ use slotproxy::resp::ReplyBuf;
 use super::errors::{CmdError, WRONGTYPE};
 use super::{Ctx, Handler};
 use crate::keyspace::Db;
-use crate::types::stream::{Entry, IdSyntax, ParsedId, StreamId, StreamLimits};
+use crate::types::stream::{Entry, IdSyntax, IdText, ParsedId, StreamId, StreamLimits};
 use crate::types::{StreamValue, Value};
 
 pub const COMMANDS: &[(&str, Handler)] = &[
@@ -101,7 +101,7 @@ fn db_and_out<'c, 'a>(ctx: &'c mut Ctx<'a>) -> (&'c mut Db, &'c mut ReplyBuf<'a>
 
 /// An id as a bulk string.
 fn reply_id(out: &mut ReplyBuf<'_>, id: StreamId) {
-    out.bulk(id.to_string().as_bytes());
+    out.bulk(IdText::new(id).as_bytes());
 }
 
 /// One entry: `[id, [field, value, ...]]`.
@@ -125,5 +125,5 @@ fn reply_entries(out: &mut ReplyBuf<'_>, entries: impl Iterator<Item = Entry>) {
 
 /// An id as the argument Redis propagates.
 fn id_arg(id: StreamId) -> Bytes {
-    Bytes::from(id.to_string())
+    Bytes::copy_from_slice(IdText::new(id).as_bytes())
 }

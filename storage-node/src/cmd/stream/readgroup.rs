@@ -216,7 +216,7 @@ fn serve_stream(
                     propagated.push(propagate_pending(
                         key,
                         &group_name,
-                        entry.id,
+                        &super::id_arg(entry.id),
                         pending,
                         entry.id,
                     ));

@@ -68,6 +68,41 @@ impl StreamId {
     }
 }
 
+/// An id's text `<ms>-<seq>`, written on the stack: replies and propagated commands carry
+/// ids on every stream write and read, where `to_string` would allocate each time.
+pub struct IdText {
+    text: [u8; 41],
+    start: usize,
+}
+
+impl IdText {
+    pub fn new(id: StreamId) -> IdText {
+        let mut text = [0u8; 41];
+        let mut start = push_decimal(&mut text, 41, id.seq);
+        start -= 1;
+        text[start] = b'-';
+        start = push_decimal(&mut text, start, id.ms);
+        IdText { text, start }
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.text[self.start..]
+    }
+}
+
+/// Writes `value` in decimal just before `end`; returns where it starts.
+fn push_decimal(text: &mut [u8; 41], end: usize, mut value: u64) -> usize {
+    let mut start = end;
+    loop {
+        start -= 1;
+        text[start] = b'0' + (value % 10) as u8;
+        value /= 10;
+        if value == 0 {
+            return start;
+        }
+    }
+}
+
 impl fmt::Display for StreamId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}-{}", self.ms, self.seq)
@@ -201,6 +236,17 @@ mod tests {
         assert_eq!(id("5-*"), None);
         assert_eq!(id(""), None);
         assert_eq!(id("1-2-3"), None);
+    }
+
+    #[test]
+    fn id_text_is_the_display_text() {
+        for id in [
+            StreamId::MIN,
+            StreamId::MAX,
+            StreamId::new(1526919030474, 55),
+        ] {
+            assert_eq!(IdText::new(id).as_bytes(), id.to_string().as_bytes());
+        }
     }
 
     #[test]

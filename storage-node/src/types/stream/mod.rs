@@ -15,10 +15,11 @@ pub mod group;
 pub mod id;
 pub mod node;
 mod rax;
+mod walk;
 
 use std::collections::BTreeMap;
 
-pub use id::{IdSyntax, ParsedId, StreamId};
+pub use id::{IdSyntax, IdText, ParsedId, StreamId};
 pub use node::{Entry, Node};
 
 /// Node size limits (`stream-node-max-bytes`, `stream-node-max-entries`).
@@ -213,37 +214,32 @@ impl StreamValue {
     /// The first or last id (`streamGetEdgeID`), skipping tombstones or not; the largest id
     /// for the first of an empty stream, the smallest for its last.
     pub fn edge_id(&self, first: bool, skip_tombstones: bool) -> StreamId {
-        let keep = |e: &Entry| !(skip_tombstones && e.deleted);
-        let found = if first {
-            self.nodes
-                .values()
-                .find_map(|node| node.entries().into_iter().find(keep))
+        let found = if first && skip_tombstones {
+            self.range(StreamId::MIN, StreamId::MAX)
+                .next()
+                .map(|e| e.id)
+        } else if first {
+            self.nodes.values().next().and_then(Node::first_id)
+        } else if skip_tombstones {
+            self.nodes.values().rev().find_map(Node::last_live_id)
         } else {
-            self.nodes
-                .values()
-                .rev()
-                .find_map(|node| node.entries().into_iter().rev().find(keep))
+            self.nodes.values().next_back().map(Node::last_id)
         };
         match found {
-            Some(entry) => entry.id,
+            Some(id) => id,
             None if first => StreamId::MAX,
             None => StreamId::MIN,
         }
     }
 
-    /// Live entries with `start <= id <= end`, in id order.
-    pub fn range(&self, start: StreamId, end: StreamId) -> impl Iterator<Item = Entry> + '_ {
+    /// Live entries with `start <= id <= end`, in id order, decoded as they are taken.
+    pub fn range(&self, start: StreamId, end: StreamId) -> walk::Range<'_> {
         let from = self
             .nodes
             .range(..=start)
             .next_back()
             .map_or(StreamId::MIN, |(k, _)| *k);
-        self.nodes
-            .range(from..)
-            .flat_map(|(_, node)| node.entries())
-            .filter(|e| !e.deleted)
-            .skip_while(move |e| e.id < start)
-            .take_while(move |e| e.id <= end)
+        walk::Range::new(self.nodes.range(from..), start, end)
     }
 
     /// Live entries with `start <= id <= end`, from the largest id down.

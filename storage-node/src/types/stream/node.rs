@@ -20,6 +20,7 @@ use crate::persistence::listpack::{self, Element, ListpackError};
 use crate::types::CompactBytes;
 
 use super::id::StreamId;
+use super::walk::Walk;
 
 /// The entry is deleted (a tombstone kept in its node).
 pub const FLAG_DELETED: i64 = 1;
@@ -34,7 +35,7 @@ pub struct Entry {
     pub deleted: bool,
     pub same_fields: bool,
     pub fields: Box<[CompactBytes]>,
-    flags_at: usize,
+    pub(super) flags_at: usize,
 }
 
 /// A node of the stream.
@@ -49,30 +50,25 @@ pub struct Node {
     master_field_count: usize,
     /// Where the first entry starts (after the master entry).
     entries_at: usize,
-}
-
-/// A listpack element as the bytes Redis replies with.
-fn element_bytes(element: Element<'_>) -> CompactBytes {
-    match element {
-        Element::Int(v) => CompactBytes::new(v.to_string().as_bytes()),
-        Element::Str(s) => CompactBytes::new(s),
-    }
+    /// The id of the last entry, tombstone or not: kept so that the stream's last live id
+    /// (asked by every XREADGROUP `>`) needs no walk while the node has no tombstone.
+    last: StreamId,
 }
 
 /// Reads the listpack element by element.
-struct Cursor<'a> {
-    lp: &'a [u8],
-    pos: usize,
+pub(super) struct Cursor<'a> {
+    pub(super) lp: &'a [u8],
+    pub(super) pos: usize,
 }
 
 impl<'a> Cursor<'a> {
-    fn next(&mut self) -> Result<Element<'a>, ListpackError> {
+    pub(super) fn next(&mut self) -> Result<Element<'a>, ListpackError> {
         let (element, next) = listpack::read_element(self.lp, self.pos)?;
         self.pos = next;
         Ok(element)
     }
 
-    fn int(&mut self) -> Result<i64, ListpackError> {
+    pub(super) fn int(&mut self) -> Result<i64, ListpackError> {
         match self.next()? {
             Element::Int(v) => Ok(v),
             Element::Str(s) => slotproxy::numbers::parse_i64(s)
@@ -80,11 +76,11 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    fn count(&mut self) -> Result<u64, ListpackError> {
+    pub(super) fn count(&mut self) -> Result<u64, ListpackError> {
         u64::try_from(self.int()?).map_err(|_| ListpackError("stream node: negative count"))
     }
 
-    fn done(&self) -> bool {
+    pub(super) fn done(&self) -> bool {
         listpack::at_end(self.lp, self.pos)
     }
 }
@@ -109,6 +105,7 @@ impl Node {
             lp,
             master_field_count: pairs,
             entries_at,
+            last: id,
         };
         node.push_entry(id, fields, true);
         node
@@ -124,38 +121,41 @@ impl Node {
         &self.lp
     }
 
-    /// The master field names.
-    fn master_fields(&self) -> Vec<Element<'_>> {
+    /// Where the first entry starts.
+    pub(super) fn entries_at(&self) -> usize {
+        self.entries_at
+    }
+
+    /// How many master fields the node has.
+    pub(super) fn master_field_count(&self) -> usize {
+        self.master_field_count
+    }
+
+    /// Whether the field names of `fields` (pairs) are the master fields, in order.
+    fn has_master_fields(&self, fields: &[&[u8]]) -> bool {
+        if fields.len() / 2 != self.master_field_count {
+            return false;
+        }
         let mut cursor = Cursor {
             lp: &self.lp,
             pos: listpack::FIRST,
         };
-        let mut fields = Vec::with_capacity(self.master_field_count);
-        let skipped = (0..3).try_for_each(|_| cursor.next().map(|_| ()));
-        if skipped.is_ok() {
-            for _ in 0..self.master_field_count {
-                match cursor.next() {
-                    Ok(field) => fields.push(field),
-                    Err(_) => break,
-                }
-            }
+        if (0..3).try_for_each(|_| cursor.next().map(|_| ())).is_err() {
+            return false;
         }
-        fields
+        fields.iter().step_by(2).all(|f| match cursor.next() {
+            Ok(Element::Str(s)) => *f == s,
+            Ok(Element::Int(v)) => *f == slotproxy::numbers::IntegerText::new(v).as_bytes(),
+            Err(_) => false,
+        })
     }
 
     /// Appends an entry to a node that already has entries (the count goes up by one).
     pub fn append(&mut self, id: StreamId, fields: &[&[u8]]) {
         self.set_counts(self.live + 1, self.deleted);
-        let same = fields.len() / 2 == self.master_field_count
-            && fields
-                .iter()
-                .step_by(2)
-                .zip(self.master_fields())
-                .all(|(f, m)| match m {
-                    Element::Str(s) => *f == s,
-                    Element::Int(v) => *f == v.to_string().as_bytes(),
-                });
+        let same = self.has_master_fields(fields);
         self.push_entry(id, fields, same);
+        self.last = id;
     }
 
     fn push_entry(&mut self, id: StreamId, fields: &[&[u8]], same_fields: bool) {
@@ -194,6 +194,21 @@ impl Node {
 
     /// Sets the live/deleted counters of the master entry.
     pub fn set_counts(&mut self, live: u64, deleted: u64) {
+        // Every append rewrites the counters: while both are and stay below 128 they are
+        // one-byte integers (plus a one-byte back length), rewritten in place.
+        let small = |v: u64| v < 0x80;
+        let at = listpack::FIRST;
+        if small(live)
+            && small(deleted)
+            && self.lp.get(at).is_some_and(|&b| b & 0x80 == 0)
+            && self.lp.get(at + 2).is_some_and(|&b| b & 0x80 == 0)
+        {
+            self.lp[at] = live as u8;
+            self.lp[at + 2] = deleted as u8;
+            self.live = live;
+            self.deleted = deleted;
+            return;
+        }
         let before = self.lp.len();
         let replaced = listpack::replace_int(&mut self.lp, listpack::FIRST, live as i64)
             .and_then(|after| listpack::replace_int(&mut self.lp, after, deleted as i64));
@@ -226,57 +241,39 @@ impl Node {
     }
 
     fn decode_entries(&self, entries: &mut Vec<Entry>) -> Result<(), ListpackError> {
-        let master = self.master_fields();
-        let mut cursor = Cursor {
-            lp: &self.lp,
-            pos: self.entries_at,
-        };
-        while !cursor.done() {
-            let flags_at = cursor.pos;
-            let flags = cursor.int()?;
-            let ms = self.master_id.ms.wrapping_add(cursor.int()? as u64);
-            let seq = self.master_id.seq.wrapping_add(cursor.int()? as u64);
-            let same_fields = flags & FLAG_SAMEFIELDS != 0;
-            let pairs = if same_fields {
-                master.len()
-            } else {
-                usize::try_from(cursor.count()?)
-                    .map_err(|_| ListpackError("stream node: bad field count"))?
-            };
-            if pairs > self.lp.len() {
-                return Err(ListpackError("stream node: bad field count"));
-            }
-            let mut fields = Vec::with_capacity(2 * pairs);
-            for i in 0..pairs {
-                let field = match master.get(i) {
-                    Some(&name) if same_fields => name,
-                    _ => cursor.next()?,
-                };
-                fields.push(element_bytes(field));
-                fields.push(element_bytes(cursor.next()?));
-            }
-            let expected = if same_fields {
-                pairs as i64 + 3
-            } else {
-                2 * pairs as i64 + 4
-            };
-            if cursor.int()? != expected {
-                return Err(ListpackError("stream node: bad entry element count"));
-            }
-            entries.push(Entry {
-                id: StreamId::new(ms, seq),
-                deleted: flags & FLAG_DELETED != 0,
-                same_fields,
-                fields: fields.into_boxed_slice(),
-                flags_at,
-            });
+        let mut walk = Walk::new(self);
+        while let Some(header) = walk.header()? {
+            entries.push(walk.entry(&header)?);
         }
         Ok(())
     }
 
     /// The id of the last entry, tombstone or not (`lpGetEdgeStreamID`).
     pub fn last_id(&self) -> StreamId {
-        self.entries().last().map_or(self.master_id, |e| e.id)
+        self.last
+    }
+
+    /// The id of the first entry, tombstone or not.
+    pub fn first_id(&self) -> Option<StreamId> {
+        Walk::new(self).header().ok().flatten().map(|h| h.id)
+    }
+
+    /// The id of the last live entry, if any.
+    pub fn last_live_id(&self) -> Option<StreamId> {
+        if self.deleted == 0 {
+            return (self.live > 0).then_some(self.last);
+        }
+        let mut walk = Walk::new(self);
+        let mut found = None;
+        while let Ok(Some(header)) = walk.header() {
+            if !header.deleted {
+                found = Some(header.id);
+            }
+            if walk.skip(&header).is_err() {
+                break;
+            }
+        }
+        found
     }
 
     /// A node read from an RDB file or a DUMP payload, checked whole: its master entry, every
@@ -301,16 +298,18 @@ impl Node {
             return Err(ListpackError("stream node: no master entry terminator"));
         }
         let entries_at = cursor.pos;
-        let node = Node {
+        let mut node = Node {
             master_id,
             live,
             deleted,
             lp,
             master_field_count,
             entries_at,
+            last: master_id,
         };
         let mut entries = Vec::new();
         node.decode_entries(&mut entries)?;
+        node.last = entries.last().map_or(master_id, |e| e.id);
         let tombstones = entries.iter().filter(|e| e.deleted).count() as u64;
         if tombstones != deleted || entries.len() as u64 - tombstones != live {
             return Err(ListpackError(
