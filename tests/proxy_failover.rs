@@ -1,5 +1,6 @@
-//! The proxy riding through failovers of a real Redis 7.0 Cluster (3 masters, one replica
-//! each, `cluster-node-timeout` 2000 ms), under a bounded write load through the proxy.
+//! The proxy riding through failovers of a real Redis 7.0 Cluster and of a storage-node
+//! cluster (3 masters, one replica each, `cluster-node-timeout` 2000 ms; one test each, the
+//! same scenario), under a bounded write load through the proxy (issue 17, must-show 1, 4, 7).
 //!
 //! 1. `kill -9` of a master: the writes to its slots wait for the promoted replica instead of
 //!    failing; the window during which they do not succeed is printed and must stay within
@@ -170,7 +171,22 @@ fn cluster_check(port: u16) -> bool {
 
 #[test]
 fn failovers_of_a_redis_cluster_under_write_load() {
-    let mut cluster = Cluster::redis_with_replicas(3);
+    failovers_under_write_load(Cluster::redis_with_replicas(3));
+}
+
+/// Issue 17's must-show 1 and 4 for storage-nodes: the same scenario, the same writer and
+/// window measurement, with storage-nodes behind the proxy.
+#[test]
+fn failovers_of_a_storage_node_cluster_under_write_load() {
+    failovers_under_write_load(Cluster::storage_nodes_with_replicas(3));
+}
+
+fn failovers_under_write_load(mut cluster: Cluster) {
+    let backend = if cluster.storage {
+        "storage-node"
+    } else {
+        "redis-server"
+    };
     let (proxy, _config) = start_proxy_with_config(
         &cluster.seeds(),
         &format!("  token: {TOKEN}\n  poll_interval_ms: 200\n"),
@@ -229,8 +245,8 @@ fn failovers_of_a_redis_cluster_under_write_load() {
         .unwrap_or_default();
     let lost = lost_writes(proxy.port, &writes);
     println!(
-        "kill -9 of a master: its slots unavailable for {:.2} s (target: cluster-node-timeout \
-         {:.1} s + 2 s), of which {} ms after Redis promoted the replica; longest write {:.2} s, \
+        "{backend}: kill -9 of a master: its slots unavailable for {:.2} s (target: cluster-node-timeout \
+         {:.1} s + 2 s), of which {} ms after the cluster promoted the replica; longest write {:.2} s, \
          {} error replies after the kill, {acked} writes acknowledged, {} acknowledged writes \
          lost (asynchronous replication)",
         window.as_secs_f64(),
@@ -308,7 +324,7 @@ fn failovers_of_a_redis_cluster_under_write_load() {
     let lost = lost_writes(proxy.port, &writes);
     let errors = writes.iter().filter(|w| w.error.is_some()).count();
     println!(
-        "manual failover: {} writes acknowledged, {errors} error replies, {} acknowledged writes lost",
+        "{backend}: manual failover: {} writes acknowledged, {errors} error replies, {} acknowledged writes lost",
         writes.iter().filter(|w| w.acked).count(),
         lost.len()
     );
