@@ -231,9 +231,14 @@ impl Topology {
                     .filter_map(|r| shard_node(r, asked))
                     .map(|node| node.addr),
             );
-            let master = nodes
-                .iter()
-                .find(|n| shard_role(n) == Some(b"master") && shard_node_healthy(n));
+            // A failed master still owns its slots while no replica replaced it, as in Redis
+            // Cluster's own slot map (CLUSTER SLOTS lists it; the other nodes answer MOVED to
+            // it): requests wait for it or time out, and it is used again the moment it is
+            // back, instead of the slots answering CLUSTERDOWN until every node cleared FAIL.
+            let masters = || nodes.iter().filter(|n| shard_role(n) == Some(b"master"));
+            let master = masters()
+                .find(|n| shard_node_healthy(n))
+                .or_else(|| masters().next());
             let Some(master) = master else { continue };
             let master = shard_node(master, asked)?;
             let index = topology.master_index(&master.addr, &master.id);
