@@ -33,12 +33,17 @@ pub struct PortPicker {
 }
 
 impl PortPicker {
-    /// A picker starting at a place derived from `seed` (a process id, a clock), so that
-    /// consecutive processes do not all try the same ports first.
+    /// A picker starting at a place derived from `seed` (a process id, a clock). The seed
+    /// is mixed (SplitMix64's finaliser) so that processes started one after another, whose
+    /// ids differ by one, start far apart rather than on neighbouring ports.
     pub fn new(seed: u64) -> Self {
         let span = u64::from(LAST_PORT - FIRST_PORT) + 1;
-        // `seed % span` is below `span` <= u16::MAX, so the conversion cannot fail.
-        let offset = u16::try_from(seed % span).unwrap_or(0);
+        let mut mixed = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        mixed = (mixed ^ (mixed >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        mixed = (mixed ^ (mixed >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        mixed ^= mixed >> 31;
+        // `mixed % span` is below `span` <= u16::MAX, so the conversion cannot fail.
+        let offset = u16::try_from(mixed % span).unwrap_or(0);
         PortPicker {
             next: FIRST_PORT + offset,
             handed_out: HashSet::new(),
@@ -55,12 +60,16 @@ impl PortPicker {
             } else {
                 port + 1
             };
-            if self.handed_out.contains(&port) {
+            let bus = port + BUS_PORT_OFFSET;
+            // A node port handed out earlier may be this one's bus port or the other way
+            // round: its server may not be listening yet.
+            if self.handed_out.contains(&port) || self.handed_out.contains(&bus) {
                 continue;
             }
             let bindable = |p: u16| TcpListener::bind(("127.0.0.1", p)).is_ok();
-            if bindable(port) && bindable(port + BUS_PORT_OFFSET) {
+            if bindable(port) && bindable(bus) {
                 self.handed_out.insert(port);
+                self.handed_out.insert(bus);
                 return Some(port);
             }
         }
@@ -86,10 +95,26 @@ mod tests {
 
     #[test]
     fn a_port_in_use_is_skipped() {
-        let mut probe = PortPicker::new(0);
+        let mut probe = PortPicker::new(7);
         let taken = probe.pick().expect("a free port");
         let _holder = TcpListener::bind(("127.0.0.1", taken)).expect("bind");
-        let mut picker = PortPicker::new(u64::from(taken - FIRST_PORT));
+        let mut picker = PortPicker::new(7);
         assert_ne!(picker.pick(), Some(taken));
+    }
+
+    #[test]
+    fn no_port_is_another_ones_bus_port() {
+        let mut picker = PortPicker::new(1);
+        let ports: Vec<u16> = (0..200).filter_map(|_| picker.pick()).collect();
+        for port in &ports {
+            assert!(!ports.contains(&(port + BUS_PORT_OFFSET)), "{port}");
+        }
+    }
+
+    #[test]
+    fn neighbouring_seeds_start_far_apart() {
+        let first = PortPicker::new(4242).next;
+        let second = PortPicker::new(4243).next;
+        assert!(first.abs_diff(second) > 100, "{first} {second}");
     }
 }

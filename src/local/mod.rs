@@ -160,12 +160,24 @@ pub fn start(count: usize, replicas: usize, dir: PathBuf) -> std::io::Result<Loc
         supervisor: None,
         dir: dir.clone(),
     };
-    let mut picker = PortPicker::new(u64::from(std::process::id()));
+    let clock = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mut picker = PortPicker::new(u64::from(std::process::id()) ^ clock);
     for _ in 0..total {
-        let port = picker
-            .pick()
-            .ok_or_else(|| std::io::Error::other("no free port pair below 32768"))?;
-        let child = start_node(&binary, &dir, port)?;
+        // A port free when picked can be taken before the node binds it (another program
+        // starting servers at the same moment): a few more ports are tried.
+        let mut attempts = 0;
+        let (port, child) = loop {
+            let port = picker
+                .pick()
+                .ok_or_else(|| std::io::Error::other("no free port pair below 32768"))?;
+            match start_node(&binary, &dir, port) {
+                Ok(child) => break (port, child),
+                Err(e) if attempts >= 4 => return Err(e),
+                Err(_) => attempts += 1,
+            }
+        };
         cluster.starting.push((port, child));
         cluster.ports.push(port);
     }

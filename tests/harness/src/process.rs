@@ -99,6 +99,37 @@ impl ServerProcess {
         port: u16,
         ready_line: &str,
     ) -> ServerProcess {
+        Self::try_spawn(name, program, args, port, ready_line).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Spawns a server on a port chosen here, built into its arguments by `args`; a port
+    /// taken between choosing and binding it (by a program outside this test process) is
+    /// replaced by another, a few times.
+    fn spawn_on_free_port(
+        name: &str,
+        program: &PathBuf,
+        ready_line: &str,
+        args: impl Fn(u16) -> Vec<String>,
+    ) -> ServerProcess {
+        let mut attempts = 0;
+        loop {
+            let port = free_port();
+            match Self::try_spawn(name, program, &args(port), port, ready_line) {
+                Ok(process) => return process,
+                Err(e) if attempts < 4 && e.contains("Address already in use") => attempts += 1,
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+
+    /// As [`Self::spawn`], with the failure (the server's log) returned.
+    fn try_spawn(
+        name: &str,
+        program: &PathBuf,
+        args: &[String],
+        port: u16,
+        ready_line: &str,
+    ) -> Result<ServerProcess, String> {
         let log_dir = std::env::temp_dir().join("slotproxy-test-logs");
         let _ = std::fs::create_dir_all(&log_dir);
         let log_path = log_dir.join(format!("{name}-{port}.log"));
@@ -146,9 +177,11 @@ impl ServerProcess {
         if ready_rx.recv_timeout(READY_TIMEOUT).is_err() {
             let log = process.log();
             process.kill();
-            panic!("{name} on port {port} did not become ready; log:\n{log}");
+            return Err(format!(
+                "{name} on port {port} did not become ready; log:\n{log}"
+            ));
         }
-        process
+        Ok(process)
     }
 
     /// A storage-node on a free port with the given extra arguments. Without save points
@@ -156,65 +189,77 @@ impl ServerProcess {
     /// a test makes it write (an RDB file, an AOF directory, nodes.conf) never lands in the
     /// source tree or in the next test's way. `extra` may set `--save` or `--dir` again.
     pub fn storage_node(extra: &[&str]) -> ServerProcess {
-        let port = free_port();
-        let dir = emptied_dir(std::env::temp_dir().join(format!("slotproxy-node-{port}")));
-        let mut args = vec![
-            "--port".to_string(),
-            port.to_string(),
-            "--save".to_string(),
-            String::new(),
-            "--dir".to_string(),
-            dir.display().to_string(),
-        ];
-        args.extend(extra.iter().map(|s| s.to_string()));
-        ServerProcess::spawn(
+        Self::spawn_on_free_port(
             "storage-node",
             &storage_node_binary(),
-            &args,
-            port,
             "Ready to accept connections",
+            |port| {
+                let dir = emptied_dir(std::env::temp_dir().join(format!("slotproxy-node-{port}")));
+                let mut args = vec![
+                    "--port".to_string(),
+                    port.to_string(),
+                    "--save".to_string(),
+                    String::new(),
+                    "--dir".to_string(),
+                    dir.display().to_string(),
+                ];
+                args.extend(extra.iter().map(|s| s.to_string()));
+                args
+            },
         )
     }
 
     /// A real redis-server (Debian's package) on a free port, without persistence.
     pub fn redis_server(extra: &[&str]) -> ServerProcess {
-        let port = free_port();
-        // Emptied first: a nodes.conf left by an earlier run on the same port would bring
-        // back that run's slots and epochs.
-        let dir = emptied_dir(std::env::temp_dir().join(format!("slotproxy-redis-{port}")));
-        Self::redis_server_on(port, &dir, extra)
+        Self::spawn_on_free_port(
+            "redis-server",
+            &PathBuf::from("redis-server"),
+            "Ready to accept connections",
+            |port| {
+                // Emptied first: a nodes.conf left by an earlier run on the same port would
+                // bring back that run's slots and epochs.
+                let dir = emptied_dir(std::env::temp_dir().join(format!("slotproxy-redis-{port}")));
+                redis_server_args(port, &dir, extra)
+            },
+        )
     }
 
     /// A real redis-server on the given port and working directory.
     pub fn redis_server_on(port: u16, dir: &std::path::Path, extra: &[&str]) -> ServerProcess {
-        let mut args: Vec<String> = [
-            "--port",
-            &port.to_string(),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "no",
-            "--daemonize",
-            "no",
-            "--logfile",
-            "",
-            "--dir",
-            &dir.display().to_string(),
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        args.extend(extra.iter().map(|s| s.to_string()));
         ServerProcess::spawn(
             "redis-server",
             &PathBuf::from("redis-server"),
-            &args,
+            &redis_server_args(port, dir, extra),
             port,
             "Ready to accept connections",
         )
     }
+}
+
+/// redis-server's arguments for a test: loopback, no persistence, in the foreground,
+/// logging to stdout, in `dir`, then `extra`.
+fn redis_server_args(port: u16, dir: &std::path::Path, extra: &[&str]) -> Vec<String> {
+    let mut args: Vec<String> = [
+        "--port",
+        &port.to_string(),
+        "--bind",
+        "127.0.0.1",
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--daemonize",
+        "no",
+        "--logfile",
+        "",
+        "--dir",
+        &dir.display().to_string(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args
 }
 
 impl Drop for ServerProcess {
