@@ -20,8 +20,9 @@
 //! - `MEMORY PURGE` → `+OK` once jemalloc was told to return dirty pages to the system.
 //! - `MEMORY HELP` → the list of subcommands.
 //!
-//! `MEMORY DOCTOR` is not implemented (unknown subcommand). None of these touch the key's
-//! LRU clock or the hit/miss counters.
+//! - `MEMORY DOCTOR` → Redis's report on these figures (`memory_doctor`).
+//!
+//! None of these touch the key's LRU clock or the hit/miss counters.
 
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -61,13 +62,14 @@ fn memory(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         let report = allocator::report()
             .unwrap_or_else(|| "Stats not supported for the current allocator".into());
         ctx.out.verbatim(b"txt", report.as_bytes());
+    } else if is(sub, "doctor") {
+        super::memory_doctor::doctor(ctx);
     } else if is(sub, "purge") {
         if !allocator::purge() && crate::mem_allocator().starts_with("jemalloc") {
             return Err("ERR Error purging dirty pages".into());
         }
         ctx.out.ok();
     } else {
-        // DOCTOR is not implemented.
         return Err(unknown_subcommand(args));
     }
     Ok(())
@@ -107,42 +109,88 @@ fn ratio(numerator: u64, denominator: u64) -> f64 {
     (numerator as f32 / denominator as f32) as f64
 }
 
-fn stats(ctx: &mut Ctx<'_>) {
-    let process = crate::server::stats::process_memory();
-    let alloc = crate::keyspace::memory::read();
-    let peak = crate::keyspace::memory::peak().max(alloc.allocated);
-    let startup = allocator::startup_allocated();
-    let backlog = ctx
-        .shared
-        .replication
-        .state()
-        .backlog
-        .as_ref()
-        .map_or(0, |b| b.histlen());
-    let (mut replicas, mut normal) = (0u64, 0u64);
-    for client in ctx.shared.clients.snapshot() {
-        let buffers = client.query_buffer.load(Relaxed) as u64
-            + crate::server::client_peaks::output_waiting(&client) as u64;
-        if client.replica.load(Relaxed) {
-            replicas += buffers;
-        } else {
-            normal += buffers;
+/// The figures MEMORY STATS shows and MEMORY DOCTOR judges (Redis's
+/// `getMemoryOverheadData`), taken once.
+pub(super) struct Overhead {
+    pub peak: u64,
+    pub alloc: crate::keyspace::memory::AllocatorStats,
+    pub startup: u64,
+    pub backlog: u64,
+    /// Buffers of replicas and of normal clients.
+    pub replicas: u64,
+    pub normal: u64,
+    /// How many replicas and normal clients are connected.
+    pub replica_count: u64,
+    pub normal_count: u64,
+    /// Keys of each database holding any.
+    pub dbs: Vec<(usize, u64)>,
+    pub keys: u64,
+    pub overhead: u64,
+    pub rss: u64,
+}
+
+impl Overhead {
+    pub fn take(ctx: &Ctx<'_>) -> Overhead {
+        let alloc = crate::keyspace::memory::read();
+        let backlog = ctx
+            .shared
+            .replication
+            .state()
+            .backlog
+            .as_ref()
+            .map_or(0, |b| b.histlen());
+        let (mut replicas, mut normal, mut replica_count, mut normal_count) = (0, 0, 0, 0);
+        for client in ctx.shared.clients.snapshot() {
+            let buffers = crate::server::client_memory::client_memory(&client);
+            if client.replica.load(Relaxed) {
+                replicas += buffers;
+                replica_count += 1;
+            } else {
+                normal += buffers;
+                normal_count += 1;
+            }
+        }
+        let dbs: Vec<(usize, u64)> = ctx
+            .keyspace
+            .dbs()
+            .iter()
+            .enumerate()
+            .filter(|(_, db)| !db.is_empty())
+            .map(|(index, db)| (index, db.len() as u64))
+            .collect();
+        let keys: u64 = dbs.iter().map(|(_, len)| len).sum();
+        let startup = allocator::startup_allocated();
+        Overhead {
+            peak: crate::keyspace::memory::peak().max(alloc.allocated),
+            alloc,
+            startup,
+            backlog,
+            replicas,
+            normal,
+            replica_count,
+            normal_count,
+            overhead: startup + backlog + replicas + normal + keys * TABLE_BYTES_PER_KEY,
+            dbs,
+            keys,
+            rss: crate::server::stats::process_memory().rss,
         }
     }
-    let dbs: Vec<(usize, u64)> = ctx
-        .keyspace
-        .dbs()
-        .iter()
-        .enumerate()
-        .filter(|(_, db)| !db.is_empty())
-        .map(|(index, db)| (index, db.len() as u64))
-        .collect();
-    let keys: u64 = dbs.iter().map(|(_, len)| len).sum();
-    let tables: u64 = keys * TABLE_BYTES_PER_KEY;
-    let overhead = startup + backlog + replicas + normal + tables;
-    let net = alloc.allocated.saturating_sub(startup);
-    let dataset = alloc.allocated.saturating_sub(overhead);
-    let rss = process.rss;
+
+    /// `used_memory` less what the node held once started.
+    fn net(&self) -> u64 {
+        self.alloc.allocated.saturating_sub(self.startup)
+    }
+
+    fn dataset(&self) -> u64 {
+        self.alloc.allocated.saturating_sub(self.overhead)
+    }
+}
+
+fn stats(ctx: &mut Ctx<'_>) {
+    let m = Overhead::take(ctx);
+    let (alloc, peak, startup, backlog) = (m.alloc, m.peak, m.startup, m.backlog);
+    let (replicas, normal, keys, overhead, rss) = (m.replicas, m.normal, m.keys, m.overhead, m.rss);
+    let (net, dataset, dbs) = (m.net(), m.dataset(), &m.dbs);
     let out = &mut ctx.out;
     out.map(27 + dbs.len());
     let integer = |out: &mut slotproxy::resp::ReplyBuf<'_>, name: &str, value: u64| {
@@ -159,7 +207,7 @@ fn stats(ctx: &mut Ctx<'_>) {
     integer(out, "aof.buffer", 0);
     integer(out, "lua.caches", 0);
     integer(out, "functions.caches", 0);
-    for (index, len) in &dbs {
+    for (index, len) in dbs {
         out.bulk(format!("db.{index}").as_bytes());
         out.map(3);
         integer(out, "overhead.hashtable.main", len * TABLE_BYTES_PER_KEY);

@@ -33,6 +33,7 @@ mod latency;
 mod list;
 mod lolwut;
 mod memory;
+mod memory_doctor;
 mod monitor;
 mod object;
 mod oom;

@@ -130,6 +130,11 @@ impl Scripting {
         self.scripts.flush();
     }
 
+    /// How many EVAL scripts are cached.
+    pub fn cached_scripts(&self) -> usize {
+        self.scripts.len()
+    }
+
     /// Bytes used by the EVAL interpreter of the calling thread.
     pub fn eval_memory(&self) -> usize {
         self.scripts.local_memory()

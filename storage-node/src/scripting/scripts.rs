@@ -122,6 +122,11 @@ impl ScriptCache {
         lock(&self.bodies).contains_key(&sha)
     }
 
+    /// How many scripts are cached (MEMORY DOCTOR warns past 1000).
+    pub fn len(&self) -> usize {
+        lock(&self.bodies).len()
+    }
+
     /// SCRIPT FLUSH: forgets every script; every thread's interpreter goes with them.
     pub fn flush(&self) {
         lock(&self.bodies).clear();
