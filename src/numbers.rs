@@ -42,6 +42,28 @@ const DIGIT_PAIRS: &[u8; 200] = b"\
     6061626364656667686970717273747576777879\
     8081828384858687888990919293949596979899";
 
+/// Writes `value` in decimal into `buffer`, ending just before `end`, and returns where it
+/// starts. The caller sizes the buffer: a `u64` takes at most 20 bytes.
+pub fn write_decimal_before(buffer: &mut [u8], end: usize, mut value: u64) -> usize {
+    let mut start = end;
+    // Two digits per division: lengths and counts are written several times per request.
+    while value >= 100 {
+        let pair = (value % 100) as usize * 2;
+        value /= 100;
+        start -= 2;
+        buffer[start..start + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    }
+    if value >= 10 {
+        let pair = value as usize * 2;
+        start -= 2;
+        buffer[start..start + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+    } else {
+        start -= 1;
+        buffer[start] = b'0' + value as u8;
+    }
+    start
+}
+
 /// The decimal text of an `i64`, formatted on the stack (`i64::MIN` takes all 20 bytes).
 /// Replies and integer values (INCR) are formatted on every request: `to_string` would
 /// allocate and free a `String` each time.
@@ -53,23 +75,7 @@ pub struct IntegerText {
 impl IntegerText {
     pub fn new(n: i64) -> IntegerText {
         let mut digits = [0u8; 20];
-        let mut start = digits.len();
-        let mut value = n.unsigned_abs();
-        // Two digits per division: lengths and counts are written several times per request.
-        while value >= 100 {
-            let pair = (value % 100) as usize * 2;
-            value /= 100;
-            start -= 2;
-            digits[start..start + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
-        }
-        if value >= 10 {
-            let pair = value as usize * 2;
-            start -= 2;
-            digits[start..start + 2].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
-        } else {
-            start -= 1;
-            digits[start] = b'0' + value as u8;
-        }
+        let mut start = write_decimal_before(&mut digits, 20, n.unsigned_abs());
         if n < 0 {
             start -= 1;
             digits[start] = b'-';

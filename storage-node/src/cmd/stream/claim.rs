@@ -327,17 +327,14 @@ pub fn xautoclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             break;
         };
         let last_id = group.last_id;
+        let propagate = |pending: &Pending| {
+            propagate_pending(key, group_name, &super::id_arg(id), pending, last_id)
+        };
         let Some(pending) = group.pel.get(&id) else {
             continue;
         };
         if !exists {
-            propagated.push(propagate_pending(
-                key,
-                group_name,
-                &super::id_arg(id),
-                pending,
-                last_id,
-            ));
+            propagated.push(propagate(pending));
             group.ack(id);
             deleted.push(id);
             remaining -= 1;
@@ -352,13 +349,7 @@ pub fn xautoclaim(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if !justid {
             pending.delivery_count += 1;
         }
-        propagated.push(propagate_pending(
-            key,
-            group_name,
-            &super::id_arg(id),
-            pending,
-            last_id,
-        ));
+        propagated.push(propagate(pending));
         claimed.push(id);
         remaining -= 1;
     }

@@ -7,6 +7,8 @@
 
 use std::fmt;
 
+use slotproxy::numbers::write_decimal_before;
+
 /// A stream entry id.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct StreamId {
@@ -78,28 +80,15 @@ pub struct IdText {
 impl IdText {
     pub fn new(id: StreamId) -> IdText {
         let mut text = [0u8; 41];
-        let mut start = push_decimal(&mut text, 41, id.seq);
+        let mut start = write_decimal_before(&mut text, 41, id.seq);
         start -= 1;
         text[start] = b'-';
-        start = push_decimal(&mut text, start, id.ms);
+        start = write_decimal_before(&mut text, start, id.ms);
         IdText { text, start }
     }
 
     pub fn as_bytes(&self) -> &[u8] {
         &self.text[self.start..]
-    }
-}
-
-/// Writes `value` in decimal just before `end`; returns where it starts.
-fn push_decimal(text: &mut [u8; 41], end: usize, mut value: u64) -> usize {
-    let mut start = end;
-    loop {
-        start -= 1;
-        text[start] = b'0' + (value % 10) as u8;
-        value /= 10;
-        if value == 0 {
-            return start;
-        }
     }
 }
 
