@@ -68,7 +68,8 @@ fn is_part_of(command: &str, container: &str) -> bool {
 /// the command itself; so is a known wrong answer of the node's own command (a `node` or
 /// `any` entry: `eval/command|docs` by `command`), since a script runs the node's command.
 /// Entries for the proxy do not carry over: the node, not the proxy, runs a script's
-/// commands.
+/// commands. A transaction's EXEC is named the same way (`exec/command|count`) when a
+/// command it ran has the difference listed.
 pub fn is_allowed(target: Target, command: &str, difference: Difference) -> bool {
     if let Some((_, inner)) = command.split_once('/') {
         let by_inner = match difference {
@@ -94,6 +95,16 @@ fn listed(targets: &[&str], command: &str, difference: Difference) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_node_entry_covers_its_command_run_by_exec() {
+        assert!(is_allowed(
+            Target::Node,
+            "exec/command|count",
+            Difference::Value
+        ));
+        assert!(!is_allowed(Target::Node, "exec/get", Difference::Value));
+    }
 
     #[test]
     fn a_node_entry_covers_its_command_run_by_a_script() {

@@ -97,6 +97,9 @@ pub fn run_case(sides: &Sides, steps: &[Step]) -> Outcome {
     // Inside MULTI, EXEC answers for every queued command: it is compared as leniently as
     // the most lenient of them.
     let mut queued: Option<Comparison> = None;
+    // The commands queued since MULTI: a difference in EXEC's reply is a known one when one
+    // of them has it listed (`exec/command|count` is allowed by the `command` entry).
+    let mut queued_names: Vec<String> = Vec::new();
     for (index, step) in steps.iter().enumerate() {
         // Both requests go out before either reply is read, so the two servers work at the
         // same time.
@@ -146,6 +149,11 @@ pub fn run_case(sides: &Sides, steps: &[Step]) -> Outcome {
         if let Some(difference) = difference {
             let command = match &inner {
                 Some(inner) => format!("{outer}/{inner}"),
+                None if is_exec => queued_names
+                    .iter()
+                    .map(|name| format!("exec/{name}"))
+                    .find(|name| super::allow::is_allowed(sides.target, name, difference))
+                    .unwrap_or_else(|| outer.clone()),
                 None => outer.clone(),
             };
             mismatches.push(Mismatch {
@@ -172,6 +180,10 @@ pub fn run_case(sides: &Sides, steps: &[Step]) -> Outcome {
             diverged = true;
         }
         track_transaction(&mut queued, &outer, how, &reference_reply);
+        match (&queued, outer.as_str()) {
+            (None, _) | (Some(_), "multi") => queued_names.clear(),
+            (Some(_), _) => queued_names.push(inner.clone().unwrap_or_else(|| outer.clone())),
+        }
         if policy::diverges(&outer, &step.args)
             || inner
                 .as_deref()
