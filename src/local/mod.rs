@@ -87,6 +87,10 @@ fn start_node(binary: &Path, dir: &Path, port: u16) -> std::io::Result<Child> {
             "nodes.conf",
         ])
         .args(["--dir", &node_dir.display().to_string()])
+        // A node the supervisor restarts comes back with its data: the AOF is written
+        // before each reply leaves, so a killed process loses no acknowledged write
+        // (`appendfsync everysec`, Redis's default, bounds what a machine crash loses).
+        .args(["--appendonly", "yes"])
         // Its own process group: a terminal's Ctrl-C reaches the proxy only, which then stops
         // the nodes itself; otherwise the supervisor would see them die and restart them.
         .process_group(0)

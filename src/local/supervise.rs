@@ -1,7 +1,7 @@
 //! Keeps the local cluster's storage-nodes running: a node that exits is reaped, reported
 //! on the console and in the admin API (`/health`, `/ready`), and started again on the same
 //! port and in the same directory. Its nodes file there (`nodes.conf`) brings back its id,
-//! slots and epochs; its data is gone (the node has no persistence), as after any crash.
+//! slots and epochs, and its append-only file its data.
 //!
 //! A node that keeps failing is restarted after a delay that doubles with every quick
 //! failure ([`FIRST_DELAY`] up to [`MAX_DELAY`]); one that stayed up for [`STABLE_AFTER`]
