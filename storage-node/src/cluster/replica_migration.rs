@@ -109,7 +109,7 @@ impl ClusterState {
         self.track_orphans(&working, now_ms);
         // The scan of `clusterCron`: orphaned masters serving slots, and the most working
         // replicas any working master has.
-        let mut orphans = Vec::new();
+        let mut target = None;
         let mut max_replicas = 0;
         let mut my_master_replicas = 0;
         for node in self.nodes.values() {
@@ -122,18 +122,16 @@ impl ClusterState {
                 continue;
             }
             let count = working.get(&node.id).copied().unwrap_or(0);
-            if node.orphaned_since_ms != 0 && self.slot_count(&node.id) > 0 {
-                orphans.push(node.id);
+            if target.is_none() && node.orphaned_since_ms != 0 && self.slot_count(&node.id) > 0 {
+                target = Some(node.id);
             }
             max_replicas = max_replicas.max(count);
             if node.id == my_master {
                 my_master_replicas = count;
             }
         }
-        // Moving makes no sense unless some master has two working replicas.
-        let Some(&target) = orphans.first() else {
-            return None;
-        };
+        // Nothing to move to; or moving makes no sense: no master has two working replicas.
+        let target = target?;
         if max_replicas < 2 || my_master_replicas != max_replicas || !settings.allowed {
             return None;
         }
