@@ -1,5 +1,6 @@
 //! Cluster mode's high-availability settings, with Redis 7.0's names, defaults and value
-//! syntax. `crate::cluster` honours them (failure detection, elections, redirects).
+//! syntax. `crate::cluster` honours them (failure detection, elections, redirects, replica
+//! migration).
 
 use super::params::{param, Access, Kind, Param};
 
