@@ -2,8 +2,9 @@
 //! cluster of 3 masters where master A has two replicas and B and C one each
 //! (`cluster-node-timeout` 2000 ms, the harness's). When B's replica dies, B is orphaned:
 //! the replica of A with the smallest id moves to B once B has been orphaned for more than
-//! 5 s, and A keeps one. The same scenario runs against real redis-servers, which must do
-//! the same.
+//! 5 s, and A keeps one; `cluster-allow-replica-migration no` or `cluster-migration-barrier
+//! 2` keep it where it is. Every scenario also runs against real redis-servers, which must
+//! behave the same.
 //!
 //! A replica that must *not* move is asserted by watching for a bounded window that
 //! starts once every node sees B's replica `fail` (so B is orphaned everywhere) and lasts
@@ -267,9 +268,8 @@ fn redis_servers_migrate_a_replica_to_an_orphaned_master() {
 
 /// `cluster-allow-replica-migration no`, then `cluster-migration-barrier 2`: nobody moves;
 /// back to the defaults, the replica moves.
-#[test]
-fn the_settings_keep_replicas_where_they_are() {
-    let mut shards = shards(true);
+fn the_settings_keep_replicas_where_they_are(storage: bool) {
+    let mut shards = shards(storage);
     shards.config_set("cluster-allow-replica-migration", "no");
     orphan_b(&mut shards);
     watch_nobody_moves(&shards, "cluster-allow-replica-migration no");
@@ -278,4 +278,14 @@ fn the_settings_keep_replicas_where_they_are() {
     watch_nobody_moves(&shards, "cluster-migration-barrier 2");
     shards.config_set("cluster-migration-barrier", "1");
     wait_smallest_moves_to_b(&shards);
+}
+
+#[test]
+fn storage_nodes_keep_replicas_where_the_settings_say() {
+    the_settings_keep_replicas_where_they_are(true);
+}
+
+#[test]
+fn redis_servers_keep_replicas_where_the_settings_say() {
+    the_settings_keep_replicas_where_they_are(false);
 }
