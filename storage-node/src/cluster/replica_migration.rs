@@ -170,10 +170,10 @@ impl ClusterState {
             .values()
             .filter(|n| n.is_replica() && !n.in_handshake())
             .filter(|n| {
-                n.master
-                    .and_then(|m| self.nodes.get(&m))
-                    .is_some_and(|m| m.is_master())
-                    && n.master.and_then(|m| working.get(&m).copied()) == Some(max_replicas)
+                n.master.is_some_and(|m| {
+                    self.nodes.get(&m).is_some_and(|m| m.is_master())
+                        && working.get(&m) == Some(&max_replicas)
+                })
             })
             .map(|n| n.id)
             .min();
