@@ -16,7 +16,8 @@ use redis_conf_fixture::{
 };
 
 /// Changes made with CONFIG SET before the rewrite: settings of every kind (memory,
-/// strings, aliases, the replica side's and the AOF's, per-class buffer limits).
+/// strings, aliases, the replica side's and the AOF's, per-class buffer limits, cluster
+/// replica migration's).
 const CHANGES: &[(&str, &str)] = &[
     ("maxmemory", "100mb"),
     ("hz", "20"),
@@ -30,6 +31,8 @@ const CHANGES: &[(&str, &str)] = &[
     ("appendfsync", "always"),
     ("auto-aof-rewrite-percentage", "50"),
     ("save", "100 10 20 30"),
+    ("cluster-migration-barrier", "3"),
+    ("cluster-allow-replica-migration", "no"),
 ];
 
 /// Lines only redis-server writes: the percentiles Redis 7.0 appends at their default

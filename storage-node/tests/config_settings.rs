@@ -89,6 +89,9 @@ fn config_set_accepts_checks_and_shows_settings_as_redis() {
         ("daemonize", "yes"),
         ("dbfilename", "other.rdb"),
         ("cluster-announce-port", "70000"),
+        ("cluster-migration-barrier", "3"),
+        ("cluster-migration-barrier", "-1"),
+        ("cluster-allow-replica-migration", "no"),
     ];
     let mut commands = Vec::new();
     for (name, value) in settings {

@@ -12,6 +12,7 @@
 //! - [`replicas`]: who replicates whom; [`role`] makes the replication follow it.
 //! - [`failure`]: failure reports, `fail?` and `fail`.
 //! - [`election`]: replica elections, automatic and manual failover.
+//! - [`replica_migration`]: replicas moving to an orphaned master.
 //!
 //! Lock order: a command holds the keyspace lock and may then take the cluster lock; the
 //! bus takes the cluster lock alone and releases it before touching the keyspace.
@@ -24,6 +25,7 @@ pub mod migrate;
 pub mod node;
 pub mod nodes_file;
 pub mod redirect;
+pub mod replica_migration;
 pub mod replicas;
 pub mod role;
 pub mod state;

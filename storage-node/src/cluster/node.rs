@@ -140,6 +140,13 @@ pub struct Node {
     pub fail_time_ms: u64,
     /// Unix ms when this node last voted for a replica of this master (masters only).
     pub voted_time_ms: u64,
+    /// The node had replicas, or took over from a master that had (Redis's `MIGRATE_TO`
+    /// flag, kept in memory only): a master replicas may migrate to once it has none
+    /// left. A master that never had replicas is left alone.
+    pub migrate_to: bool,
+    /// Unix ms since when this master has been seen orphaned (0: it is not), for the
+    /// delay before a replica migrates to it.
+    pub orphaned_since_ms: u64,
 }
 
 impl Node {
@@ -162,6 +169,8 @@ impl Node {
             fail_reports: Vec::new(),
             fail_time_ms: 0,
             voted_time_ms: 0,
+            migrate_to: false,
+            orphaned_since_ms: 0,
         }
     }
 

@@ -50,6 +50,11 @@ impl ClusterState {
         if node.is_master() && node.master.is_none() {
             return;
         }
+        // A replica that took over from its master inherits the master's place: replicas
+        // may migrate to it (Redis sets MIGRATE_TO here for any node but itself).
+        if node.master.is_some() && !node.is_myself() {
+            node.migrate_to = true;
+        }
         node.flags.set(Flags::REPLICA, false);
         node.flags.set(Flags::MASTER, true);
         node.master = None;

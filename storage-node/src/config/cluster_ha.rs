@@ -1,5 +1,6 @@
 //! Cluster mode's high-availability settings, with Redis 7.0's names, defaults and value
-//! syntax. `crate::cluster` honours them (failure detection, elections, redirects).
+//! syntax. `crate::cluster` honours them (failure detection, elections, redirects, replica
+//! migration).
 
 use super::params::{param, Access, Kind, Param};
 
@@ -17,9 +18,12 @@ pub struct ClusterHaSettings {
     /// failover (0: no limit).
     pub replica_validity_factor: u64,
     /// `cluster-allow-replica-migration`: a master that lost all its slots becomes a
-    /// replica of the node that took them (replicas moving to an orphaned master, the
-    /// other half of the setting in Redis, is not implemented yet).
+    /// replica of the node that took them, and a replica may move to an orphaned master
+    /// (`crate::cluster::replica_migration`).
     pub allow_replica_migration: bool,
+    /// `cluster-migration-barrier`: a replica moves to an orphaned master only if its own
+    /// master keeps more than this many working replicas.
+    pub migration_barrier: u64,
 }
 
 impl Default for ClusterHaSettings {
@@ -30,6 +34,7 @@ impl Default for ClusterHaSettings {
             replica_no_failover: false,
             replica_validity_factor: 10,
             allow_replica_migration: true,
+            migration_barrier: 1,
         }
     }
 }
@@ -48,6 +53,14 @@ pub const PARAMS: &[Param] = &[
     param(
         "cluster-allow-replica-migration",
         Kind::Bool,
+        Access::Mutable,
+    ),
+    param(
+        "cluster-migration-barrier",
+        Kind::Int {
+            min: 0,
+            max: INT_MAX,
+        },
         Access::Mutable,
     ),
 ];
@@ -71,6 +84,7 @@ pub fn apply(settings: &mut ClusterHaSettings, name: &str, value: &str) -> Resul
         "cluster-replica-no-failover" => settings.replica_no_failover = yes,
         "cluster-replica-validity-factor" => settings.replica_validity_factor = number()?,
         "cluster-allow-replica-migration" => settings.allow_replica_migration = yes,
+        "cluster-migration-barrier" => settings.migration_barrier = number()?,
         _ => return Err(format!("unknown setting '{name}'")),
     }
     Ok(())
@@ -84,6 +98,7 @@ pub fn get(settings: &ClusterHaSettings, name: &str) -> Option<String> {
         "cluster-replica-no-failover" => yes_no(settings.replica_no_failover),
         "cluster-replica-validity-factor" => settings.replica_validity_factor.to_string(),
         "cluster-allow-replica-migration" => yes_no(settings.allow_replica_migration),
+        "cluster-migration-barrier" => settings.migration_barrier.to_string(),
         _ => return None,
     })
 }

@@ -17,9 +17,8 @@
 //! - `list-compress-depth`: the node never compresses list nodes; OBJECT ENCODING is
 //!   `quicklist` whatever the depth, as in Redis 7.0;
 //! - `cluster-announce-*`, `cluster-allow-pubsubshard-when-down`, `cluster-link-sendbuf-limit`,
-//!   `cluster-preferred-endpoint-type`, `cluster-migration-barrier` (no replica migration
-//!   yet): the node's cluster bus does not use them (the failover settings are honoured,
-//!   in `super::cluster_ha`).
+//!   `cluster-preferred-endpoint-type`: the node's cluster bus does not use them (the
+//!   failover and replica migration settings are honoured, in `super::cluster_ha`).
 //!
 //! Settings the node does honour are in [`super::params::PARAMS`]; a setting moves there
 //! when the node starts to honour it.
@@ -138,15 +137,6 @@ pub const INERT: &[Inert] = &[
         Kind::UnsignedMemory,
         Access::Mutable,
         "0",
-    ),
-    inert(
-        "cluster-migration-barrier",
-        Kind::Int {
-            min: 0,
-            max: INT_MAX,
-        },
-        Access::Mutable,
-        "1",
     ),
     inert(
         "cluster-preferred-endpoint-type",

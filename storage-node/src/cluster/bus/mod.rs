@@ -6,8 +6,9 @@
 //! sender's epochs and slots, and gossip about other nodes ([`gossip`]), in our own binary
 //! frames ([`codec`]). A cron ([`run`]) connects to new nodes, drops handshakes that never
 //! finished, flags nodes that stopped answering (`fail?`), runs this replica's election
-//! (`super::election`), keeps the replication in line with the node table
-//! (`super::role`), and keeps the cluster state and the nodes file current.
+//! (`super::election`) and replica migration (`super::replica_migration`), keeps the
+//! replication in line with the node table (`super::role`), and keeps the cluster state
+//! and the nodes file current.
 
 pub mod codec;
 pub mod gossip;
@@ -21,6 +22,7 @@ use tokio::net::TcpListener;
 
 use super::election;
 use super::node::{Flags, NodeId};
+use super::replica_migration::MigrationSettings;
 use super::Cluster;
 use crate::keyspace::unix_time_ms;
 use crate::server::Shared;
@@ -140,7 +142,7 @@ async fn run(shared: Arc<Shared>) {
             _ = tokio::time::sleep(CRON_INTERVAL) => {}
             _ = cluster.kick.notified() => {}
         }
-        let (node_timeout, limits) = {
+        let (node_timeout, limits, migration) = {
             let config = shared.config();
             let node_timeout = config.cluster_node_timeout.max(1);
             let limits = election::Limits {
@@ -149,7 +151,11 @@ async fn run(shared: Arc<Shared>) {
                 ping_period_ms: config.repl.ping_replica_period.saturating_mul(1000),
                 no_failover: config.cluster_ha.replica_no_failover,
             };
-            (node_timeout, limits)
+            let migration = MigrationSettings {
+                allowed: config.cluster_ha.allow_replica_migration,
+                barrier: config.cluster_ha.migration_barrier,
+            };
+            (node_timeout, limits, migration)
         };
         // Read before the cluster lock (the replication has its own).
         let data_age = crate::replication::replica::data_age_ms(&shared);
@@ -196,6 +202,9 @@ async fn run(shared: Arc<Shared>) {
             state.reset_manual_failover();
         }
         let step = state.replica_failover_step(&limits, data_age, now);
+        // A move to an orphaned master is brought into effect by the commit and the
+        // reconcile below, as CLUSTER REPLICATE's is.
+        state.replica_migration_step(migration, now);
         let wanted: Vec<NodeId> = state
             .nodes
             .values()
