@@ -14,8 +14,8 @@
 # Prints per policy and server: hit ratio, operations per second, evicted keys and peak RSS
 # (VmHWM) over maxmemory; then the node/redis ratios. Targets: hit ratio and throughput
 # ratio >= 1.0, and the node's peak RSS above maxmemory no more than redis-server's.
-# maxmemory counts each process's fixed memory too (the node starts at about 3 MB of
-# used_memory, redis-server at about 1 MB), which is why the default limit is not smaller.
+# maxmemory counts each process's fixed memory too (the node starts at about 1.6 MB of
+# used_memory, redis-server at about 0.9 MB), which is why the default limit is not smaller.
 # Throughput is the client's view through one Python client: on a shared machine only the
 # ratio means anything.
 #
