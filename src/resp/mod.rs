@@ -21,7 +21,7 @@ pub use encode::{
 };
 pub use frame::Frame;
 pub use limits::Limits;
-pub use parse::{parse_frame, ParseError};
+pub use parse::{parse_frame, parse_static_frame, ParseError};
 pub use request::{split_inline_args, ProtocolError, RequestDecoder};
 pub use scan::{ReplyCap, ReplyScanner, ScanError};
 

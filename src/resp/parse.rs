@@ -22,8 +22,19 @@ impl std::error::Error for ParseError {}
 /// Parses one frame from the start of `buf`. Returns the frame and the number of bytes it
 /// used, `Ok(None)` if `buf` holds only part of a frame, or an error if it is not RESP.
 pub fn parse_frame(buf: &[u8]) -> Result<Option<(Frame, usize)>, ParseError> {
+    parse_from(buf, None)
+}
+
+/// [`parse_frame`] of data compiled into the program: the frame's strings point into `buf`
+/// instead of being copied, so a large embedded table costs no allocation per string.
+pub fn parse_static_frame(buf: &'static [u8]) -> Result<Option<(Frame, usize)>, ParseError> {
+    parse_from(buf, Some(&Bytes::from_static(buf)))
+}
+
+/// `source`, when given, holds `buf`: strings are slices of it rather than copies.
+fn parse_from(buf: &[u8], source: Option<&Bytes>) -> Result<Option<(Frame, usize)>, ParseError> {
     let mut pos = 0;
-    match parse_at(buf, &mut pos, 0)? {
+    match parse_at(buf, &mut pos, 0, source)? {
         Some(frame) => Ok(Some((frame, pos))),
         None => Ok(None),
     }
@@ -71,17 +82,23 @@ fn parse_items(
     pos: &mut usize,
     count: i64,
     depth: usize,
+    source: Option<&Bytes>,
 ) -> Result<Option<Vec<Frame>>, ParseError> {
     let count = usize::try_from(count).map_err(|_| ParseError("negative count".into()))?;
     // The count is untrusted: grow as elements actually parse.
     let mut items = Vec::with_capacity(count.min(1024));
     for _ in 0..count {
-        items.push(need!(parse_at(buf, pos, depth + 1)?));
+        items.push(need!(parse_at(buf, pos, depth + 1, source)?));
     }
     Ok(Some(items))
 }
 
-fn parse_at(buf: &[u8], pos: &mut usize, depth: usize) -> Result<Option<Frame>, ParseError> {
+fn parse_at(
+    buf: &[u8],
+    pos: &mut usize,
+    depth: usize,
+    source: Option<&Bytes>,
+) -> Result<Option<Frame>, ParseError> {
     if depth > MAX_DEPTH {
         return Err(ParseError("nesting too deep".into()));
     }
@@ -90,7 +107,7 @@ fn parse_at(buf: &[u8], pos: &mut usize, depth: usize) -> Result<Option<Frame>, 
     };
     *pos += 1;
     let text = need!(line(buf, pos));
-    let bytes = |t: &[u8]| Bytes::copy_from_slice(t);
+    let bytes = |t: &[u8]| source.map_or_else(|| Bytes::copy_from_slice(t), |s| s.slice_ref(t));
     let frame = match kind {
         b'+' => Frame::Simple(bytes(text)),
         b'-' => Frame::Error(bytes(text)),
@@ -128,7 +145,7 @@ fn parse_at(buf: &[u8], pos: &mut usize, depth: usize) -> Result<Option<Frame>, 
             if count < 0 {
                 return Ok(Some(Frame::NullArray));
             }
-            let items = need!(parse_items(buf, pos, count, depth)?);
+            let items = need!(parse_items(buf, pos, count, depth, source)?);
             match kind {
                 b'*' => Frame::Array(items),
                 b'~' => Frame::Set(items),
@@ -137,7 +154,13 @@ fn parse_at(buf: &[u8], pos: &mut usize, depth: usize) -> Result<Option<Frame>, 
         }
         b'%' | b'|' => {
             let count = int(text)?;
-            let flat = need!(parse_items(buf, pos, count.saturating_mul(2), depth)?);
+            let flat = need!(parse_items(
+                buf,
+                pos,
+                count.saturating_mul(2),
+                depth,
+                source
+            )?);
             let mut pairs = Vec::with_capacity(flat.len() / 2);
             let mut it = flat.into_iter();
             while let (Some(k), Some(v)) = (it.next(), it.next()) {
@@ -145,7 +168,7 @@ fn parse_at(buf: &[u8], pos: &mut usize, depth: usize) -> Result<Option<Frame>, 
             }
             if kind == b'|' {
                 // An attribute annotates the frame that follows; we keep the frame.
-                return parse_at(buf, pos, depth + 1);
+                return parse_at(buf, pos, depth + 1, source);
             }
             Frame::Map(pairs)
         }

@@ -88,3 +88,37 @@ fn maxmemory_clients_closes_the_biggest_client_but_not_a_no_evict_one() {
     });
     assert_eq!(admin.call(&["PING"]), Frame::Simple("PONG".into()));
 }
+
+/// The limit is checked when a query buffer grows, not only from the cron: with `hz 1` the
+/// cron runs once a second, yet the hog is already evicted when the next command of another
+/// client runs after the node has read the hog's bytes.
+#[test]
+fn a_query_buffer_past_maxmemory_clients_is_closed_before_the_next_command() {
+    let node = ServerProcess::storage_node(&["--maxmemory-clients", "1mb", "--hz", "1"]);
+    let mut admin = RawClient::connect(node.port);
+    assert_eq!(
+        admin.call(&["CLIENT", "NO-EVICT", "on"]),
+        Frame::Simple("OK".into())
+    );
+    let read_before = stat(&mut admin, "stats", "total_net_input_bytes");
+    let mut hog = TcpStream::connect(("127.0.0.1", node.port)).unwrap();
+    let head = b"*3\r\n$3\r\nSET\r\n$3\r\nhog\r\n$3145728\r\n";
+    hog.write_all(head).unwrap();
+    // The node closes the hog once it holds over 1 MB, before it took everything: the
+    // write is expected to fail.
+    let _ = hog.write_all(&vec![b'x'; 2 * 1024 * 1024]);
+    // Once the input counter shows the hog's head and a megabyte of its bulk (the admin's
+    // own requests, counted too, taken off), the hog's query buffer has passed the limit.
+    let info_stats = b"*2\r\n$4\r\nINFO\r\n$5\r\nstats\r\n".len() as u64;
+    let past_limit = (head.len() + 1024 * 1024) as u64;
+    let mut admin_bytes = 0;
+    wait_until(Duration::from_secs(30), "the hog's megabyte read", || {
+        admin_bytes += info_stats;
+        let read = stat(&mut admin, "stats", "total_net_input_bytes") - read_before;
+        read.saturating_sub(admin_bytes) >= past_limit
+    });
+    assert_eq!(stat(&mut admin, "stats", "evicted_clients"), 1);
+    wait_until(Duration::from_secs(30), "the hog gone", || {
+        stat(&mut admin, "clients", "connected_clients") == 1
+    });
+}

@@ -9,13 +9,13 @@
 # keys): KEYS keys of VALUE_BYTES bytes, about twice maxmemory, picked by a Zipf law;
 # WRITE_PERCENT% SETs, the rest GETs, a GET that misses refilled by a SET (cache-aside).
 # Each run first writes every key once (unmeasured), then stops after OPS operations or
-# SECONDS seconds.
+# RUN_SECONDS seconds.
 #
 # Prints per policy and server: hit ratio, operations per second, evicted keys and peak RSS
 # (VmHWM) over maxmemory; then the node/redis ratios. Targets: hit ratio and throughput
 # ratio >= 1.0, and the node's peak RSS above maxmemory no more than redis-server's.
-# maxmemory counts each process's fixed memory too (the node starts at about 3 MB of
-# used_memory, redis-server at about 1 MB), which is why the default limit is not smaller.
+# maxmemory counts each process's fixed memory too (the node starts at about 1.6 MB of
+# used_memory, redis-server at about 0.9 MB), which is why the default limit is not smaller.
 # Throughput is the client's view through one Python client: on a shared machine only the
 # ratio means anything.
 #
@@ -23,7 +23,8 @@
 #
 # Environment (defaults in brackets):
 #   MAXMEMORY_MB [64]  VALUE_BYTES [1000]  KEYS [2 * maxmemory / VALUE_BYTES]
-#   OPS [300000]  SECONDS [60]  WRITE_PERCENT [10]  SEED [7]
+#   OPS [300000]  RUN_SECONDS [60]  WRITE_PERCENT [10]  SEED [7]
+# (not SECONDS: bash keeps its own SECONDS, the time since the shell started, always set)
 #   NODE_ARGS, REDIS_ARGS, SKIP_BUILD=1, CARGO_TARGET_DIR: see common.sh
 set -uo pipefail
 
@@ -34,7 +35,7 @@ MAXMEMORY_MB="${MAXMEMORY_MB:-64}"
 VALUE_BYTES="${VALUE_BYTES:-1000}"
 KEYS="${KEYS:-$((2 * MAXMEMORY_MB * 1024 * 1024 / VALUE_BYTES))}"
 OPS="${OPS:-300000}"
-SECONDS_LIMIT="${SECONDS:-60}"
+SECONDS_LIMIT="${RUN_SECONDS:-60}"
 WRITE_PERCENT="${WRITE_PERCENT:-10}"
 SEED="${SEED:-7}"
 require_numbers MAXMEMORY_MB VALUE_BYTES KEYS OPS SECONDS_LIMIT WRITE_PERCENT SEED

@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 
 use bytes::Bytes;
 
-use crate::resp::{parse_frame, Frame};
+use crate::resp::{parse_static_frame, Frame};
 
 pub use flags::CommandFlags;
 pub use keys::{BeginSearch, FindKeys, KeySpec, KeysError};
@@ -110,14 +110,14 @@ impl CommandTable {
         TABLE.get_or_init(|| CommandTable::parse(INFO_DATA, DOCS_DATA))
     }
 
-    fn parse(info: &[u8], docs: &[u8]) -> CommandTable {
+    fn parse(info: &'static [u8], docs: &'static [u8]) -> CommandTable {
         // The data is compiled in and checked by tests, so failing to parse it is a build
         // defect, not an input error.
-        let info = match parse_frame(info) {
+        let info = match parse_static_frame(info) {
             Ok(Some((Frame::Array(items), _))) => items,
             other => panic!("embedded command table is not a RESP array: {other:?}"),
         };
-        let docs = match parse_frame(docs) {
+        let docs = match parse_static_frame(docs) {
             Ok(Some((Frame::Map(pairs), _))) => pairs,
             other => panic!("embedded command docs are not a RESP map: {other:?}"),
         };

@@ -168,6 +168,7 @@ fn set(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     crate::server::busy_poll::set_budget_usecs(updated.busy_poll_usecs);
     crate::log::set_level(updated.log_level());
     ctx.shared.aof.apply_settings(&updated);
+    ctx.shared.client_memory.apply_settings(&updated);
     ctx.shared
         .replication
         .resize_backlog(updated.repl.backlog_size);

@@ -1,9 +1,13 @@
 //! What the allocator holds: the one reader of jemalloc's statistics, for INFO memory,
 //! `maxmemory` (`super::evict`) and the MEMORY command.
 //!
-//! `used_memory` is jemalloc's `stats.allocated`: the bytes of every live allocation of
-//! the process (data, client buffers, scripts), counted by the allocator itself, so it
-//! cannot drift from the truth the way a sum of per-value estimates does. jemalloc
+//! `used_memory` is jemalloc's `stats.allocated` less what its thread caches keep
+//! (`tcache_bytes`): the bytes of every live allocation of the process (data, client
+//! buffers, scripts), counted by the allocator itself, so it cannot drift from the truth
+//! the way a sum of per-value estimates does. A block freed into a thread's cache still
+//! counts as allocated for jemalloc, though nobody holds it; Redis's `used_memory`
+//! (zmalloc's own count of live allocations) does not count it, so neither does the node's.
+//! jemalloc
 //! refreshes its statistics only when asked (advancing its `epoch`), which costs a few
 //! microseconds, so the check before every command reuses a recent reading
 //! ([`UsedMemory`]).
@@ -13,12 +17,13 @@
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::OnceLock;
 
-use tikv_jemalloc_ctl::{epoch, epoch_mib, stats};
+use tikv_jemalloc_ctl::{epoch, epoch_mib, stats, Access, AsName, Mib};
 
 /// The allocator's figures, in bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AllocatorStats {
-    /// Live allocations (`stats.allocated`): INFO `used_memory`.
+    /// Live allocations (`stats.allocated` less the thread caches' blocks): INFO
+    /// `used_memory`.
     pub allocated: u64,
     /// Pages holding live allocations (`stats.active`).
     pub active: u64,
@@ -31,7 +36,13 @@ struct Reader {
     allocated: stats::allocated_mib,
     active: stats::active_mib,
     resident: stats::resident_mib,
+    /// `stats.arenas.<all>.tcache_bytes`; None if this jemalloc does not have it.
+    cached: Option<Mib<[usize; 4]>>,
 }
+
+/// The freed blocks all thread caches keep, over all arenas (4096 is jemalloc's
+/// `MALLCTL_ARENAS_ALL`).
+const CACHED: &[u8] = b"stats.arenas.4096.tcache_bytes\0";
 
 fn reader() -> Option<&'static Reader> {
     static READER: OnceLock<Option<Reader>> = OnceLock::new();
@@ -42,6 +53,7 @@ fn reader() -> Option<&'static Reader> {
                 allocated: stats::allocated::mib().ok()?,
                 active: stats::active::mib().ok()?,
                 resident: stats::resident::mib().ok()?,
+                cached: CACHED.name().mib().ok(),
             })
         })
         .as_ref()
@@ -60,8 +72,9 @@ pub fn read() -> AllocatorStats {
         return AllocatorStats::default();
     }
     let figure = |value: tikv_jemalloc_ctl::Result<usize>| value.map_or(0, |v| v as u64);
+    let cached = reader.cached.as_ref().map_or(0, |mib| figure(mib.read()));
     let stats = AllocatorStats {
-        allocated: figure(reader.allocated.read()),
+        allocated: figure(reader.allocated.read()).saturating_sub(cached),
         active: figure(reader.active.read()),
         resident: figure(reader.resident.read()),
     };

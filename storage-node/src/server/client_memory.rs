@@ -9,15 +9,99 @@
 //! allocates from an announced length, so such a client neither evicts keys nor counts
 //! for more than it sent.
 //!
-//! Redis checks client memory before each command; the node checks it `hz` times a second
-//! from the cron (and the keyspace's own limit, `maxmemory`, before each command).
+//! As Redis 7.0 (`evictClients` in `processCommand` and after reading a query), the limit
+//! is checked before each command, after each read into a query buffer and when a reply
+//! waits for its socket, and also from the cron. The check is one comparison: every
+//! normal client keeps its share of a running total ([`Share`]) up to date whenever one of
+//! its buffers changes; only over the limit are the clients visited to pick the biggest.
 
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
 
 use super::client_peaks::output_waiting;
 use super::clients::ClientHandle;
 use super::stats::Stats;
 use super::Shared;
+use crate::config::Config;
+
+/// The running total of normal clients' buffers, shared by their handles. Signed: the
+/// shares' additions and subtractions land in any order.
+pub type Total = Arc<AtomicI64>;
+
+/// The running total and the limit it is compared with (`Shared::client_memory`).
+#[derive(Debug, Default)]
+pub struct ClientsMemory {
+    total: Total,
+    /// `maxmemory-clients` in bytes, 0 for none (copied from the settings on change).
+    limit: AtomicU64,
+}
+
+impl ClientsMemory {
+    pub fn apply_settings(&self, config: &Config) {
+        self.limit.store(config.memory.clients_limit(), Relaxed);
+    }
+
+    /// The total a connected client's handle counts in.
+    pub fn total(&self) -> Total {
+        self.total.clone()
+    }
+
+    /// Whether normal clients together may be over `maxmemory-clients`.
+    pub fn over_limit(&self) -> bool {
+        let limit = self.limit.load(Relaxed);
+        limit != 0 && self.total.load(Relaxed) >= limit as i64
+    }
+}
+
+/// One client's part of the [`Total`]: what it last added, so a change adds only the
+/// difference. The total always equals the sum of the shares; a share can lag its client's
+/// buffers only while two threads recount it at once (a publisher and the connection),
+/// until the next change.
+#[derive(Debug, Default)]
+pub struct Share {
+    total: Total,
+    counted: AtomicI64,
+    left: std::sync::atomic::AtomicBool,
+}
+
+impl Share {
+    pub fn new(total: Total) -> Share {
+        Share {
+            total,
+            ..Share::default()
+        }
+    }
+
+    /// Brings the share up to `client`'s buffers (nothing for a replica or a client gone).
+    pub fn recount(&self, client: &ClientHandle) {
+        let now = if self.left.load(Relaxed) || client.replica.load(Relaxed) {
+            0
+        } else {
+            client_memory(client) as i64
+        };
+        let before = self.counted.swap(now, Relaxed);
+        if now != before {
+            self.total.fetch_add(now - before, Relaxed);
+        }
+    }
+
+    /// Takes the share out of the total for good.
+    pub fn leave(&self, client: &ClientHandle) {
+        self.left.store(true, Relaxed);
+        self.recount(client);
+    }
+}
+
+/// The check made before each command and when a client's buffers grow: one comparison,
+/// and the eviction of the biggest clients only when over the limit. Returns how many
+/// clients were closed.
+pub fn check(shared: &Shared) -> usize {
+    if shared.client_memory.over_limit() {
+        evict_clients(shared)
+    } else {
+        0
+    }
+}
 
 /// Bytes a client's buffers hold.
 pub fn client_memory(client: &ClientHandle) -> u64 {
@@ -57,7 +141,7 @@ pub fn not_counted_for_evict(shared: &Shared) -> u64 {
 /// `maxmemory-clients`: while normal clients use more than the limit, closes the one using
 /// the most (never one with `CLIENT NO-EVICT on`). Returns how many were closed.
 pub fn evict_clients(shared: &Shared) -> usize {
-    let limit = shared.config().memory.clients_limit();
+    let limit = shared.client_memory.limit.load(Relaxed);
     if limit == 0 {
         return 0;
     }

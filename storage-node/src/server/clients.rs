@@ -35,6 +35,8 @@ pub struct ClientHandle {
     pub no_evict: AtomicBool,
     /// In MONITOR mode (CLIENT LIST flag `O`); see `keyspace::monitors`.
     pub monitor: AtomicBool,
+    /// Bytes received and not yet run (CLIENT LIST `qbuf`); set through
+    /// [`ClientHandle::set_query_buffer`], which keeps the running total right.
     pub query_buffer: AtomicUsize,
     pub killed: AtomicBool,
     pub kill: Notify,
@@ -45,8 +47,11 @@ pub struct ClientHandle {
     /// Bytes sent to the mailbox and not yet written, for the pub/sub output buffer limit.
     pub mailbox_bytes: AtomicUsize,
     /// The part of the connection's last reply the socket has not taken yet: set only
-    /// while a write waits for the client to read (CLIENT LIST `omem`).
+    /// while a write waits for the client to read (CLIENT LIST `omem`); set through
+    /// [`ClientHandle::set_reply_unwritten`].
     pub reply_unwritten: AtomicUsize,
+    /// This client's share of the normal clients' memory total (`maxmemory-clients`).
+    memory: super::client_memory::Share,
     /// Set when a key this client WATCHes changes (Redis's `CLIENT_DIRTY_CAS`, flag `d`).
     pub watch_dirty: AtomicBool,
     /// Commands queued since MULTI, -1 outside MULTI (CLIENT LIST `multi=`, flag `x`).
@@ -65,7 +70,33 @@ impl ClientHandle {
         let len = bytes.len();
         let waiting = self.mailbox_bytes.fetch_add(len, Relaxed) + len;
         let _ = self.mailbox.send(bytes);
+        self.memory.recount(self);
         waiting
+    }
+
+    /// The connection wrote `len` bytes taken from the mailbox.
+    pub fn mailbox_written(&self, len: usize) {
+        self.mailbox_bytes.fetch_sub(len, Relaxed);
+        self.memory.recount(self);
+    }
+
+    /// The query buffer now holds `bytes`.
+    pub fn set_query_buffer(&self, bytes: usize) {
+        if self.query_buffer.swap(bytes, Relaxed) != bytes {
+            self.memory.recount(self);
+        }
+    }
+
+    /// `bytes` of the last reply wait for the socket.
+    pub fn set_reply_unwritten(&self, bytes: usize) {
+        if self.reply_unwritten.swap(bytes, Relaxed) != bytes {
+            self.memory.recount(self);
+        }
+    }
+
+    /// The client stops counting among normal clients (it became a replica, or is gone).
+    pub fn leave_clients_memory(&self) {
+        self.memory.leave(self);
     }
 
     /// The receiving side of the mailbox; the connection takes it once.
@@ -73,7 +104,19 @@ impl ClientHandle {
         lock(&self.mailbox_rx).take()
     }
 
+    /// A client of the node's own (the AOF loader's, a replica's master link): its buffers
+    /// count in no total.
     pub fn new(id: u64, addr: SocketAddr, local_addr: SocketAddr) -> ClientHandle {
+        Self::counted_in(id, addr, local_addr, Default::default())
+    }
+
+    /// A connected client whose buffers count in `total` (see `super::client_memory`).
+    pub fn counted_in(
+        id: u64,
+        addr: SocketAddr,
+        local_addr: SocketAddr,
+        total: super::client_memory::Total,
+    ) -> ClientHandle {
         let (mailbox, mailbox_rx) = mpsc::unbounded_channel();
         ClientHandle {
             id,
@@ -99,6 +142,7 @@ impl ClientHandle {
             mailbox_rx: Mutex::new(Some(mailbox_rx)),
             mailbox_bytes: AtomicUsize::new(0),
             reply_unwritten: AtomicUsize::new(0),
+            memory: super::client_memory::Share::new(total),
             watch_dirty: AtomicBool::new(false),
             multi_queued: AtomicI64::new(-1),
             pubsub: crate::pubsub::HandleState::default(),

@@ -19,6 +19,7 @@ use tokio::net::TcpStream;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
+use super::client_memory;
 use super::clients::{Client, ClientHandle};
 use super::stats::Stats;
 use super::Shared;
@@ -78,6 +79,13 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
                     queued.push_front(args);
                     paused = Some(generation);
                     shared.pause.count_held(true);
+                    break;
+                }
+                // Redis's `evictClients` in `processCommand`: the buffers that grew since
+                // the last command may have passed `maxmemory-clients`, and this client may
+                // be one of those closed.
+                if client_memory::check(&shared) > 0 && handle.killed.load(Relaxed) {
+                    queued.clear();
                     break;
                 }
                 execute(&shared, &mut keyspace, &mut client, &mut output, &args);
@@ -146,7 +154,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
             Stats::add(&shared.stats.total_net_output_bytes, output.len() as u64);
             // A client that never reads must still be closable (output buffer limits, KILL).
             let written = tokio::select! {
-                written = write_reply(&mut stream, &output, &handle) => written.is_ok(),
+                written = write_reply(&shared, &mut stream, &output, &handle) => written.is_ok(),
                 _ = &mut kill => false,
             };
             if !written {
@@ -168,7 +176,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
             ..
         } = settings;
         let buffered = input.len() + decoder.partial_bytes();
-        handle.query_buffer.store(buffered, Relaxed);
+        handle.set_query_buffer(buffered);
         if buffered > query_limit {
             crate::log::warning!(
                 "closing client {} that reached max query buffer length ({buffered} bytes)",
@@ -198,8 +206,16 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
             read = stream.read_buf(&mut input), if can_read => match read {
                 Ok(0) | Err(_) => break,
                 Ok(n) => {
-                    Stats::add(&shared.stats.total_net_input_bytes, n as u64);
                     undecoded = decode(&mut decoder, &mut input, &mut queued, &mut protocol_error);
+                    // The query buffer grew: checked against `maxmemory-clients` at once
+                    // (before the bytes show in the input counter, so whoever sees them
+                    // read sees their eviction too).
+                    handle.set_query_buffer(input.len() + decoder.partial_bytes());
+                    client_memory::check(&shared);
+                    Stats::add(&shared.stats.total_net_input_bytes, n as u64);
+                    if handle.killed.load(Relaxed) {
+                        break;
+                    }
                 }
             },
             _ = &mut kill => break,
@@ -210,7 +226,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
             }
             message = next_message(&mut mailbox) => {
                 if let Some(message) = message {
-                    handle.mailbox_bytes.fetch_sub(message.len(), Relaxed);
+                    handle.mailbox_written(message.len());
                     output.extend_from_slice(&message);
                 }
             }
@@ -254,6 +270,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
         keyspace.tracking.disconnected(handle.id);
     }
     drop(mailbox);
+    handle.leave_clients_memory();
     if let Some(attach) = client.takeover.take() {
         let feeder = crate::replication::master::feeder::serve(
             shared.clone(),
@@ -274,6 +291,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
 /// still waiting is published on the handle while the write waits (CLIENT LIST `omem`,
 /// INFO's recent max output): a client that reads its replies costs no shared store.
 async fn write_reply(
+    shared: &Shared,
     stream: &mut TcpStream,
     output: &[u8],
     handle: &ClientHandle,
@@ -290,14 +308,18 @@ async fn write_reply(
         if rest.is_empty() {
             break Ok(());
         }
-        handle.reply_unwritten.store(rest.len(), Relaxed);
-        published = true;
+        handle.set_reply_unwritten(rest.len());
+        if !published {
+            // Output queued: it counts against `maxmemory-clients` from now on.
+            client_memory::check(shared);
+            published = true;
+        }
         if let Err(e) = stream.writable().await {
             break Err(e);
         }
     };
     if published {
-        handle.reply_unwritten.store(0, Relaxed);
+        handle.set_reply_unwritten(0);
     }
     result
 }
@@ -373,7 +395,7 @@ fn drain_mailbox(
 ) {
     if let Some(rx) = mailbox {
         while let Ok(message) = rx.try_recv() {
-            handle.mailbox_bytes.fetch_sub(message.len(), Relaxed);
+            handle.mailbox_written(message.len());
             output.extend_from_slice(&message);
         }
     }

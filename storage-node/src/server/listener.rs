@@ -107,7 +107,7 @@ async fn accept_loop(shared: Arc<Shared>, listener: TcpListener) {
         let local = stream.local_addr().unwrap_or(addr);
         let handle = shared
             .clients
-            .register(|id| ClientHandle::new(id, addr, local));
+            .register(|id| ClientHandle::counted_in(id, addr, local, shared.client_memory.total()));
         handle.fd.store(stream.as_raw_fd(), Relaxed);
         tokio::spawn(connection::serve(shared.clone(), stream, handle));
     }
@@ -140,7 +140,7 @@ async fn active_expire_cycle(shared: Arc<Shared>) {
             (config.hz.max(1), config.active_expire_enabled)
         };
         tokio::time::sleep(Duration::from_millis(1000 / u64::from(hz))).await;
-        super::client_memory::evict_clients(&shared);
+        super::client_memory::check(&shared);
         continue_evictions(&shared).await;
         if crate::persistence::aof::files::wants_auto_rewrite(&shared) {
             let mut keyspace = crate::scripting::busy::lock_keyspace_patiently(&shared).await;

@@ -45,6 +45,8 @@ pub struct Shared {
     pub stats: Stats,
     /// The largest client buffers of the last seconds (INFO clients).
     pub client_peaks: client_peaks::RecentPeaks,
+    /// Normal clients' buffers against `maxmemory-clients`.
+    pub client_memory: client_memory::ClientsMemory,
     pub dispatch: Dispatch,
     /// Lua scripts and functions, and the script running now (for BUSY and SCRIPT KILL).
     pub scripting: crate::scripting::Scripting,
@@ -80,6 +82,8 @@ impl Shared {
         aof.apply_settings(&config);
         let acl = crate::acl::Acl::new();
         acl.set_default_password(config.requirepass.as_deref());
+        let client_memory = client_memory::ClientsMemory::default();
+        client_memory.apply_settings(&config);
         Shared {
             keyspace: Mutex::new(keyspace),
             keyspace_waiters: AtomicUsize::new(0),
@@ -88,6 +92,7 @@ impl Shared {
             clients: ClientRegistry::default(),
             stats: Stats::default(),
             client_peaks: Default::default(),
+            client_memory,
             dispatch,
             scripting: crate::scripting::Scripting::default(),
             started: Instant::now(),

@@ -86,6 +86,8 @@ pub fn attach(
     let master = &replication.master;
     let info = Arc::new(ReplicaInfo::new(handle.clone(), handshake));
     handle.replica.store(true, Relaxed);
+    // Replicas' buffers are not client memory `maxmemory-clients` limits.
+    handle.leave_clients_memory();
     // What this batch propagated so far precedes anything the replica is sent.
     crate::propagation::publish(shared, keyspace);
     if let Some((replid, offset)) = request.psync {
