@@ -533,6 +533,9 @@ fn finish_tracking(
     output: &mut BytesMut,
     args: &[Bytes],
 ) {
+    if keyspace.tracking.idle() {
+        return;
+    }
     let id = client.id();
     let is_client_command = args
         .first()

@@ -67,6 +67,10 @@ pub struct Keyspace {
     pub monitors: monitors::Monitors,
     /// CLIENT TRACKING's invalidation table and prefixes.
     pub tracking: tracking::Tracking,
+    /// Some database may record changed keys for tracking (its `modified.on` was set):
+    /// while false, none does, and the end of a command skips looking (see
+    /// `tracking::invalidate_changed`).
+    modified_recording: bool,
     /// `maxmemory`'s eviction state.
     pub eviction: evict::Eviction,
 }
@@ -89,6 +93,7 @@ impl Keyspace {
             latency_monitor: latency_monitor::LatencyMonitor::default(),
             monitors: monitors::Monitors::default(),
             tracking: tracking::Tracking::default(),
+            modified_recording: false,
             eviction: evict::Eviction::default(),
         }
     }
@@ -213,6 +218,7 @@ impl Keyspace {
         let log_expired = self.propagation.enabled();
         let expiry = self.expiry;
         let tracked = self.tracking.active();
+        self.modified_recording |= tracked;
         let db = &mut self.dbs[index];
         db.modified.on = tracked;
         db.expiry = expiry;
@@ -252,6 +258,7 @@ impl Keyspace {
     /// Two distinct databases at once (MOVE, COPY ... DB).
     pub fn two_dbs(&mut self, a: usize, b: usize) -> (&mut Db, &mut Db) {
         assert_ne!(a, b, "two_dbs needs distinct databases");
+        self.modified_recording |= self.tracking.active();
         let now = self.now_ms;
         let log_events = self.logged_events();
         let (low, high) = (a.min(b), a.max(b));
