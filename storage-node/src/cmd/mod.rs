@@ -70,7 +70,7 @@ use slotproxy::resp::ReplyBuf;
 pub use errors::{CmdError, CmdResult};
 
 use crate::keyspace::blocking::{BlockRequest, TimeoutReply, Wants};
-use crate::keyspace::{unix_time_ms, Db, Keyspace};
+use crate::keyspace::{Db, Keyspace};
 use crate::server::clients::{Client, ReplyMode};
 use crate::server::stats::Stats;
 use crate::server::Shared;
@@ -387,9 +387,12 @@ fn dispatch(
         }
     };
     client.handle.set_last_command(spec.name.as_str());
+    // One clock reading times the command (its gates included) and gives its `now`.
+    let started = std::time::Instant::now();
     // Commands inside EXEC (or a script) see the clock of the command that runs them.
     if !client.nested {
-        keyspace.set_now(unix_time_ms());
+        let now_ms = keyspace.wall_clock.unix_ms_at(started);
+        keyspace.set_now(now_ms);
         keyspace.expiry = crate::replication::replica::expiry_for(shared, client);
         // While clients are paused keys do not expire (Redis 7.0's `expireIfNeeded`): they
         // look missing but stay, for the end of the pause or the new master's DEL.
@@ -481,7 +484,6 @@ fn dispatch(
     let propagating = ctx.keyspace.propagation.enabled();
     let dirty_before = if propagating { ctx.keyspace.dirty() } else { 0 };
     monitor::feed_script_call(&mut ctx, spec, args);
-    let started = std::time::Instant::now();
     // A bug in one command must not take the node down: answer an error and carry on.
     let result = match std::panic::catch_unwind(AssertUnwindSafe(|| handler(&mut ctx, args))) {
         Ok(result) => result,
