@@ -220,6 +220,8 @@ pub struct Client {
     /// Set while a blocked command runs again: the key whose readiness woke it (a woken
     /// XREAD answers for that stream alone, as Redis serves one key at a time).
     pub woken_by: Option<Bytes>,
+    /// The command this client named last (`cmd::Dispatch::get_remembered`).
+    pub last_lookup: std::cell::Cell<crate::cmd::LastLookup>,
 }
 
 impl Client {
@@ -250,6 +252,7 @@ impl Client {
             scripted: false,
             retrying: false,
             woken_by: None,
+            last_lookup: Default::default(),
         }
     }
 
