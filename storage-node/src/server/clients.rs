@@ -110,6 +110,10 @@ impl ClientHandle {
     /// Asks the connection to close; it does so after its current batch.
     pub fn request_kill(&self) {
         self.killed.store(true, Relaxed);
+        // A client connection waits on its mailbox anyway: an empty message wakes it (one
+        // future fewer to poll on every turn); `kill` wakes a replica's feeder, or a write
+        // stuck on a client that does not read.
+        let _ = self.mailbox.send(Bytes::new());
         self.kill.notify_one();
     }
 

@@ -57,10 +57,6 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
     // The propagated stream's offset the batch's replies wait for (see `persistence::aof`).
     let mut durable_upto: Option<u64> = None;
     let mut settings = Settings::default();
-    // One registration for the whole connection: a `Notified` made afresh in every select
-    // would lock the notifier's waiter list twice per loop (register, then deregister).
-    let kill = handle.kill.notified();
-    tokio::pin!(kill);
     handle.touch();
     loop {
         if wait.is_none() && paused.is_none() && !queued.is_empty() {
@@ -144,12 +140,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
                 shared.aof.make_durable(upto);
             }
             Stats::add(&shared.stats.total_net_output_bytes, output.len() as u64);
-            // A client that never reads must still be closable (output buffer limits, KILL).
-            let written = tokio::select! {
-                written = write_reply(&mut stream, &output, &handle) => written.is_ok(),
-                _ = &mut kill => false,
-            };
-            if !written {
+            if write_reply(&mut stream, &output, &handle).await.is_err() {
                 break;
             }
             output.clear();
@@ -202,12 +193,15 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
                     undecoded = decode(&mut decoder, &mut input, &mut queued, &mut protocol_error);
                 }
             },
-            _ = &mut kill => break,
+            // Without a mailbox (never: each connection takes its own) only `kill` wakes it.
+            _ = handle.kill.notified(), if mailbox.is_none() => break,
             _ = idle(idle_timeout), if !blocked && !postponed => break,
             _ = shared.pause.changed_or_over(paused.unwrap_or_default()), if postponed => {
                 paused = None;
                 shared.pause.count_held(false);
             }
+            // An empty message is a kill request (`ClientHandle::request_kill`), seen by the
+            // check after the write above.
             message = next_message(&mut mailbox) => {
                 if let Some(message) = message {
                     handle.mailbox_bytes.fetch_sub(message.len(), Relaxed);
@@ -273,6 +267,8 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
 /// Writes `output` to the client. When the socket cannot take it all at once, the part
 /// still waiting is published on the handle while the write waits (CLIENT LIST `omem`,
 /// INFO's recent max output): a client that reads its replies costs no shared store.
+/// A client that never reads must still be closable (output buffer limits, KILL): a kill
+/// requested meanwhile ends the wait with an error.
 async fn write_reply(
     stream: &mut TcpStream,
     output: &[u8],
@@ -292,8 +288,17 @@ async fn write_reply(
         }
         handle.reply_unwritten.store(rest.len(), Relaxed);
         published = true;
-        if let Err(e) = stream.writable().await {
-            break Err(e);
+        // Made only here, where the write waits: polling it on every write would lock the
+        // notifier's waiter list. A kill requested before it was made left a permit.
+        tokio::select! {
+            writable = stream.writable() => {
+                if let Err(e) = writable {
+                    break Err(e);
+                }
+            }
+            _ = handle.kill.notified() => {
+                break Err(std::io::ErrorKind::ConnectionAborted.into());
+            }
         }
     };
     if published {
