@@ -194,6 +194,36 @@ fn default_mode_invalidates_keys_once_in_resp3() {
     );
 }
 
+/// The node skips all tracking work while no client tracks and the table is empty; changes
+/// made then (another database, a FLUSHALL) must not surface once tracking starts again.
+#[test]
+fn tracking_resumes_cleanly_after_a_time_without_trackers() {
+    let d = Differential::start();
+    compare_script(
+        &d,
+        2,
+        &[0],
+        &[
+            (1, &["SELECT", "3"]),
+            (0, &["CLIENT", "TRACKING", "on"]),
+            (0, &["GET", "a"]),
+            (1, &["SET", "x", "1"]),
+            (0, &["CLIENT", "TRACKING", "off"]),
+            // The table's last row goes: nothing is tracked from here on.
+            (1, &["SET", "a", "1"]),
+            (1, &["SET", "y", "1"]),
+            (1, &["FLUSHALL"]),
+            (1, &["SET", "b", "0"]),
+            (0, &["CLIENT", "TRACKING", "on"]),
+            (0, &["GET", "b"]),
+            (1, &["SET", "b", "1"]),
+            (1, &["SET", "x", "2"]),
+            (0, &["GET", "x"]),
+            (1, &["FLUSHDB"]),
+        ],
+    );
+}
+
 #[test]
 fn redirect_to_a_resp2_subscriber_and_broken_redirects() {
     let d = Differential::start();

@@ -20,6 +20,8 @@ mod command;
 mod config;
 mod connection;
 mod debug;
+#[cfg(test)]
+mod dispatch_tests;
 mod dump;
 mod expire;
 mod failover;
@@ -61,6 +63,7 @@ mod zset;
 /// The Redis version the node answers as (INFO, HELLO, the RDB file's `redis-ver`).
 pub use connection::COMPATIBLE_VERSION;
 
+use std::cell::Cell;
 use std::panic::AssertUnwindSafe;
 
 use bytes::{Bytes, BytesMut};
@@ -70,7 +73,7 @@ use slotproxy::resp::ReplyBuf;
 pub use errors::{CmdError, CmdResult};
 
 use crate::keyspace::blocking::{BlockRequest, TimeoutReply, Wants};
-use crate::keyspace::{unix_time_ms, Db, Keyspace};
+use crate::keyspace::{Db, Keyspace};
 use crate::server::clients::{Client, ReplyMode};
 use crate::server::stats::Stats;
 use crate::server::Shared;
@@ -237,7 +240,9 @@ pub struct Command {
 
 /// Maps lower-case command names to implementations.
 pub struct Dispatch {
-    commands: hashbrown::HashMap<Vec<u8>, Command>,
+    /// Index into `commands` by name.
+    names: hashbrown::HashMap<Vec<u8>, usize>,
+    commands: Vec<Command>,
 }
 
 impl Default for Dispatch {
@@ -249,6 +254,19 @@ impl Default for Dispatch {
 /// Longest command name looked up without allocating.
 const SHORT_NAME: usize = 64;
 
+/// Longest command name a client's [`LastLookup`] remembers.
+const REMEMBERED_NAME: usize = 22;
+
+/// The command a client named last, spelled as it sent it: clients mostly repeat one
+/// command, and comparing a few bytes costs less than lower-casing and hashing the name.
+#[derive(Clone, Copy, Default)]
+pub struct LastLookup {
+    name: [u8; REMEMBERED_NAME],
+    /// 0: nothing remembered.
+    len: u8,
+    index: u32,
+}
+
 impl Dispatch {
     /// The commands under the names `rename-command` gave them (`config::Config::
     /// renamed_commands`): a renamed command answers only to its new name, a command
@@ -257,9 +275,9 @@ impl Dispatch {
     pub fn with_renames(renames: &[(String, String, String)]) -> Dispatch {
         let mut dispatch = Dispatch::new();
         for (from, _, to) in renames {
-            if let Some(command) = dispatch.commands.remove(from.as_bytes()) {
+            if let Some(index) = dispatch.names.remove(from.as_bytes()) {
                 if !to.is_empty() {
-                    dispatch.commands.insert(to.as_bytes().to_vec(), command);
+                    dispatch.names.insert(to.as_bytes().to_vec(), index);
                 }
             }
         }
@@ -268,34 +286,62 @@ impl Dispatch {
 
     pub fn new() -> Dispatch {
         let table = CommandTable::get();
-        let mut commands = hashbrown::HashMap::new();
+        let mut names = hashbrown::HashMap::new();
+        let mut commands = Vec::new();
         for family in FAMILIES {
             for &(name, handler) in family.iter() {
                 // A family naming a command Redis 7.0 does not have is a programming error.
                 let spec = table
                     .command(name.as_bytes())
                     .unwrap_or_else(|| panic!("'{name}' is not in the command table"));
-                commands.insert(name.as_bytes().to_vec(), Command { spec, handler });
+                names.insert(name.as_bytes().to_vec(), commands.len());
+                commands.push(Command { spec, handler });
             }
         }
-        Dispatch { commands }
+        Dispatch { names, commands }
     }
 
     pub fn get(&self, name: &[u8]) -> Option<&Command> {
+        self.index_of(name)
+            .and_then(|index| self.commands.get(index))
+    }
+
+    /// [`get`](Self::get) through the client's [`LastLookup`], which it then updates.
+    pub fn get_remembered(&self, name: &[u8], last: &Cell<LastLookup>) -> Option<&Command> {
+        let remembered = last.get();
+        let len = usize::from(remembered.len);
+        if len == name.len() && len > 0 && remembered.name[..len] == *name {
+            return self.commands.get(remembered.index as usize);
+        }
+        let index = self.index_of(name)?;
+        if let (true, Ok(remembered_index)) = (name.len() <= REMEMBERED_NAME, u32::try_from(index))
+        {
+            let mut next = LastLookup {
+                len: name.len() as u8,
+                index: remembered_index,
+                ..LastLookup::default()
+            };
+            next.name[..name.len()].copy_from_slice(name);
+            last.set(next);
+        }
+        self.commands.get(index)
+    }
+
+    fn index_of(&self, name: &[u8]) -> Option<usize> {
         let mut lower = [0u8; SHORT_NAME];
         let Some(lower) = lower.get_mut(..name.len()) else {
             // Only a renamed command can be this long.
-            return self.commands.get(&name.to_ascii_lowercase());
+            return self.names.get(&name.to_ascii_lowercase()).copied();
         };
         for (dst, src) in lower.iter_mut().zip(name) {
             *dst = src.to_ascii_lowercase();
         }
-        self.commands.get(&lower[..])
+        self.names.get(&lower[..]).copied()
     }
 
     /// Whether the node implements a command (COMMAND lists only those).
     pub fn implements(&self, name: &str) -> bool {
-        self.commands.contains_key(name.as_bytes())
+        self.names.contains_key(name.as_bytes())
     }
 }
 
@@ -387,9 +433,12 @@ fn dispatch(
         }
     };
     client.handle.set_last_command(spec.name.as_str());
+    // One clock reading times the command (its gates included) and gives its `now`.
+    let started = std::time::Instant::now();
     // Commands inside EXEC (or a script) see the clock of the command that runs them.
     if !client.nested {
-        keyspace.set_now(unix_time_ms());
+        let now_ms = keyspace.wall_clock.unix_ms_at(started);
+        keyspace.set_now(now_ms);
         keyspace.expiry = crate::replication::replica::expiry_for(shared, client);
         // While clients are paused keys do not expire (Redis 7.0's `expireIfNeeded`): they
         // look missing but stay, for the end of the pause or the new master's DEL.
@@ -481,7 +530,6 @@ fn dispatch(
     let propagating = ctx.keyspace.propagation.enabled();
     let dirty_before = if propagating { ctx.keyspace.dirty() } else { 0 };
     monitor::feed_script_call(&mut ctx, spec, args);
-    let started = std::time::Instant::now();
     // A bug in one command must not take the node down: answer an error and carry on.
     let result = match std::panic::catch_unwind(AssertUnwindSafe(|| handler(&mut ctx, args))) {
         Ok(result) => result,
@@ -533,6 +581,9 @@ fn finish_tracking(
     output: &mut BytesMut,
     args: &[Bytes],
 ) {
+    if keyspace.tracking.idle() {
+        return;
+    }
     let id = client.id();
     let is_client_command = args
         .first()
@@ -614,9 +665,21 @@ pub fn find_command<'s>(
     shared: &'s Shared,
     args: &[Bytes],
 ) -> Result<(&'s Command, &'static CommandSpec), LookupError> {
+    find_command_remembered(shared, args, None)
+}
+
+/// [`find_command`], through a client's [`LastLookup`] when given.
+fn find_command_remembered<'s>(
+    shared: &'s Shared,
+    args: &[Bytes],
+    last: Option<&Cell<LastLookup>>,
+) -> Result<(&'s Command, &'static CommandSpec), LookupError> {
     let command = args
         .first()
-        .and_then(|name| shared.dispatch.get(name))
+        .and_then(|name| match last {
+            Some(last) => shared.dispatch.get_remembered(name, last),
+            None => shared.dispatch.get(name),
+        })
         .ok_or(LookupError::UnknownCommand)?;
     // Only container commands (CONFIG, CLIENT, ...) need a second look-up for the subcommand.
     if command.spec.subcommands.is_empty() {
@@ -651,7 +714,7 @@ pub fn check_request<'s>(
     if args.is_empty() {
         return Err(CmdError::from(""));
     }
-    let (command, spec) = match find_command(shared, args) {
+    let (command, spec) = match find_command_remembered(shared, args, Some(&client.last_lookup)) {
         Ok(found) => found,
         Err(LookupError::UnknownCommand) => return Err(unknown_command_error(args).into()),
         Err(LookupError::UnknownSubcommand) => return Err(unknown_subcommand(args)),

@@ -32,6 +32,41 @@ pub fn unix_time_ms() -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
+/// How old the system clock reading behind [`WallClock`] may get before it is read again.
+const WALL_CLOCK_RESYNC: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// The Unix time in milliseconds at a monotonic [`std::time::Instant`]: one reading of the
+/// system clock kept as a base, so a command reads one clock (the monotonic one, which also
+/// times it) instead of two. The base is read again once it is [`WALL_CLOCK_RESYNC`] old,
+/// so a step of the system clock (as `settimeofday` or an NTP step) shows within that time;
+/// a slewed clock runs at the same rate as the monotonic one.
+#[derive(Debug)]
+pub struct WallClock {
+    base: std::time::Instant,
+    base_ms: u64,
+}
+
+impl Default for WallClock {
+    fn default() -> Self {
+        WallClock {
+            base: std::time::Instant::now(),
+            base_ms: unix_time_ms(),
+        }
+    }
+}
+
+impl WallClock {
+    pub fn unix_ms_at(&mut self, at: std::time::Instant) -> u64 {
+        let since = at.saturating_duration_since(self.base);
+        if since >= WALL_CLOCK_RESYNC || at < self.base {
+            self.base = at;
+            self.base_ms = unix_time_ms();
+            return self.base_ms;
+        }
+        self.base_ms + since.as_millis() as u64
+    }
+}
+
 /// All databases of the node.
 ///
 /// `Default` is an empty stand-in with no databases: a running script takes the keyspace
@@ -65,8 +100,14 @@ pub struct Keyspace {
     pub latency_monitor: latency_monitor::LatencyMonitor,
     /// The clients in MONITOR mode.
     pub monitors: monitors::Monitors,
+    /// The clock commands read their `now` from (see `cmd::dispatch`).
+    pub wall_clock: WallClock,
     /// CLIENT TRACKING's invalidation table and prefixes.
     pub tracking: tracking::Tracking,
+    /// Some database may record changed keys for tracking (its `modified.on` was set):
+    /// while false, none does, and the end of a command skips looking (see
+    /// `tracking::invalidate_changed`).
+    modified_recording: bool,
     /// `maxmemory`'s eviction state.
     pub eviction: evict::Eviction,
 }
@@ -88,7 +129,9 @@ impl Keyspace {
             slowlog: slowlog::SlowLog::default(),
             latency_monitor: latency_monitor::LatencyMonitor::default(),
             monitors: monitors::Monitors::default(),
+            wall_clock: WallClock::default(),
             tracking: tracking::Tracking::default(),
+            modified_recording: false,
             eviction: evict::Eviction::default(),
         }
     }
@@ -213,6 +256,7 @@ impl Keyspace {
         let log_expired = self.propagation.enabled();
         let expiry = self.expiry;
         let tracked = self.tracking.active();
+        self.modified_recording |= tracked;
         let db = &mut self.dbs[index];
         db.modified.on = tracked;
         db.expiry = expiry;
@@ -252,6 +296,7 @@ impl Keyspace {
     /// Two distinct databases at once (MOVE, COPY ... DB).
     pub fn two_dbs(&mut self, a: usize, b: usize) -> (&mut Db, &mut Db) {
         assert_ne!(a, b, "two_dbs needs distinct databases");
+        self.modified_recording |= self.tracking.active();
         let now = self.now_ms;
         let log_events = self.logged_events();
         let (low, high) = (a.min(b), a.max(b));
@@ -328,5 +373,33 @@ impl Keyspace {
         // No client runs this: nobody's reply buffer receives messages.
         self.after_command(0, &mut bytes::BytesMut::new());
         self.flush_tracking(0, &mut bytes::BytesMut::new());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn the_wall_clock_follows_the_monotonic_clock_and_rebases_after_a_while() {
+        let mut clock = WallClock::default();
+        let (base, base_ms) = (clock.base, clock.base_ms);
+        assert_eq!(
+            clock.unix_ms_at(base + Duration::from_millis(40)),
+            base_ms + 40
+        );
+        // Past the resync age the system clock is read again (and becomes the base).
+        let later = base + Duration::from_secs(3600);
+        let read_again = clock.unix_ms_at(later);
+        assert!(
+            read_again < base_ms + 3_600_000,
+            "rebased on the system clock"
+        );
+        assert!(read_again.abs_diff(unix_time_ms()) < 1000);
+        assert_eq!(clock.base, later);
+        // An instant before the base (another clock reading taken earlier) rebases too.
+        let before = clock.unix_ms_at(Instant::now() - Duration::from_millis(1));
+        assert!(before.abs_diff(unix_time_ms()) < 1000);
     }
 }

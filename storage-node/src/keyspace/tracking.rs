@@ -130,6 +130,12 @@ impl Tracking {
         !self.trackers.is_empty() || !self.table.is_empty()
     }
 
+    /// Whether the end of a command has nothing to do for tracking: no client tracks, no
+    /// invalidation waits, the table is empty (the usual case, checked before every flush).
+    pub fn idle(&self) -> bool {
+        self.trackers.is_empty() && self.own_pending.is_empty() && self.table.is_empty()
+    }
+
     pub fn is_tracking(&self, id: u64) -> bool {
         self.trackers.contains_key(&id)
     }
@@ -535,6 +541,9 @@ impl super::Keyspace {
     /// Sends the invalidations the changes of the command that just ran call for; those for
     /// the running client `me` wait for [`Keyspace::flush_tracking`].
     pub(super) fn invalidate_changed(&mut self, me: u64, my_out: &mut BytesMut) {
+        if !self.modified_recording {
+            return;
+        }
         let mut deliveries = Vec::new();
         // FLUSHALL empties every database but sends one message.
         let mut flushed = false;
@@ -553,6 +562,13 @@ impl super::Keyspace {
             self.tracking.flushed(me, &mut deliveries);
         }
         self.deliver(deliveries, me, my_out);
+        if !self.tracking.active() {
+            // Recording stops everywhere at once, so the next commands skip this loop.
+            for db in &mut self.dbs {
+                db.modified = ModifiedKeys::default();
+            }
+            self.modified_recording = false;
+        }
     }
 
     /// Invalidates `key` as changed by no client (eviction calls this for each key it
@@ -567,6 +583,9 @@ impl super::Keyspace {
     /// At the end of a top-level command: the running client's own invalidations (after its
     /// reply), the BCAST messages and the table limit.
     pub fn flush_tracking(&mut self, me: u64, my_out: &mut BytesMut) {
+        if self.tracking.idle() {
+            return;
+        }
         let mut deliveries = Vec::new();
         self.tracking.take_pending(me, &mut deliveries);
         self.deliver(deliveries, me, my_out);

@@ -154,6 +154,10 @@ impl ClientHandle {
     /// Asks the connection to close; it does so after its current batch.
     pub fn request_kill(&self) {
         self.killed.store(true, Relaxed);
+        // A client connection waits on its mailbox anyway: an empty message wakes it (one
+        // future fewer to poll on every turn); `kill` wakes a replica's feeder, or a write
+        // stuck on a client that does not read.
+        let _ = self.mailbox.send(Bytes::new());
         self.kill.notify_one();
     }
 
@@ -264,6 +268,8 @@ pub struct Client {
     /// Set while a blocked command runs again: the key whose readiness woke it (a woken
     /// XREAD answers for that stream alone, as Redis serves one key at a time).
     pub woken_by: Option<Bytes>,
+    /// The command this client named last (`cmd::Dispatch::get_remembered`).
+    pub last_lookup: std::cell::Cell<crate::cmd::LastLookup>,
 }
 
 impl Client {
@@ -294,6 +300,7 @@ impl Client {
             scripted: false,
             retrying: false,
             woken_by: None,
+            last_lookup: Default::default(),
         }
     }
 

@@ -58,10 +58,6 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
     // The propagated stream's offset the batch's replies wait for (see `persistence::aof`).
     let mut durable_upto: Option<u64> = None;
     let mut settings = Settings::default();
-    // One registration for the whole connection: a `Notified` made afresh in every select
-    // would lock the notifier's waiter list twice per loop (register, then deregister).
-    let kill = handle.kill.notified();
-    tokio::pin!(kill);
     handle.touch();
     loop {
         if wait.is_none() && paused.is_none() && !queued.is_empty() {
@@ -152,12 +148,7 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
                 shared.aof.make_durable(upto);
             }
             Stats::add(&shared.stats.total_net_output_bytes, output.len() as u64);
-            // A client that never reads must still be closable (output buffer limits, KILL).
-            let written = tokio::select! {
-                written = write_reply(&shared, &mut stream, &output, &handle) => written.is_ok(),
-                _ = &mut kill => false,
-            };
-            if !written {
+            if write_reply(&shared, &mut stream, &output, &handle).await.is_err() {
                 break;
             }
             output.clear();
@@ -218,12 +209,15 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
                     }
                 }
             },
-            _ = &mut kill => break,
+            // Without a mailbox (never: each connection takes its own) only `kill` wakes it.
+            _ = handle.kill.notified(), if mailbox.is_none() => break,
             _ = idle(idle_timeout), if !blocked && !postponed => break,
             _ = shared.pause.changed_or_over(paused.unwrap_or_default()), if postponed => {
                 paused = None;
                 shared.pause.count_held(false);
             }
+            // An empty message is a kill request (`ClientHandle::request_kill`), seen by the
+            // check after the write above.
             message = next_message(&mut mailbox) => {
                 if let Some(message) = message {
                     handle.mailbox_written(message.len());
@@ -290,6 +284,8 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
 /// Writes `output` to the client. When the socket cannot take it all at once, the part
 /// still waiting is published on the handle while the write waits (CLIENT LIST `omem`,
 /// INFO's recent max output): a client that reads its replies costs no shared store.
+/// A client that never reads must still be closable (output buffer limits, KILL): a kill
+/// requested meanwhile ends the wait with an error.
 async fn write_reply(
     shared: &Shared,
     stream: &mut TcpStream,
@@ -314,8 +310,17 @@ async fn write_reply(
             client_memory::check(shared);
             published = true;
         }
-        if let Err(e) = stream.writable().await {
-            break Err(e);
+        // Made only here, where the write waits: polling it on every write would lock the
+        // notifier's waiter list. A kill requested before it was made left a permit.
+        tokio::select! {
+            writable = stream.writable() => {
+                if let Err(e) = writable {
+                    break Err(e);
+                }
+            }
+            _ = handle.kill.notified() => {
+                break Err(std::io::ErrorKind::ConnectionAborted.into());
+            }
         }
     };
     if published {
@@ -393,6 +398,11 @@ fn drain_mailbox(
     handle: &ClientHandle,
     output: &mut BytesMut,
 ) {
+    // `deliver` counts a message before sending it, so an empty count means nothing was sent
+    // before the request arrived: no need to look into the channel (a cost on every batch).
+    if handle.mailbox_bytes.load(Relaxed) == 0 {
+        return;
+    }
     if let Some(rx) = mailbox {
         while let Ok(message) = rx.try_recv() {
             handle.mailbox_written(message.len());

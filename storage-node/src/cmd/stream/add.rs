@@ -164,16 +164,22 @@ pub fn xadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let key = &args[1];
     let node_limits = limits(ctx);
     let now_ms = ctx.now_ms();
+    let propagating = ctx.keyspace.propagation.enabled();
     let db = ctx.db();
-    if write_stream(db, key)?.is_none() {
-        if parsed.no_mkstream {
+    // One lookup when the stream exists (the usual case); a second only after creating it.
+    let stream = match write_stream(db, key)? {
+        Some(stream) => stream,
+        None if parsed.no_mkstream => {
             ctx.out.null();
             return Ok(());
         }
-        db.insert(key, Value::Stream(Box::new(StreamValue::new())), 0);
-    }
-    let Some(stream) = write_stream(db, key)? else {
-        return Err(crate::cmd::errors::NO_SUCH_KEY.into());
+        None => {
+            db.insert(key, Value::Stream(Box::new(StreamValue::new())), 0);
+            let Some(stream) = write_stream(db, key)? else {
+                return Err(crate::cmd::errors::NO_SUCH_KEY.into());
+            };
+            stream
+        }
     };
     if stream.last_id == StreamId::MAX {
         return Err(
@@ -193,23 +199,45 @@ pub fn xadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let fields: Vec<&[u8]> = field_args.iter().map(|f| &f[..]).collect();
     stream.append(id, &fields, node_limits);
     let trimmed = parsed.trim.map(|trim| (trim, stream.trim(trim)));
-    let rewritten_threshold = trimmed.map(|(trim, _)| threshold_reached(stream, trim));
+    let rewritten_threshold = trimmed
+        .filter(|(trim, _)| trim.approx && propagating)
+        .map(|(trim, _)| threshold_reached(stream, trim));
     db.dirty += 1;
     // Formatted once for the reply and the propagated id.
     let id_text = IdText::new(id);
     ctx.out.bulk(id_text.as_bytes());
     ctx.notify(notify::STREAM, "xadd", key);
-    // The arguments are copied only when one is rewritten.
-    let mut propagated: Option<Vec<Bytes>> = None;
-    if let Some((trim, removed)) = trimmed {
+    if let Some((_, removed)) = trimmed {
         if removed > 0 {
             ctx.notify(notify::STREAM, "xtrim", key);
         }
-        if let Some(threshold) = rewritten_threshold.filter(|_| trim.approx) {
-            let rewritten = propagated.get_or_insert_with(|| args.to_vec());
-            rewritten[parsed.threshold_at - 1] = Bytes::from_static(b"=");
-            rewritten[parsed.threshold_at] = threshold;
+    }
+    // Nothing consumes the rewritten command while propagation is off: skip copying the
+    // arguments (and the generated id) for it.
+    if propagating {
+        let rewritten = rewritten_for_propagation(args, &parsed, rewritten_threshold, &id_text);
+        if let Some(propagated) = rewritten {
+            ctx.propagate_as(propagated);
         }
+    }
+    ctx.signal_key_ready(key);
+    Ok(())
+}
+
+/// XADD as replicas and the AOF must replay it, when that differs from what was sent: with
+/// the id it generated, and after `~` with `=` and `approx_threshold`, the threshold it
+/// reached. The arguments are copied only when one is rewritten.
+fn rewritten_for_propagation(
+    args: &[Bytes],
+    parsed: &AddTrimArgs,
+    approx_threshold: Option<Bytes>,
+    id_text: &IdText,
+) -> Option<Vec<Bytes>> {
+    let mut propagated: Option<Vec<Bytes>> = None;
+    if let Some(threshold) = approx_threshold {
+        let rewritten = propagated.get_or_insert_with(|| args.to_vec());
+        rewritten[parsed.threshold_at - 1] = Bytes::from_static(b"=");
+        rewritten[parsed.threshold_at] = threshold;
     }
     if !matches!(
         parsed.id,
@@ -221,11 +249,7 @@ pub fn xadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         let rewritten = propagated.get_or_insert_with(|| args.to_vec());
         rewritten[parsed.id_at] = Bytes::copy_from_slice(id_text.as_bytes());
     }
-    if let Some(propagated) = propagated.filter(|p| p != args) {
-        ctx.propagate_as(propagated);
-    }
-    ctx.signal_key_ready(key);
-    Ok(())
+    propagated.filter(|p| p != args)
 }
 
 /// After a `~` trim, the exact threshold that gives the same stream: the length for MAXLEN,
