@@ -148,7 +148,10 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
                 shared.aof.make_durable(upto);
             }
             Stats::add(&shared.stats.total_net_output_bytes, output.len() as u64);
-            if write_reply(&shared, &mut stream, &output, &handle).await.is_err() {
+            if write_reply(&shared, &mut stream, &output, &handle)
+                .await
+                .is_err()
+            {
                 break;
             }
             output.clear();
