@@ -101,14 +101,7 @@ fn wait_promoted(ports: &[u16], port: u16) {
 /// Waits until the node on `port` is a replica of the node on `master` with its link up.
 fn wait_replica_of(port: u16, master: u16) {
     wait_until(DEADLINE, "the old master to replicate the new one", || {
-        let Ok(stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
-            return false;
-        };
-        let mut c = RawClient::from_stream(stream);
-        let info = text(c.call(&["INFO", "replication"]).as_bytes().unwrap_or(b""));
-        info.contains("role:slave")
-            && info.contains(&format!("master_port:{master}\r"))
-            && info.contains("master_link_status:up")
+        replicates(port, master)
     });
 }
 

@@ -77,18 +77,6 @@ fn working_replicas(port: u16) -> BTreeMap<String, Vec<String>> {
     by_master
 }
 
-/// A replica of `master` with its replication link up.
-fn replicates(port: u16, master: u16) -> bool {
-    let Ok(stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
-        return false;
-    };
-    let mut c = RawClient::from_stream(stream);
-    let info = text(c.call(&["INFO", "replication"]).as_bytes().unwrap_or(b""));
-    info.contains("role:slave")
-        && info.contains(&format!("master_port:{master}\r"))
-        && info.contains("master_link_status:up")
-}
-
 /// 3 masters with one replica each (storage-nodes or redis-servers), and a seventh node
 /// added with `redis-cli --cluster add-node --cluster-slave` as a second replica of A.
 fn shards(storage: bool) -> Shards {

@@ -80,6 +80,18 @@ pub fn cluster_info(port: u16) -> String {
 }
 
 /// `master` or `slave`, as ROLE says.
+/// A replica of `master` with its replication link up.
+pub fn replicates(port: u16, master: u16) -> bool {
+    let Ok(stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let mut c = RawClient::from_stream(stream);
+    let info = text(c.call(&["INFO", "replication"]).as_bytes().unwrap_or(b""));
+    info.contains("role:slave")
+        && info.contains(&format!("master_port:{master}\r"))
+        && info.contains("master_link_status:up")
+}
+
 pub fn role(port: u16) -> String {
     let mut c = RawClient::connect(port);
     let reply = c.call(&["ROLE"]);
