@@ -14,6 +14,7 @@
 #   N [100000], DEPTH [16], CLIENTS [50], KEYSPACE [1000000], TESTS [set,get,incr,zpopmin],
 #   SERVERS [node redis], OUT_DIR [/tmp/callgrind-<pid>], BENCH_TIMEOUT seconds [1800],
 #   SKIP_BUILD=1: see common.sh
+#   VALGRIND_ARGS   more callgrind options, e.g. --cache-sim=yes for cache misses per function
 #   COMMANDS        newline-separated custom commands measured after the TESTS, each
 #                   `NAME: WORDS` (NAME names the dump files; WORDS are shell-quoted and run
 #                   as `redis-benchmark ... WORDS`, with __rand_int__ as redis-benchmark has it)
@@ -114,7 +115,7 @@ run_one() {
     else
         cmd=(redis-server --port "$port" --save '' --appendonly no)
     fi
-    valgrind --tool=callgrind --callgrind-out-file="$out" "${cmd[@]}" \
+    valgrind --tool=callgrind ${VALGRIND_ARGS:-} --callgrind-out-file="$out" "${cmd[@]}" \
         >"$OUT_DIR/$server-$test.log" 2>&1 &
     SERVER_PID=$!
     for i in $(seq 1 300); do
