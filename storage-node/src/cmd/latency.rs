@@ -123,9 +123,7 @@ fn histogram(ctx: &mut Ctx<'_>, names: &[Bytes]) {
                 continue;
             };
             let specs = std::iter::once(spec).chain(spec.subcommands.iter());
-            found.extend(
-                specs.filter_map(|spec: &CommandSpec| stats.latency_of(spec.name.as_str())),
-            );
+            found.extend(specs.filter_map(|spec: &CommandSpec| stats.latency_of(spec)));
         }
     }
     ctx.out.map(found.len());

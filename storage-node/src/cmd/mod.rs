@@ -427,7 +427,7 @@ fn dispatch(
         Err(e) => {
             // A known command refused (arity, NOAUTH) counts against it, as in Redis.
             if let Ok((_, spec)) = find_command(shared, args) {
-                keyspace.command_stats.rejected(spec.name.as_str());
+                keyspace.command_stats.rejected(spec);
             }
             return Err(transaction::rejected(keyspace, client, args, e));
         }
@@ -462,7 +462,7 @@ fn dispatch(
             false => acl_gate::check(shared, ctx.client, spec, args),
         });
     if let Err(e) = gates {
-        ctx.keyspace.command_stats.rejected(spec.name.as_str());
+        ctx.keyspace.command_stats.rejected(spec);
         return Err(transaction::rejected(ctx.keyspace, ctx.client, args, e));
     }
     // Cluster mode: MOVED/ASK/TRYAGAIN/CROSSSLOT/CLUSTERDOWN before anything runs or is
@@ -481,7 +481,7 @@ fn dispatch(
             if let Err(e) =
                 crate::cluster::redirect::check(cluster, ctx.keyspace, access, &[(spec, args)])
             {
-                ctx.keyspace.command_stats.rejected(spec.name.as_str());
+                ctx.keyspace.command_stats.rejected(spec);
                 return Err(transaction::rejected(ctx.keyspace, ctx.client, args, e));
             }
         }
@@ -499,7 +499,7 @@ fn dispatch(
                 if let Err(e) =
                     crate::cluster::redirect::check(cluster, ctx.keyspace, access, &queued)
                 {
-                    ctx.keyspace.command_stats.rejected(spec.name.as_str());
+                    ctx.keyspace.command_stats.rejected(spec);
                     transaction::discard_transaction(ctx.keyspace, ctx.client);
                     return Err(e);
                 }
@@ -508,7 +508,7 @@ fn dispatch(
     }
     // Redis's processCommand: OOM after the cluster redirect, before the disk and replica gates.
     if let Err(e) = oom::check(&mut ctx, spec) {
-        ctx.keyspace.command_stats.rejected(spec.name.as_str());
+        ctx.keyspace.command_stats.rejected(spec);
         return Err(transaction::rejected(ctx.keyspace, ctx.client, args, e));
     }
     let gates = pubsub::check_subscriber_mode(&ctx, spec)
@@ -516,11 +516,11 @@ fn dispatch(
         .and_then(|()| check_good_replicas(&ctx, spec))
         .and_then(|()| crate::replication::replica::check_command(shared, ctx.client, spec));
     if let Err(e) = gates {
-        ctx.keyspace.command_stats.rejected(spec.name.as_str());
+        ctx.keyspace.command_stats.rejected(spec);
         return Err(transaction::rejected(ctx.keyspace, ctx.client, args, e));
     }
     if let Err(e) = save::refuse_writes_after_failed_save(shared, ctx.client, spec) {
-        ctx.keyspace.command_stats.rejected(spec.name.as_str());
+        ctx.keyspace.command_stats.rejected(spec);
         return Err(transaction::rejected(ctx.keyspace, ctx.client, args, e));
     }
     if transaction::queue_if_in_multi(&mut ctx, spec, args) {
@@ -541,9 +541,7 @@ fn dispatch(
     // A command that blocked has not run yet: it counts when it is served.
     if ctx.client.block.is_none() {
         let took = started.elapsed();
-        ctx.keyspace
-            .command_stats
-            .ran(spec.name.as_str(), took, result.is_err());
+        ctx.keyspace.command_stats.ran(spec, took, result.is_err());
         slowlog::record(&mut ctx, spec, args, took);
         latency::record(&mut ctx, spec, took);
     }

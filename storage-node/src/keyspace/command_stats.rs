@@ -11,6 +11,8 @@ use std::time::Duration;
 // table's, not client data, so a DoS-resistant hash buys nothing here.
 use hashbrown::HashMap;
 
+use slotproxy::cluster::CommandSpec;
+
 use super::latency::Histogram;
 
 #[derive(Default, Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,40 +26,45 @@ pub struct CommandStat {
     pub failed_calls: u64,
 }
 
-/// A command's name from the command table, compared and hashed by address: each name is
-/// one static string there, so the lookups after every command hash a pointer instead of
-/// the name's bytes.
+/// A command of the command table, compared and hashed by address: each command is one
+/// static entry there, so the lookups after every command hash a pointer instead of the
+/// name's bytes.
 #[derive(Clone, Copy, Debug)]
-struct TableName(&'static str);
+struct TableCommand(&'static CommandSpec);
 
-impl PartialEq for TableName {
+impl TableCommand {
+    fn name(self) -> &'static str {
+        self.0.name.as_str()
+    }
+}
+
+impl PartialEq for TableCommand {
     fn eq(&self, other: &Self) -> bool {
         std::ptr::eq(self.0, other.0)
     }
 }
 
-impl Eq for TableName {}
+impl Eq for TableCommand {}
 
-impl std::hash::Hash for TableName {
+impl std::hash::Hash for TableCommand {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        state.write_usize(self.0.as_ptr() as usize);
+        std::ptr::hash(self.0, state);
     }
 }
 
 #[derive(Default, Debug)]
 pub struct CommandStats {
-    /// Keyed by the command table's names (`CommandSpec::name`), never by other strings.
-    by_name: HashMap<TableName, CommandStat>,
+    by_command: HashMap<TableCommand, CommandStat>,
     /// INFO `latencystats`, filled while `latency-tracking` is on.
-    latency: HashMap<TableName, Histogram>,
+    latency: HashMap<TableCommand, Histogram>,
     /// `latency-tracking`, copied from the settings.
     pub latency_tracking: bool,
 }
 
 impl CommandStats {
     /// A command ran for `took`, failing or not.
-    pub fn ran(&mut self, name: &'static str, took: Duration, failed: bool) {
-        let stat = self.by_name.entry(TableName(name)).or_default();
+    pub fn ran(&mut self, command: &'static CommandSpec, took: Duration, failed: bool) {
+        let stat = self.by_command.entry(TableCommand(command)).or_default();
         stat.calls += 1;
         stat.nanos += took.as_nanos() as u64;
         stat.failed_calls += failed as u64;
@@ -65,41 +72,43 @@ impl CommandStats {
             // Redis times calls in whole microseconds and records them in nanoseconds.
             let nanos = took.as_micros() as u64 * 1000;
             self.latency
-                .entry(TableName(name))
+                .entry(TableCommand(command))
                 .or_default()
                 .record(nanos);
         }
     }
 
     /// A command was refused before running.
-    pub fn rejected(&mut self, name: &'static str) {
-        self.by_name
-            .entry(TableName(name))
+    pub fn rejected(&mut self, command: &'static CommandSpec) {
+        self.by_command
+            .entry(TableCommand(command))
             .or_default()
             .rejected_calls += 1;
     }
 
     /// Forgets everything (CONFIG RESETSTAT).
     pub fn reset(&mut self) {
-        self.by_name.clear();
+        self.by_command.clear();
         self.latency.clear();
     }
 
     /// Every command with a latency histogram, by name.
     pub fn latencies(&self) -> impl Iterator<Item = (&'static str, &Histogram)> + '_ {
-        self.latency.iter().map(|(name, h)| (name.0, h))
+        self.latency.iter().map(|(command, h)| (command.name(), h))
     }
 
-    /// The latency histogram of one command (`container|sub` for a subcommand), with the
-    /// command's name as kept.
-    pub fn latency_of(&self, name: &'static str) -> Option<(&'static str, &Histogram)> {
+    /// The latency histogram of one command (a subcommand's is its own), with its name
+    /// (`container|sub` for a subcommand).
+    pub fn latency_of(&self, command: &'static CommandSpec) -> Option<(&'static str, &Histogram)> {
         self.latency
-            .get_key_value(&TableName(name))
-            .map(|(name, h)| (name.0, h))
+            .get(&TableCommand(command))
+            .map(|h| (command.name.as_str(), h))
     }
 
     /// Every command with a count, by name.
     pub fn iter(&self) -> impl Iterator<Item = (&'static str, CommandStat)> + '_ {
-        self.by_name.iter().map(|(name, stat)| (name.0, *stat))
+        self.by_command
+            .iter()
+            .map(|(command, stat)| (command.name(), *stat))
     }
 }

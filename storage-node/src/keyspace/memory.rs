@@ -7,9 +7,8 @@
 //! the way a sum of per-value estimates does. A block freed into a thread's cache still
 //! counts as allocated for jemalloc, though nobody holds it; Redis's `used_memory`
 //! (zmalloc's own count of live allocations) does not count it, so neither does the node's.
-//! jemalloc
-//! refreshes its statistics only when asked (advancing its `epoch`), which costs a few
-//! microseconds, so the check before every command reuses a recent reading
+//! jemalloc refreshes its statistics only when asked (advancing its `epoch`), which costs a
+//! few microseconds, so the check before every command reuses a recent reading
 //! ([`UsedMemory`]).
 //! Outside the node's binary (unit tests) jemalloc is not the global allocator and the
 //! figures are jemalloc's own small ones; reading them never fails the caller.
