@@ -76,7 +76,7 @@ fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 fn debug_object(ctx: &mut Ctx<'_>, key: &[u8]) -> CmdResult {
     let now = ctx.now_ms();
     let encodings = rdb::Encodings::from_config(&ctx.shared.config());
-    let Some(entry) = ctx.db().peek(key) else {
+    let Some((entry, access)) = ctx.db().peek_with_access(key) else {
         return Err(NO_SUCH_KEY.into());
     };
     let line = format!(
@@ -85,8 +85,8 @@ fn debug_object(ctx: &mut Ctx<'_>, key: &[u8]) -> CmdResult {
         refcount(&entry.value),
         entry.value.encoding_name(),
         rdb::serialized_len(&entry.value, &encodings),
-        entry.lru & LRU_MASK,
-        idle_seconds(entry.lru, now),
+        access & LRU_MASK,
+        idle_seconds(access, now),
     );
     ctx.out.simple(&line);
     Ok(())

@@ -141,14 +141,12 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let relative_ttl = ttl != 0 && !options.absolute_ttl;
     // Redis's `objectSetLRUOrLFU`: FREQ counts under an LFU policy, IDLETIME otherwise.
     let lfu = db.lfu;
-    if let Some(entry) = db.peek_mut(key) {
-        match (lfu, options.frequency, options.idle_seconds) {
-            (Some(_), Some(frequency), _) => {
-                entry.lru = Lfu::new_word(now) & !0xFF | frequency as u32;
-            }
-            (None, _, Some(idle)) => entry.lru = lru_for_idle(idle, now),
-            _ => {}
+    match (lfu, options.frequency, options.idle_seconds) {
+        (Some(_), Some(frequency), _) => {
+            db.set_access(key, Lfu::new_word(now) & !0xFF | frequency as u32);
         }
+        (None, _, Some(idle)) => db.set_access(key, lru_for_idle(idle, now)),
+        _ => {}
     }
     ctx.notify(crate::pubsub::notify::GENERIC, "restore", key);
     if relative_ttl {

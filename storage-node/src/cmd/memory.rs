@@ -97,10 +97,6 @@ fn usage(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     Ok(())
 }
 
-/// Bytes the node's own structures spend per stored key beside the entry itself: the slot
-/// table's bucket (a pointer to the boxed entry) and the box's allocation header.
-const TABLE_BYTES_PER_KEY: u64 = 2 * std::mem::size_of::<usize>() as u64;
-
 /// Redis computes these ratios in single precision and replies them as doubles.
 fn ratio(numerator: u64, denominator: u64) -> f64 {
     if denominator == 0 {
@@ -122,8 +118,9 @@ pub(super) struct Overhead {
     /// How many replicas and normal clients are connected.
     pub replica_count: u64,
     pub normal_count: u64,
-    /// Keys of each database holding any.
-    pub dbs: Vec<(usize, u64)>,
+    /// Each database holding any keys: its index, its keys and its table bytes
+    /// (`Db::table_bytes`).
+    pub dbs: Vec<(usize, u64, u64)>,
     pub keys: u64,
     pub overhead: u64,
     pub rss: u64,
@@ -150,15 +147,16 @@ impl Overhead {
                 normal_count += 1;
             }
         }
-        let dbs: Vec<(usize, u64)> = ctx
+        let dbs: Vec<(usize, u64, u64)> = ctx
             .keyspace
             .dbs()
             .iter()
             .enumerate()
             .filter(|(_, db)| !db.is_empty())
-            .map(|(index, db)| (index, db.len() as u64))
+            .map(|(index, db)| (index, db.len() as u64, db.table_bytes()))
             .collect();
-        let keys: u64 = dbs.iter().map(|(_, len)| len).sum();
+        let keys: u64 = dbs.iter().map(|(_, len, _)| len).sum();
+        let tables: u64 = dbs.iter().map(|(_, _, bytes)| bytes).sum();
         let startup = allocator::startup_allocated();
         Overhead {
             peak: crate::keyspace::memory::peak().max(alloc.allocated),
@@ -169,7 +167,7 @@ impl Overhead {
             normal,
             replica_count,
             normal_count,
-            overhead: startup + backlog + replicas + normal + keys * TABLE_BYTES_PER_KEY,
+            overhead: startup + backlog + replicas + normal + tables,
             dbs,
             keys,
             rss: crate::server::stats::process_memory().rss,
@@ -207,10 +205,10 @@ fn stats(ctx: &mut Ctx<'_>) {
     integer(out, "aof.buffer", 0);
     integer(out, "lua.caches", 0);
     integer(out, "functions.caches", 0);
-    for (index, len) in dbs {
+    for (index, _, table_bytes) in dbs {
         out.bulk(format!("db.{index}").as_bytes());
         out.map(3);
-        integer(out, "overhead.hashtable.main", len * TABLE_BYTES_PER_KEY);
+        integer(out, "overhead.hashtable.main", *table_bytes);
         integer(out, "overhead.hashtable.expires", 0);
         integer(out, "overhead.hashtable.slot-to-keys", 0);
     }

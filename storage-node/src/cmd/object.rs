@@ -111,7 +111,7 @@ fn object(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let now = ctx.now_ms();
     let db = ctx.db();
     let lfu = db.lfu;
-    let Some(entry) = db.peek(&args[2]) else {
+    let Some((entry, access)) = db.peek_with_access(&args[2]) else {
         ctx.out.null();
         return Ok(());
     };
@@ -125,13 +125,13 @@ fn object(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         if lfu.is_some() {
             return Err(LRU_NOT_SELECTED.into());
         }
-        let idle = idle_seconds(entry.lru, now);
+        let idle = idle_seconds(access, now);
         ctx.out.integer(idle as i64);
     } else {
         let Some(lfu) = lfu else {
             return Err(LFU_NOT_SELECTED.into());
         };
-        let frequency = lfu.frequency(entry.lru, now);
+        let frequency = lfu.frequency(access, now);
         ctx.out.integer(i64::from(frequency));
     }
     Ok(())

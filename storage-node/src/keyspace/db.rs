@@ -180,6 +180,7 @@ impl Db {
         let hash = self.hash(key);
         let now = self.now_ms;
         let found = self.slots.get(slot).and_then(|t| t.find_index(hash, key));
+        let lfu = self.lfu;
         let entry = match found {
             Some(index) if self.slots[slot].at(index).is_some_and(|e| self.dead(e)) => {
                 if self.expiry == Expiry::Hide {
@@ -194,7 +195,17 @@ impl Db {
                 }
                 None
             }
-            Some(index) => self.slots[slot].at_mut(index),
+            Some(index) => {
+                let table = &mut self.slots[slot];
+                if touch {
+                    let access = match lfu {
+                        Some(lfu) => lfu.touched(table.access_at(index), now),
+                        None => lru_clock(now),
+                    };
+                    table.set_access_at(index, access);
+                }
+                table.at_mut(index)
+            }
             None => None,
         };
         if count {
@@ -204,14 +215,7 @@ impl Db {
                 self.misses += 1;
             }
         }
-        let entry = entry?;
-        if touch {
-            entry.lru = match self.lfu {
-                Some(lfu) => lfu.touched(entry.lru, now),
-                None => lru_clock(now),
-            };
-        }
-        Some(entry)
+        entry
     }
 
     fn log_event(&mut self, event: DbEvent, key: &[u8]) {
@@ -318,6 +322,28 @@ impl Db {
         self.lookup(key, true, false)
     }
 
+    /// A live key with its access word (LRU clock, or LFU word under an LFU policy) as
+    /// [`peek`](Self::peek) finds it: for OBJECT IDLETIME/FREQ and DEBUG OBJECT.
+    pub fn peek_with_access(&mut self, key: &[u8]) -> Option<(&Entry, u32)> {
+        self.peek(key)?;
+        let (slot, index) = self.position(key)?;
+        self.slots[slot].with_access_at(index)
+    }
+
+    /// Replaces the access word of a stored key (RESTORE's IDLETIME and FREQ).
+    pub fn set_access(&mut self, key: &[u8], access: u32) {
+        if let Some((slot, index)) = self.position(key) {
+            self.slots[slot].set_access_at(index, access);
+        }
+    }
+
+    /// The slot and bucket index holding `key`, expired or not.
+    fn position(&self, key: &[u8]) -> Option<(usize, usize)> {
+        let slot = key_slot(key) as usize;
+        let hash = self.hash(key);
+        Some((slot, self.slots.get(slot)?.find_index(hash, key)?))
+    }
+
     /// Whether a live key exists (no statistics, no LRU update).
     pub fn contains(&mut self, key: &[u8]) -> bool {
         self.peek(key).is_some()
@@ -330,15 +356,14 @@ impl Db {
             key: key.into(),
             value,
             expire_at_ms,
-            lru: 0,
         })
     }
 
     /// Stores a whole entry, replacing any previous one. Returns the previous entry (None
     /// when there was none, or only an expired one, which is then counted as expired).
-    pub fn insert_entry(&mut self, mut entry: Entry) -> Option<Entry> {
+    pub fn insert_entry(&mut self, entry: Entry) -> Option<Entry> {
         self.preserve(&entry.key);
-        entry.lru = match self.lfu {
+        let fresh_access = match self.lfu {
             Some(_) => Lfu::new_word(self.now_ms),
             None => lru_clock(self.now_ms),
         };
@@ -357,23 +382,27 @@ impl Db {
         // An expired entry found under the key is replaced in place and counted as expired,
         // as if it had been removed first.
         let found = table.find_index(hash, &entry.key);
-        let (old, expired) = match found.and_then(|index| table.at_mut(index)) {
-            Some(stored) => {
+        let (old, expired) = match found.and_then(|i| table.at_mut(i).map(|stored| (i, stored))) {
+            Some((index, stored)) => {
                 let previous = std::mem::replace(stored, entry);
+                let previous_access = table.access_at(index);
                 if expiry != Expiry::Ignore && previous.is_expired(now) {
+                    table.set_access_at(index, fresh_access);
                     (None, Some(previous))
                 } else {
                     // A value replacing a live one keeps its access frequency, counting
                     // this write as an access (Redis's `setKey`: a write lookup, then
                     // `dbOverwrite` under an LFU policy).
-                    if let Some(lfu) = lfu_policy {
-                        stored.lru = lfu.touched(previous.lru, now);
-                    }
+                    let access = match lfu_policy {
+                        Some(lfu) => lfu.touched(previous_access, now),
+                        None => fresh_access,
+                    };
+                    table.set_access_at(index, access);
                     (Some(previous), None)
                 }
             }
             None => {
-                table.insert_new(hash, Box::new(entry));
+                table.insert_new(hash, Box::new(entry), fresh_access);
                 (None, None)
             }
         };
@@ -453,6 +482,17 @@ impl Db {
         self.slots = Vec::new();
         self.len = 0;
         self.volatile = 0;
+    }
+
+    /// Bytes this database's own structures take (MEMORY STATS `overhead.hashtable.main`,
+    /// which in Redis counts the dict's buckets, its entries and the value objects): the
+    /// slot tables with their buckets and the boxed entries, not what keys and values own
+    /// on the heap.
+    pub fn table_bytes(&self) -> u64 {
+        let buckets: usize = self.slots.iter().map(SlotTable::bucket_count).sum();
+        (self.slots.capacity() * std::mem::size_of::<SlotTable>()
+            + buckets * super::slot_table::BUCKET_BYTES
+            + self.len * std::mem::size_of::<Entry>()) as u64
     }
 
     /// Number of keys stored in one hash slot.

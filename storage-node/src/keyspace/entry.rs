@@ -9,9 +9,11 @@ pub struct Entry {
     pub value: Value,
     /// Absolute expiry time in Unix milliseconds; 0 means no expiry.
     pub expire_at_ms: u64,
-    /// Redis's LRU clock of the last access: Unix seconds, wrapping (OBJECT IDLETIME).
-    pub lru: u32,
 }
+
+// The LRU clock lives in the slot table's bucket to keep this at 64 bytes (see
+// `super::slot_table`): one byte more and jemalloc serves it from its 80-byte class.
+const _: () = assert!(std::mem::size_of::<Entry>() <= 64);
 
 impl Entry {
     pub fn new(key: &[u8], value: Value) -> Entry {
@@ -19,7 +21,6 @@ impl Entry {
             key: CompactBytes::new(key),
             value,
             expire_at_ms: 0,
-            lru: 0,
         }
     }
 
@@ -31,11 +32,14 @@ impl Entry {
         self.expire_at_ms != 0 && self.expire_at_ms <= now_ms
     }
 
-    /// Bytes this key costs: its bucket in the slot table (a control byte per bucket, at
-    /// most 7/8 of the buckets filled), plus the heap the key and the value own. Redis's
-    /// own numbers come from its allocator and cannot be reproduced.
+    /// Bytes this key costs: its boxed entry, its bucket in the slot table (tables
+    /// run between 3/8 and 3/4 full: about two buckets a key), plus the heap the key and
+    /// the value own. Redis's own numbers come from its allocator and cannot be reproduced.
     pub fn memory_usage(&self) -> usize {
-        let bucket = std::mem::size_of::<Entry>() + 1;
-        bucket * 8 / 7 + self.key.heap_size() + self.value.memory_usage()
+        const BUCKETS_PER_KEY: usize = 2;
+        std::mem::size_of::<Entry>()
+            + BUCKETS_PER_KEY * super::slot_table::BUCKET_BYTES
+            + self.key.heap_size()
+            + self.value.memory_usage()
     }
 }

@@ -168,8 +168,8 @@ impl Keyspace {
         for index in 0..self.dbs.len() {
             let db = &self.dbs[index];
             let lfu = db.lfu;
-            for entry in sample(db, samples, volatile_only, &mut rng) {
-                let score = score(settings.policy, lfu, entry, now);
+            for (entry, access) in sample(db, samples, volatile_only, &mut rng) {
+                let score = score(settings.policy, lfu, entry, access, now);
                 self.eviction.pool.offer(index, entry.key.as_slice(), score);
             }
         }
@@ -195,7 +195,7 @@ impl Keyspace {
             self.eviction.next_random_db = (index + 1) % count;
             let db = &self.dbs[index];
             let picked = sample(db, 1, volatile_only, &mut rng);
-            if let Some(entry) = picked.first() {
+            if let Some((entry, _)) = picked.first() {
                 return Some((index, entry.key.clone()));
             }
         }

@@ -35,28 +35,29 @@ pub struct Pool {
 
 /// How evictable an entry is under `policy` (Redis's `idle` in `evictionPoolPopulate`):
 /// seconds idle for LRU, 255 minus the decayed frequency for LFU, and an earlier expiry
-/// time scores higher for volatile-ttl.
-pub fn score(policy: Policy, lfu: Option<Lfu>, entry: &Entry, now_ms: u64) -> u64 {
+/// time scores higher for volatile-ttl. `access` is the entry's LRU clock or LFU word.
+pub fn score(policy: Policy, lfu: Option<Lfu>, entry: &Entry, access: u32, now_ms: u64) -> u64 {
     match policy {
         Policy::VolatileTtl => u64::MAX - entry.expire_at_ms,
         _ if policy.is_lfu() => {
-            let frequency = lfu.map_or(0, |lfu| lfu.frequency(entry.lru, now_ms));
+            let frequency = lfu.map_or(0, |lfu| lfu.frequency(access, now_ms));
             255 - u64::from(frequency.min(255))
         }
-        _ => u64::from(lru_clock(now_ms).wrapping_sub(entry.lru)),
+        _ => u64::from(lru_clock(now_ms).wrapping_sub(access)),
     }
 }
 
 /// Up to `count` entries of `db` from a random place on (keys with a TTL only when
 /// `volatile_only`), walking slot tables and their buckets in order as Redis's
 /// `dictGetSomeKeys` walks its buckets. Walks past at most about `count * 10` entries,
-/// scaled by how rare keys with a TTL are, and at most once round the slots.
+/// scaled by how rare keys with a TTL are, and at most once round the slots. Each entry
+/// comes with its access word.
 pub fn sample<'a>(
     db: &'a Db,
     count: usize,
     volatile_only: bool,
     rng: &mut impl Rng,
-) -> Vec<&'a Entry> {
+) -> Vec<(&'a Entry, u32)> {
     let mut found = Vec::with_capacity(count);
     let eligible = if volatile_only {
         db.volatile_len()
@@ -77,12 +78,12 @@ pub fn sample<'a>(
         if table.len() > 0 && buckets > 0 {
             let start = rng.gen_range(0..buckets);
             for offset in 0..buckets {
-                let Some(entry) = table.at((start + offset) % buckets) else {
+                let Some((entry, access)) = table.with_access_at((start + offset) % buckets) else {
                     continue;
                 };
                 steps_left = steps_left.saturating_sub(1);
                 if !volatile_only || entry.has_expiry() {
-                    found.push(entry);
+                    found.push((entry, access));
                 }
                 if found.len() >= count || (steps_left == 0 && !found.is_empty()) {
                     return found;
