@@ -245,6 +245,35 @@ fn allkeys_lfu_evicts_the_least_used_keys_first() {
     cold_keys_go_first("allkeys-lfu", &["FREQ", "0"]);
 }
 
+/// Among keys of equal frequency (all written, none read), the newest arrivals are evicted
+/// first, so a stream of keys written once does not push out the keys that were there
+/// before it (`keyspace::access`). Ties broken at random would take old and new keys
+/// alike, in proportion to their numbers.
+#[test]
+fn lfu_ties_go_to_the_newest_arrivals() {
+    let (_node, mut client) = node_with_room("allkeys-lfu", 2 * 1024 * 1024);
+    // No decay: a minute turning during the test must not change any key's frequency.
+    ok(&mut client, &["CONFIG", "SET", "lfu-decay-time", "0"]);
+    let old = fill(&mut client, "old", None, |c, n| {
+        n % 50 == 0 && evicted_keys(c) > 0
+    });
+    let evicted_before = evicted_keys(&mut client);
+    let new = fill(&mut client, "new", None, |c, n| {
+        n % 50 == 0 && evicted_keys(c) >= evicted_before + 400
+    });
+    let evicted = evicted_keys(&mut client) - evicted_before;
+    let new_lost = (0..new)
+        .filter(|n| !exists(&mut client, &format!("new:{n}")))
+        .count() as u64;
+    // At random, new keys (about a fifth of what the node holds) would be a fifth of the
+    // evicted keys; newest first, about half of them (a sample of five holds a new key
+    // about half the time).
+    assert!(
+        new_lost * 3 >= evicted,
+        "{new_lost} of {evicted} evicted keys were new ones ({old} old keys, {new} new)"
+    );
+}
+
 #[test]
 fn allkeys_random_evicts_some_keys() {
     let (_node, mut client) = node_with_room("allkeys-random", 1024 * 1024);

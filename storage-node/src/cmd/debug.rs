@@ -23,8 +23,9 @@ use bytes::Bytes;
 
 use super::args::is;
 use super::errors::NO_SUCH_KEY;
-use super::object::{idle_seconds, refcount, reply_help};
+use super::object::{refcount, reply_help};
 use super::{CmdError, CmdResult, Ctx, Handler};
+use crate::keyspace::access::{idle_seconds, LRU_CLOCK_MAX};
 use crate::persistence::rdb;
 
 pub const COMMANDS: &[(&str, Handler)] = &[("debug", debug)];
@@ -45,9 +46,6 @@ const DEBUG_HELP: &[&str] = &[
     "SLEEP <seconds>",
     "    Stop the server for <seconds>. Decimals allowed.",
 ];
-
-/// The low 24 bits of an LRU stamp, which is what Redis stores and shows.
-const LRU_MASK: u32 = (1 << 24) - 1;
 
 fn debug(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let sub = &args[1];
@@ -85,7 +83,7 @@ fn debug_object(ctx: &mut Ctx<'_>, key: &[u8]) -> CmdResult {
         refcount(&entry.value),
         entry.value.encoding_name(),
         rdb::serialized_len(&entry.value, &encodings),
-        access & LRU_MASK,
+        access & LRU_CLOCK_MAX,
         idle_seconds(access, now),
     );
     ctx.out.simple(&line);

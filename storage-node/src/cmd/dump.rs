@@ -22,8 +22,8 @@ use bytes::Bytes;
 
 use super::args::{self, is};
 use super::errors::{BUSYKEY, SYNTAX};
-use super::object::lru_for_idle;
 use super::{CmdResult, Ctx, Handler};
+use crate::keyspace::access::with_idle;
 use crate::keyspace::lfu::Lfu;
 use crate::persistence::payload::{self, PayloadError};
 use crate::persistence::rdb::Encodings;
@@ -141,11 +141,14 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let relative_ttl = ttl != 0 && !options.absolute_ttl;
     // Redis's `objectSetLRUOrLFU`: FREQ counts under an LFU policy, IDLETIME otherwise.
     let lfu = db.lfu;
+    let word = db.peek_with_access(key).map_or(0, |(_, word)| word);
     match (lfu, options.frequency, options.idle_seconds) {
         (Some(_), Some(frequency), _) => {
-            db.set_access(key, Lfu::new_word(now) & !0xFF | frequency as u32);
+            // Checked to be 0..=255 with the options.
+            let frequency = frequency.clamp(0, 255) as u8;
+            db.set_access(key, Lfu::with_frequency(word, frequency, now));
         }
-        (None, _, Some(idle)) => db.set_access(key, lru_for_idle(idle, now)),
+        (None, _, Some(idle)) => db.set_access(key, with_idle(word, idle, now)),
         _ => {}
     }
     ctx.notify(crate::pubsub::notify::GENERIC, "restore", key);

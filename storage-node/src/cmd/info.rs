@@ -23,7 +23,8 @@ use bytes::Bytes;
 use super::args::text;
 use super::connection::COMPATIBLE_VERSION;
 use super::{CmdResult, Ctx, Handler};
-use crate::keyspace::{lru_clock, Db};
+use crate::keyspace::access::lru_clock;
+use crate::keyspace::Db;
 use crate::server::stats::{self, KeyspaceCounters, Stats};
 use crate::server::{client_memory, client_peaks};
 

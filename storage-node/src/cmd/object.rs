@@ -17,7 +17,8 @@ use slotproxy::resp::ReplyBuf;
 
 use super::args::is;
 use super::{unknown_subcommand, CmdResult, Ctx, Handler};
-use crate::keyspace::{lru_clock, Entry};
+use crate::keyspace::access::idle_seconds;
+use crate::keyspace::Entry;
 use crate::types::Value;
 
 pub const COMMANDS: &[(&str, Handler)] = &[("object", object)];
@@ -34,35 +35,6 @@ const LRU_NOT_SELECTED: &str = "ERR An LFU maxmemory policy is selected, idle ti
 const SHARED_REFCOUNT: i64 = i32::MAX as i64;
 /// Redis shares the integer objects 0..10000 (`OBJ_SHARED_INTEGERS`).
 const SHARED_INTEGERS: i64 = 10_000;
-
-/// Redis's LRU clock keeps the low 24 bits of Unix seconds; idle times wrap at this value.
-const LRU_CLOCK_MAX: u32 = (1 << 24) - 1;
-
-/// Seconds a key with LRU stamp `lru` has been idle (Redis's `estimateObjectIdleTime`).
-/// Only the low 24 bits of the stamps count, so idle times match Redis's, wrap included.
-pub(super) fn idle_seconds(lru: u32, now_ms: u64) -> u64 {
-    let clock = lru_clock(now_ms) & LRU_CLOCK_MAX;
-    let lru = lru & LRU_CLOCK_MAX;
-    if clock >= lru {
-        (clock - lru) as u64
-    } else {
-        (clock + (LRU_CLOCK_MAX - lru)) as u64
-    }
-}
-
-/// The LRU stamp of a key restored with `IDLETIME idle` (Redis's `objectSetLRUOrLFU`),
-/// including how Redis wraps (and, for absurd values, overflows) the arithmetic.
-pub(super) fn lru_for_idle(idle: i64, now_ms: u64) -> u32 {
-    let clock = lru_clock(now_ms);
-    let low_clock = (clock & LRU_CLOCK_MAX) as i64;
-    // Redis scales by its clock resolution (1000 ms): `idle * 1000 / 1000`, in 64 bits.
-    let idle = idle.wrapping_mul(1000) / 1000;
-    let mut stamp = low_clock.wrapping_sub(idle);
-    if stamp < 0 {
-        stamp = stamp.wrapping_add(LRU_CLOCK_MAX as i64);
-    }
-    (clock & !LRU_CLOCK_MAX) | (stamp as u32 & LRU_CLOCK_MAX)
-}
 
 /// The refcount OBJECT REFCOUNT and DEBUG OBJECT show for a value.
 pub(super) fn refcount(value: &Value) -> i64 {
@@ -140,37 +112,4 @@ fn object(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
 /// Bytes one key costs in this node (see [`Entry::memory_usage`]).
 pub(super) fn memory_usage(entry: &Entry) -> usize {
     entry.memory_usage()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn idle_time_uses_redis_24_bit_clock() {
-        let now_ms = 1_700_000_000_000;
-        let clock = lru_clock(now_ms);
-        assert_eq!(idle_seconds(clock, now_ms), 0);
-        assert_eq!(idle_seconds(clock - 90, now_ms), 90);
-        assert_eq!(idle_seconds(lru_for_idle(1000, now_ms), now_ms), 1000);
-        assert_eq!(idle_seconds(lru_for_idle(0, now_ms), now_ms), 0);
-    }
-
-    #[test]
-    fn huge_idle_times_wrap_like_redis() {
-        // Observed on redis-server 7.0 with its 24-bit clock at 90358 (resp. 90359).
-        let at = |clock24: u64| (0x6500_0000u64 + clock24) * 1000;
-        assert_eq!(
-            idle_seconds(lru_for_idle(99_999_999_999_999, at(90358)), at(90358)),
-            8_011_775
-        );
-        assert_eq!(
-            idle_seconds(lru_for_idle(16_000_000, at(90359)), at(90359)),
-            16_000_000
-        );
-        assert_eq!(
-            idle_seconds(lru_for_idle(i64::MAX, at(90359)), at(90359)),
-            16_777_214
-        );
-    }
 }

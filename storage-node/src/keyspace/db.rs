@@ -10,6 +10,7 @@ use std::hash::BuildHasher;
 use hashbrown::DefaultHashBuilder;
 use slotproxy::cluster::{key_slot, SLOT_COUNT};
 
+use super::access::{new_lru_word, touched_lru, Arrivals};
 use super::entry::Entry;
 use super::lfu::Lfu;
 use super::slot_table::SlotTable;
@@ -57,9 +58,11 @@ pub struct Db {
     /// they expired are kept in `expired_log` until the keyspace writes them as DEL.
     pub(super) log_expired: bool,
     pub(super) expired_log: Vec<CompactBytes>,
-    /// Set while an LFU `maxmemory-policy` is selected: entries' `lru` fields then hold
+    /// Set while an LFU `maxmemory-policy` is selected: entries' access words then hold
     /// access frequencies (see `keyspace::lfu`).
     pub lfu: Option<Lfu>,
+    /// The arrival generation new keys get (`keyspace::access`).
+    pub arrivals: Arrivals,
     /// The running snapshot's pre-images, while it has not written this database yet
     /// (`super::snapshot_cow`).
     pub(super) cow: Option<Box<SnapshotCow>>,
@@ -80,11 +83,6 @@ pub enum Expiry {
     Hide,
     /// A replica applying its master's stream: keys live until the master removes them.
     Ignore,
-}
-
-/// The LRU clock: Unix seconds, truncated to 32 bits.
-pub fn lru_clock(now_ms: u64) -> u32 {
-    (now_ms / 1000) as u32
 }
 
 impl Db {
@@ -198,9 +196,10 @@ impl Db {
             Some(index) => {
                 let table = &mut self.slots[slot];
                 if touch {
+                    let word = table.access_at(index);
                     let access = match lfu {
-                        Some(lfu) => lfu.touched(table.access_at(index), now),
-                        None => lru_clock(now),
+                        Some(lfu) => lfu.touched(word, now),
+                        None => touched_lru(word, now),
                     };
                     table.set_access_at(index, access);
                 }
@@ -363,10 +362,6 @@ impl Db {
     /// when there was none, or only an expired one, which is then counted as expired).
     pub fn insert_entry(&mut self, entry: Entry) -> Option<Entry> {
         self.preserve(&entry.key);
-        let fresh_access = match self.lfu {
-            Some(_) => Lfu::new_word(self.now_ms),
-            None => lru_clock(self.now_ms),
-        };
         let slot = key_slot(&entry.key);
         let hash = self.hash(&entry.key);
         self.dirty += 1;
@@ -378,6 +373,15 @@ impl Db {
         let now = self.now_ms;
         let lfu_policy = self.lfu;
         let expiry = self.expiry;
+        let (mut arrivals, len) = (self.arrivals, self.len);
+        // The access word of a key arriving now, in the current arrival generation.
+        let mut arrive = || {
+            let generation = arrivals.arrive(len);
+            match lfu_policy {
+                Some(_) => Lfu::new_word(now, generation),
+                None => new_lru_word(now, generation),
+            }
+        };
         let table = self.table_mut(slot);
         // An expired entry found under the key is replaced in place and counted as expired,
         // as if it had been removed first.
@@ -387,7 +391,7 @@ impl Db {
                 let previous = std::mem::replace(stored, entry);
                 let previous_access = table.access_at(index);
                 if expiry != Expiry::Ignore && previous.is_expired(now) {
-                    table.set_access_at(index, fresh_access);
+                    table.set_access_at(index, arrive());
                     (None, Some(previous))
                 } else {
                     // A value replacing a live one keeps its access frequency, counting
@@ -395,17 +399,18 @@ impl Db {
                     // `dbOverwrite` under an LFU policy).
                     let access = match lfu_policy {
                         Some(lfu) => lfu.touched(previous_access, now),
-                        None => fresh_access,
+                        None => touched_lru(previous_access, now),
                     };
                     table.set_access_at(index, access);
                     (Some(previous), None)
                 }
             }
             None => {
-                table.insert_new(hash, Box::new(entry), fresh_access);
+                table.insert_new(hash, Box::new(entry), arrive());
                 (None, None)
             }
         };
+        self.arrivals = arrivals;
         if let Some(expired) = expired {
             self.count_expired(&expired, &expired.key);
         }

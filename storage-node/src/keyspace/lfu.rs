@@ -7,8 +7,13 @@
 //! `lfu-decay-time` minutes passed, then raises it with probability
 //! `1 / ((counter - 5) * lfu-log-factor + 1)`. Switching policies at run time leaves the
 //! field to be read the other way, exactly as Redis warns in its OBJECT FREQ error.
+//!
+//! The word's top 8 bits hold the key's arrival generation (`super::access`), which every
+//! change here keeps.
 
 use rand::Rng;
+
+use super::access::GENERATION_MASK;
 
 const INIT_VAL: u32 = 5;
 const COUNTER_MAX: u32 = 255;
@@ -37,9 +42,14 @@ fn minutes_since(then: u32, now_ms: u64) -> u64 {
 }
 
 impl Lfu {
-    /// The LFU word of a key created now.
-    pub fn new_word(now_ms: u64) -> u32 {
-        (minutes(now_ms) << 8) | INIT_VAL
+    /// The LFU word of a key created now, arriving in `generation`.
+    pub fn new_word(now_ms: u64, generation: u8) -> u32 {
+        (u32::from(generation) << 24) | (minutes(now_ms) << 8) | INIT_VAL
+    }
+
+    /// `word` with its counter set to `frequency` as of now (RESTORE ... FREQ).
+    pub fn with_frequency(word: u32, frequency: u8, now_ms: u64) -> u32 {
+        (word & GENERATION_MASK) | (minutes(now_ms) << 8) | u32::from(frequency)
     }
 
     /// The counter after decay (what OBJECT FREQ shows), without changing the word.
@@ -62,7 +72,7 @@ impl Lfu {
                 counter += 1;
             }
         }
-        (minutes(now_ms) << 8) | counter
+        (word & GENERATION_MASK) | (minutes(now_ms) << 8) | counter
     }
 }
 
@@ -76,12 +86,13 @@ mod tests {
             log_factor: 0,
             decay_time: 0,
         };
-        let mut word = Lfu::new_word(0);
+        let mut word = Lfu::new_word(0, 7);
         assert_eq!(lfu.frequency(word, 0), 5);
         for _ in 0..300 {
             word = lfu.touched(word, 0);
         }
         assert_eq!(lfu.frequency(word, 0), 255);
+        assert_eq!(word >> 24, 7, "an access keeps the arrival generation");
     }
 
     #[test]
@@ -90,7 +101,7 @@ mod tests {
             log_factor: 10,
             decay_time: 1,
         };
-        let word = Lfu::new_word(0);
+        let word = Lfu::new_word(0, 255);
         assert_eq!(lfu.frequency(word, 3 * 60 * 1000), 2);
         assert_eq!(lfu.frequency(word, 60 * 60 * 1000), 0);
     }

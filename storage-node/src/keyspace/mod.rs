@@ -1,5 +1,6 @@
 //! The node's data: its databases, lazy and active expiry, and the clock commands see.
 
+pub mod access;
 pub mod blocking;
 pub mod command_stats;
 mod db;
@@ -20,7 +21,7 @@ pub mod snapshot_cow;
 pub mod tracking;
 mod watch;
 
-pub use db::{lru_clock, Db, DbEvent, Expiry};
+pub use db::{Db, DbEvent, Expiry};
 pub use entry::Entry;
 
 use std::time::{SystemTime, UNIX_EPOCH};

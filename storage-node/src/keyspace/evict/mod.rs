@@ -167,9 +167,8 @@ impl Keyspace {
         // `evictionPoolPopulate` does, so the pool keeps the best keys seen over many picks.
         for index in 0..self.dbs.len() {
             let db = &self.dbs[index];
-            let lfu = db.lfu;
             for (entry, access) in sample(db, samples, volatile_only, &mut rng) {
-                let score = score(settings.policy, lfu, entry, access, now);
+                let score = score(settings.policy, db, entry, access, now);
                 self.eviction.pool.offer(index, entry.key.as_slice(), score);
             }
         }
