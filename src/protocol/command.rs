@@ -124,7 +124,7 @@ fn docs(out: &mut ReplyBuf<'_>, names: &[Bytes], served: Served<'_>) {
     out.map(found.len());
     for spec in found {
         out.bulk(spec.name.as_bytes());
-        let docs = spec.docs.as_ref().unwrap_or(&empty);
+        let docs = spec.docs().unwrap_or(&empty);
         if all_subcommands_served(spec, served) {
             docs.write(out);
         } else {

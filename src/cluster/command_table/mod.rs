@@ -43,8 +43,9 @@ pub struct CommandSpec {
     pub key_specs: Vec<KeySpec>,
     /// The entry `COMMAND INFO` answers with.
     pub info: Frame,
-    /// The value `COMMAND DOCS` answers with.
-    pub docs: Option<Frame>,
+    /// The module the command belongs to (its `COMMAND DOCS` `module` field); None for
+    /// Redis's own commands.
+    module: Option<&'static str>,
     pub subcommands: Vec<CommandSpec>,
     /// Dense index among all commands and subcommands (`0..CommandTable::spec_count()`), in
     /// [`CommandTable::all_specs`] order, so per-command arrays (metrics) need no name lookup.
@@ -78,8 +79,23 @@ impl CommandSpec {
     /// The module a module command belongs to (its `COMMAND DOCS` `module` field); None
     /// for Redis's own commands.
     pub fn module(&self) -> Option<&str> {
-        let name = self.docs.as_ref()?.map_get("module")?.as_bytes()?;
-        std::str::from_utf8(name).ok()
+        self.module
+    }
+
+    /// The value `COMMAND DOCS` answers with for this command, if Redis documents it.
+    ///
+    /// The documentation is parsed on the first call, not with the table: it is 0.6 MB of
+    /// heap that only `COMMAND DOCS` (and `redis-cli`'s hints) ever read, and a node counts
+    /// every byte of its own against `maxmemory`.
+    pub fn docs(&self) -> Option<&'static Frame> {
+        let docs = all_docs();
+        match self.name.split_once('|') {
+            Some((container, _)) => docs
+                .get(container)?
+                .map_get("subcommands")?
+                .map_get(&self.name),
+            None => docs.get(&self.name),
+        }
     }
 
     /// True when the command takes key arguments at all.
@@ -107,29 +123,20 @@ impl CommandTable {
     /// The table for Redis 7.0, parsed once per process.
     pub fn get() -> &'static CommandTable {
         static TABLE: OnceLock<CommandTable> = OnceLock::new();
-        TABLE.get_or_init(|| CommandTable::parse(INFO_DATA, DOCS_DATA))
+        TABLE.get_or_init(|| CommandTable::parse(INFO_DATA))
     }
 
-    fn parse(info: &'static [u8], docs: &'static [u8]) -> CommandTable {
+    fn parse(info: &'static [u8]) -> CommandTable {
         // The data is compiled in and checked by tests, so failing to parse it is a build
         // defect, not an input error.
         let info = match parse_static_frame(info) {
             Ok(Some((Frame::Array(items), _))) => items,
             other => panic!("embedded command table is not a RESP array: {other:?}"),
         };
-        let docs = match parse_static_frame(docs) {
-            Ok(Some((Frame::Map(pairs), _))) => pairs,
-            other => panic!("embedded command docs are not a RESP map: {other:?}"),
-        };
-        let docs: HashMap<String, Frame> = docs
-            .into_iter()
-            .filter_map(|(k, v)| Some((String::from_utf8_lossy(k.as_bytes()?).into_owned(), v)))
-            .chain(modules::docs_entries())
-            .collect();
         let mut commands: Vec<CommandSpec> = info
             .into_iter()
             .chain(modules::info_entries())
-            .filter_map(|entry| spec_from_info(entry, &docs))
+            .filter_map(spec_from_info)
             .collect();
         commands.sort_by(|a, b| a.name.cmp(&b.name));
         let mut next_id = 0;
@@ -219,22 +226,26 @@ fn text_list(frame: Option<&Frame>) -> Vec<String> {
         .collect()
 }
 
-fn spec_from_info(entry: Frame, docs: &HashMap<String, Frame>) -> Option<CommandSpec> {
+/// Every command's `COMMAND DOCS` value by name (subcommands inside their container's),
+/// parsed once, on first use (see [`CommandSpec::docs`]).
+fn all_docs() -> &'static HashMap<String, Frame> {
+    static DOCS: OnceLock<HashMap<String, Frame>> = OnceLock::new();
+    DOCS.get_or_init(|| {
+        // Compiled in and checked by tests: failing to parse it is a build defect.
+        let docs = match parse_static_frame(DOCS_DATA) {
+            Ok(Some((Frame::Map(pairs), _))) => pairs,
+            other => panic!("embedded command docs are not a RESP map: {other:?}"),
+        };
+        docs.into_iter()
+            .filter_map(|(k, v)| Some((String::from_utf8_lossy(k.as_bytes()?).into_owned(), v)))
+            .chain(modules::docs_entries())
+            .collect()
+    })
+}
+
+fn spec_from_info(entry: Frame) -> Option<CommandSpec> {
     let items = entry.as_array()?.to_vec();
     let name = String::from_utf8_lossy(items.first()?.as_bytes()?).into_owned();
-    let (container, short) = match name.split_once('|') {
-        Some((c, s)) => (Some(c.to_string()), s.to_string()),
-        None => (None, name.clone()),
-    };
-    let doc = match &container {
-        Some(c) => docs
-            .get(c)
-            .and_then(|d| d.map_get("subcommands"))
-            .and_then(|subs| subs.map_get(&name))
-            .cloned(),
-        None => docs.get(&name).cloned(),
-    };
-    let _ = short;
     let key_specs = items
         .get(8)
         .and_then(Frame::as_array)
@@ -247,7 +258,7 @@ fn spec_from_info(entry: Frame, docs: &HashMap<String, Frame>) -> Option<Command
         .and_then(Frame::as_array)
         .unwrap_or(&[])
         .iter()
-        .filter_map(|sub| spec_from_info(sub.clone(), docs))
+        .filter_map(|sub| spec_from_info(sub.clone()))
         .collect();
     let mut flags = CommandFlags::from_names(strings_at(&items, 2).iter().map(String::as_str));
     if flags::HIDDEN_MAY_REPLICATE.contains(&name.as_str()) {
@@ -261,7 +272,7 @@ fn spec_from_info(entry: Frame, docs: &HashMap<String, Frame>) -> Option<Command
         key_step: int_at(&items, 5),
         key_specs,
         info: entry,
-        docs: doc,
+        module: modules::module_of(&name),
         subcommands,
         name,
         id: 0,

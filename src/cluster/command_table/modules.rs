@@ -101,6 +101,14 @@ pub(super) fn info_entries() -> Vec<Frame> {
         .collect()
 }
 
+/// The module a command belongs to, if it is a module command.
+pub(super) fn module_of(name: &str) -> Option<&'static str> {
+    BLOOM_COMMANDS
+        .iter()
+        .any(|&(command, _)| command == name)
+        .then_some(MODULE_NAME)
+}
+
 /// `COMMAND DOCS` entries of the module commands, by name.
 pub(super) fn docs_entries() -> Vec<(String, Frame)> {
     BLOOM_COMMANDS

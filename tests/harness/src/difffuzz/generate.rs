@@ -325,7 +325,7 @@ fn is_stream_command(spec: &CommandSpec) -> bool {
 
 /// The docs argument list of a command, if its docs have one.
 fn doc_arguments(spec: &CommandSpec) -> Option<&[Frame]> {
-    spec.docs.as_ref()?.map_get("arguments")?.as_array()
+    spec.docs()?.map_get("arguments")?.as_array()
 }
 
 fn sub_arguments(argument: &Frame) -> &[Frame] {

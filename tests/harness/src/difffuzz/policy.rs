@@ -279,8 +279,7 @@ pub fn diverges(name: &str, args: &[Vec<u8>]) -> bool {
 /// The command family a difference is reported under: the docs group when the table has
 /// one (string, list, sorted-set, scripting, ...), else the command name.
 pub fn family(spec: &slotproxy::cluster::CommandSpec) -> String {
-    spec.docs
-        .as_ref()
+    spec.docs()
         .and_then(|d| d.map_get("group"))
         .and_then(|g| g.as_bytes())
         .map(|g| String::from_utf8_lossy(g).into_owned())
