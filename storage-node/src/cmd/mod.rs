@@ -507,7 +507,7 @@ fn dispatch(
         }
     }
     // Redis's processCommand: OOM after the cluster redirect, before the disk and replica gates.
-    if let Err(e) = oom::check(&mut ctx, spec) {
+    if let Err(e) = oom::check(&mut ctx, spec, args) {
         ctx.keyspace.command_stats.rejected(spec);
         return Err(transaction::rejected(ctx.keyspace, ctx.client, args, e));
     }

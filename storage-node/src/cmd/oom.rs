@@ -9,6 +9,7 @@
 //! No eviction happens inside EXEC or a script, while loading, on a replica (Redis's
 //! `replica-ignore-maxmemory yes`) or while clients are paused (the dataset stays still).
 
+use bytes::Bytes;
 use slotproxy::cluster::{CommandFlags, CommandSpec, CommandTable};
 
 use super::{CmdResult, Ctx};
@@ -18,8 +19,9 @@ use crate::server::client_memory;
 /// Commands MULTI still accepts when out of memory.
 const ALLOWED_IN_MULTI: &[&str] = &["exec", "discard", "quit", "reset"];
 
-/// Evicts as needed, then refuses the command if it may not run out of memory.
-pub fn check(ctx: &mut Ctx<'_>, spec: &CommandSpec) -> CmdResult {
+/// Evicts as needed before the command `args`, then refuses it if it may not run out of
+/// memory.
+pub fn check(ctx: &mut Ctx<'_>, spec: &CommandSpec, args: &[Bytes]) -> CmdResult {
     if ctx.client.nested
         || ctx.client.loading
         || ctx.shared.pause.is_paused()
@@ -29,7 +31,14 @@ pub fn check(ctx: &mut Ctx<'_>, spec: &CommandSpec) -> CmdResult {
     }
     let me = ctx.client.id();
     let shared = ctx.shared;
+    // What a write will store, about: its arguments (see `keyspace::memory::UsedMemory`).
+    let incoming = if spec.flags.contains(CommandFlags::DENYOOM) {
+        args.iter().map(|a| a.len() as u64).sum()
+    } else {
+        0
+    };
     let outcome = ctx.keyspace.perform_evictions(
+        incoming,
         || client_memory::not_counted_for_evict(shared),
         me,
         ctx.out.buf,

@@ -126,7 +126,7 @@ async fn continue_evictions(shared: &Arc<Shared>) {
     keyspace.set_now(unix_time_ms());
     let not_counted = || super::client_memory::not_counted_for_evict(shared);
     // No client runs this: nobody's reply buffer receives the notifications.
-    keyspace.perform_evictions(not_counted, 0, &mut bytes::BytesMut::new());
+    keyspace.perform_evictions(0, not_counted, 0, &mut bytes::BytesMut::new());
     crate::propagation::publish(shared, &mut keyspace);
 }
 

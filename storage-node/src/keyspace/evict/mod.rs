@@ -73,11 +73,13 @@ fn time_limit_us(tenacity: u64) -> u64 {
 }
 
 impl Keyspace {
-    /// Evicts keys until the node is under `maxmemory` (see the module doc). `not_counted`
-    /// gives `mem_not_counted_for_evict`, asked only when over the limit. Keyspace notifications of the evictions go to the
-    /// subscribers; `me`'s own copy into `my_out`.
+    /// Evicts keys until the node is under `maxmemory` (see the module doc), before a
+    /// command whose arguments will store about `incoming` bytes. `not_counted` gives
+    /// `mem_not_counted_for_evict`, asked only when over the limit. Keyspace notifications
+    /// of the evictions go to the subscribers; `me`'s own copy into `my_out`.
     pub fn perform_evictions(
         &mut self,
+        incoming: u64,
         not_counted: impl FnOnce() -> u64,
         me: u64,
         my_out: &mut bytes::BytesMut,
@@ -89,7 +91,7 @@ impl Keyspace {
             self.eviction.running = false;
             return Outcome::Ok;
         }
-        let used = self.eviction.used.current(self.now_ms);
+        let used = self.eviction.used.current(self.now_ms, incoming);
         if used <= settings.maxmemory {
             self.eviction.running = false;
             return Outcome::Ok;
@@ -165,12 +167,12 @@ impl Keyspace {
         let mut rng = rand::thread_rng();
         // Every pick first adds fresh samples of each database to the pool, as Redis's
         // `evictionPoolPopulate` does, so the pool keeps the best keys seen over many picks.
-        for index in 0..self.dbs.len() {
-            let db = &self.dbs[index];
-            for (entry, access) in sample(db, samples, volatile_only, &mut rng) {
+        let pool = &mut self.eviction.pool;
+        for (index, db) in self.dbs.iter().enumerate() {
+            sample(db, samples, volatile_only, &mut rng, |entry, access| {
                 let score = score(settings.policy, db, entry, access, now);
-                self.eviction.pool.offer(index, entry.key.as_slice(), score);
-            }
+                pool.offer(index, entry.key.as_slice(), score);
+            });
         }
         // The best pooled candidate that still exists and is still eligible (a key sampled
         // just now always is, so this finds one whenever any key may be evicted).
@@ -192,10 +194,12 @@ impl Keyspace {
         for _ in 0..count {
             let index = self.eviction.next_random_db % count;
             self.eviction.next_random_db = (index + 1) % count;
-            let db = &self.dbs[index];
-            let picked = sample(db, 1, volatile_only, &mut rng);
-            if let Some((entry, _)) = picked.first() {
-                return Some((index, entry.key.clone()));
+            let mut picked = None;
+            sample(&self.dbs[index], 1, volatile_only, &mut rng, |entry, _| {
+                picked = Some(entry.key.clone());
+            });
+            if let Some(key) = picked {
+                return Some((index, key));
             }
         }
         None

@@ -52,27 +52,29 @@ pub fn score(policy: Policy, db: &Db, entry: &Entry, access: u32, now_ms: u64) -
 /// Up to `count` entries of `db` from a random place on (keys with a TTL only when
 /// `volatile_only`), walking slot tables and their buckets in order as Redis's
 /// `dictGetSomeKeys` walks its buckets. Walks past at most about `count * 10` entries,
-/// scaled by how rare keys with a TTL are, and at most once round the slots. Each entry
-/// comes with its access word.
-pub fn sample<'a>(
-    db: &'a Db,
+/// scaled by how rare keys with a TTL are, and at most once round the slots. Each entry is
+/// handed to `visit` with its access word; returns how many were. (A callback, not a
+/// vector: a vector was an allocation per database per evicted key.)
+pub fn sample(
+    db: &Db,
     count: usize,
     volatile_only: bool,
     rng: &mut impl Rng,
-) -> Vec<(&'a Entry, u32)> {
-    let mut found = Vec::with_capacity(count);
+    mut visit: impl FnMut(&Entry, u32),
+) -> usize {
     let eligible = if volatile_only {
         db.volatile_len()
     } else {
         db.len()
     };
     if eligible == 0 || db.slots.is_empty() {
-        return found;
+        return 0;
     }
     let rarity = (db.len() / eligible).max(1);
     let mut steps_left = count
         .saturating_mul(STEPS_PER_SAMPLE)
         .saturating_mul(rarity);
+    let mut found = 0;
     let mut slot = rng.gen_range(0..SLOT_COUNT);
     for _ in 0..SLOT_COUNT {
         let table = &db.slots[slot];
@@ -85,9 +87,10 @@ pub fn sample<'a>(
                 };
                 steps_left = steps_left.saturating_sub(1);
                 if !volatile_only || entry.has_expiry() {
-                    found.push((entry, access));
+                    visit(entry, access);
+                    found += 1;
                 }
-                if found.len() >= count || (steps_left == 0 && !found.is_empty()) {
+                if found >= count || (steps_left == 0 && found > 0) {
                     return found;
                 }
             }
