@@ -573,6 +573,8 @@ impl Db {
         std::mem::swap(&mut self.hasher, &mut other.hasher);
         std::mem::swap(&mut self.len, &mut other.len);
         std::mem::swap(&mut self.volatile, &mut other.volatile);
+        // The keys' arrival generations count from their own database's.
+        std::mem::swap(&mut self.arrivals, &mut other.arrivals);
         // The snapshot's state belongs with the contents it describes.
         std::mem::swap(&mut self.cow, &mut other.cow);
     }
