@@ -1,8 +1,8 @@
 //! Access frequency under an LFU `maxmemory-policy` (OBJECT FREQ), as Redis keeps it.
 //!
-//! Under an LFU policy the entry's 32-bit `lru` field holds Redis's LFU word instead of an
-//! LRU clock: the minute of the last decrement in bits 8..24 and an 8-bit logarithmic
-//! counter in bits 0..8. New keys start at 5 (`LFU_INIT_VAL`) so they are not evicted before
+//! Under an LFU policy the key's access word (`super::access`) holds Redis's LFU word
+//! instead of an LRU clock: the minute of the last decrement in bits 8..24 and an 8-bit
+//! logarithmic counter in bits 0..8. New keys start at 5 (`LFU_INIT_VAL`) so they are not evicted before
 //! they had a chance to be read; each access first decays the counter by one per
 //! `lfu-decay-time` minutes passed, then raises it with probability
 //! `1 / ((counter - 5) * lfu-log-factor + 1)`. Switching policies at run time leaves the
