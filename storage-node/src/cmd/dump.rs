@@ -141,14 +141,19 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let relative_ttl = ttl != 0 && !options.absolute_ttl;
     // Redis's `objectSetLRUOrLFU`: FREQ counts under an LFU policy, IDLETIME otherwise.
     let lfu = db.lfu;
-    let word = db.peek_with_access(key).map_or(0, |(_, word)| word);
+    // Only RESTORE with IDLETIME or FREQ looks the key up again (MIGRATE sends neither).
+    let word = |db: &mut crate::keyspace::Db| db.peek_with_access(key).map_or(0, |(_, w)| w);
     match (lfu, options.frequency, options.idle_seconds) {
         (Some(_), Some(frequency), _) => {
             // Checked to be 0..=255 with the options.
             let frequency = frequency.clamp(0, 255) as u8;
-            db.set_access(key, Lfu::with_frequency(word, frequency, now));
+            let word = Lfu::with_frequency(word(db), frequency, now);
+            db.set_access(key, word);
         }
-        (None, _, Some(idle)) => db.set_access(key, with_idle(word, idle, now)),
+        (None, _, Some(idle)) => {
+            let word = with_idle(word(db), idle, now);
+            db.set_access(key, word);
+        }
         _ => {}
     }
     ctx.notify(crate::pubsub::notify::GENERIC, "restore", key);

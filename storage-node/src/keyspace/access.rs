@@ -28,6 +28,8 @@
 /// Redis's LRU clock keeps the low 24 bits of Unix seconds; idle times wrap at this value.
 pub const LRU_CLOCK_MAX: u32 = (1 << 24) - 1;
 
+use super::lfu::Lfu;
+
 /// The bits of the access word holding the arrival generation.
 pub const GENERATION_MASK: u32 = 0xFF00_0000;
 
@@ -36,13 +38,30 @@ pub fn lru_clock(now_ms: u64) -> u32 {
     (now_ms / 1000) as u32 & LRU_CLOCK_MAX
 }
 
+/// The access word of a key arriving now in `generation`, under an LFU policy (`lfu`)
+/// or not.
+pub fn arrival_word(lfu: Option<Lfu>, now_ms: u64, generation: u8) -> u32 {
+    match lfu {
+        Some(_) => Lfu::new_word(now_ms, generation),
+        None => new_lru_word(now_ms, generation),
+    }
+}
+
+/// `word` after an access now, under an LFU policy (`lfu`) or not.
+pub fn touched(lfu: Option<Lfu>, word: u32, now_ms: u64) -> u32 {
+    match lfu {
+        Some(lfu) => lfu.touched(word, now_ms),
+        None => touched_lru(word, now_ms),
+    }
+}
+
 /// The access word of a key arriving now in `generation` under an LRU policy.
-pub fn new_lru_word(now_ms: u64, generation: u8) -> u32 {
+fn new_lru_word(now_ms: u64, generation: u8) -> u32 {
     (u32::from(generation) << 24) | lru_clock(now_ms)
 }
 
 /// `word` after an access now under an LRU policy: the clock refreshed, the generation kept.
-pub fn touched_lru(word: u32, now_ms: u64) -> u32 {
+fn touched_lru(word: u32, now_ms: u64) -> u32 {
     (word & GENERATION_MASK) | lru_clock(now_ms)
 }
 
@@ -108,7 +127,6 @@ impl Arrivals {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keyspace::lfu::Lfu;
 
     #[test]
     fn generations_turn_every_sixteenth_of_the_keyspace_and_newer_ranks_higher() {

@@ -10,7 +10,7 @@ use std::hash::BuildHasher;
 use hashbrown::DefaultHashBuilder;
 use slotproxy::cluster::{key_slot, SLOT_COUNT};
 
-use super::access::{new_lru_word, touched_lru, Arrivals};
+use super::access::{self, Arrivals};
 use super::entry::Entry;
 use super::lfu::Lfu;
 use super::slot_table::SlotTable;
@@ -196,12 +196,8 @@ impl Db {
             Some(index) => {
                 let table = &mut self.slots[slot];
                 if touch {
-                    let word = table.access_at(index);
-                    let access = match lfu {
-                        Some(lfu) => lfu.touched(word, now),
-                        None => touched_lru(word, now),
-                    };
-                    table.set_access_at(index, access);
+                    let word = access::touched(lfu, table.access_at(index), now);
+                    table.set_access_at(index, word);
                 }
                 table.at_mut(index)
             }
@@ -375,13 +371,7 @@ impl Db {
         let expiry = self.expiry;
         let (mut arrivals, len) = (self.arrivals, self.len);
         // The access word of a key arriving now, in the current arrival generation.
-        let mut arrive = || {
-            let generation = arrivals.arrive(len);
-            match lfu_policy {
-                Some(_) => Lfu::new_word(now, generation),
-                None => new_lru_word(now, generation),
-            }
-        };
+        let mut arrive = || access::arrival_word(lfu_policy, now, arrivals.arrive(len));
         let table = self.table_mut(slot);
         // An expired entry found under the key is replaced in place and counted as expired,
         // as if it had been removed first.
@@ -397,11 +387,7 @@ impl Db {
                     // A value replacing a live one keeps its access frequency, counting
                     // this write as an access (Redis's `setKey`: a write lookup, then
                     // `dbOverwrite` under an LFU policy).
-                    let access = match lfu_policy {
-                        Some(lfu) => lfu.touched(previous_access, now),
-                        None => touched_lru(previous_access, now),
-                    };
-                    table.set_access_at(index, access);
+                    table.set_access_at(index, access::touched(lfu_policy, previous_access, now));
                     (Some(previous), None)
                 }
             }

@@ -39,7 +39,8 @@ use super::entry::Entry;
 #[derive(Default)]
 struct Bucket {
     tag: u32,
-    /// The entry's LRU clock or LFU word (see `super::lfu`).
+    /// The entry's access word: LRU clock or LFU word and arrival generation (see
+    /// `super::access`).
     access: u32,
     entry: Option<Box<Entry>>,
 }
@@ -372,7 +373,7 @@ mod tests {
             assert!(table.remove_at(index).is_some());
             assert!(!table.sparse_at(table.bucket_count()) || table.bucket_count() == MIN_BUCKETS);
         }
-        // 10 keys fit in 16 buckets at most 3/4 full, and the table is that small.
+        // 10 keys need 16 buckets (8 hold 8), and the table is that small.
         assert_eq!(table.bucket_count(), 16);
         for n in 0..10u64 {
             let index = table

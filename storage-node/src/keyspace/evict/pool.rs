@@ -53,22 +53,22 @@ pub fn score(policy: Policy, db: &Db, entry: &Entry, access: u32, now_ms: u64) -
 /// `volatile_only`), walking slot tables and their buckets in order as Redis's
 /// `dictGetSomeKeys` walks its buckets. Walks past at most about `count * 10` entries,
 /// scaled by how rare keys with a TTL are, and at most once round the slots. Each entry is
-/// handed to `visit` with its access word; returns how many were. (A callback, not a
-/// vector: a vector was an allocation per database per evicted key.)
+/// handed to `visit` with its access word. (A callback, not a vector: a vector was an
+/// allocation per database per evicted key.)
 pub fn sample(
     db: &Db,
     count: usize,
     volatile_only: bool,
     rng: &mut impl Rng,
     mut visit: impl FnMut(&Entry, u32),
-) -> usize {
+) {
     let eligible = if volatile_only {
         db.volatile_len()
     } else {
         db.len()
     };
     if eligible == 0 || db.slots.is_empty() {
-        return 0;
+        return;
     }
     let rarity = (db.len() / eligible).max(1);
     let mut steps_left = count
@@ -91,13 +91,12 @@ pub fn sample(
                     found += 1;
                 }
                 if found >= count || (steps_left == 0 && found > 0) {
-                    return found;
+                    return;
                 }
             }
         }
         slot = (slot + 1) % SLOT_COUNT;
     }
-    found
 }
 
 impl Pool {
