@@ -6,7 +6,7 @@
 use rand::Rng;
 use slotproxy::cluster::SLOT_COUNT;
 
-use super::super::access::idle_seconds;
+use super::super::access::{accessed_since_arrival, idle_seconds};
 use super::super::entry::Entry;
 use super::super::Db;
 use crate::config::memory::Policy;
@@ -34,18 +34,21 @@ pub struct Pool {
 }
 
 /// How evictable an entry is under `policy` (Redis's `idle` in `evictionPoolPopulate`):
-/// seconds idle for LRU, 255 minus the decayed frequency for LFU (either way the newer
-/// arrival first among equals: `super::super::access`), and an earlier expiry time scores
-/// higher for volatile-ttl. `access` is the entry's LRU clock or LFU word.
+/// seconds idle for LRU, 255 minus the decayed frequency for LFU (among equals, under LRU a
+/// key not touched since it arrived first, then either way the older arrival:
+/// `super::super::access`), and an earlier expiry time scores higher for volatile-ttl. `access` is the entry's LRU clock or LFU word.
 pub fn score(policy: Policy, db: &Db, entry: &Entry, access: u32, now_ms: u64) -> u64 {
     match policy {
         Policy::VolatileTtl => u64::MAX - entry.expire_at_ms,
         _ if policy.is_lfu() => {
             let frequency = db.lfu.map_or(0, |lfu| lfu.frequency(access, now_ms));
             let rarity = 255 - u64::from(frequency.min(255));
-            rarity << 8 | db.arrivals.recency(access)
+            rarity << 8 | db.arrivals.age(access)
         }
-        _ => idle_seconds(access, now_ms) << 8 | db.arrivals.recency(access),
+        _ => {
+            let unread = !accessed_since_arrival(access) as u64;
+            idle_seconds(access, now_ms) << 8 | unread << 7 | db.arrivals.age(access)
+        }
     }
 }
 
