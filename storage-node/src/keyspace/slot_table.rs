@@ -19,14 +19,20 @@
 //!   from its 80-byte class; without it the entry is 64. Under `maxmemory` those 16 bytes
 //!   a key are keys the node can keep. Eviction's sampling also reads the word from the
 //!   bucket array, without a miss on each sampled entry.
-//! - The table grows (doubling) before it is more than 3/4 full, which keeps probe runs
-//!   short: linear probing degrades quickly above that. Small tables fill further
-//!   ([`capacity`]): there a probe run is bounded by the table, whose 8 buckets are two
-//!   cache lines, and most slots are small (a node with 60,000 keys has fewer than 4 a
-//!   slot). Filling tables of up to 8 buckets and 7/8 of those up to 32 takes buckets per
-//!   key from 28.5 to 22.8 bytes there (computed over the Poisson spread of keys in slots).
-//! - Removal shifts the following buckets of the run back (no tombstones), so a table that
-//!   sees many inserts and removals does not fill up with dead buckets.
+//! - Most slots are small (a node with 60,000 keys has fewer than 4 a slot). A table of up
+//!   to 8 entries is *dense*: exactly as many buckets as entries, the entries in any order,
+//!   and a lookup compares the tags of all of them (at most two cache lines). An insert or a
+//!   removal reallocates the array, which costs less than the lookup's miss on the entry;
+//!   jemalloc has a size class for every multiple of 16 bytes up to 128, so the array costs
+//!   exactly its buckets: 16 bytes a key, where power-of-two tables filled up to 8 buckets
+//!   cost 22.8 (computed over the Poisson spread of keys in slots; 28.5 at 3/4 full).
+//! - A ninth entry makes the table *probed*: a power of two of at least 16 buckets, the key
+//!   at `tag & mask` or the next empty bucket after it. It grows (doubling) before it is
+//!   more than 3/4 full (7/8 up to 32 buckets), which keeps probe runs short: linear
+//!   probing degrades quickly above that.
+//! - Removal from a probed table shifts the following buckets of the run back (no
+//!   tombstones), so a table that sees many inserts and removals does not fill up with dead
+//!   buckets; from a dense one, the last entry fills the hole.
 //! - The table halves when removals leave it sparse (`SlotTable::shrink_if_sparse`), and
 //!   an emptied table frees its buckets. Eviction is what makes this matter: a node filled
 //!   to twice `maxmemory` grows every slot's table for twice the keys it keeps, and buckets
@@ -48,8 +54,9 @@ struct Bucket {
 /// Bytes a bucket takes.
 pub const BUCKET_BYTES: usize = std::mem::size_of::<Bucket>();
 
-/// The smallest table allocated on the first insert.
-const MIN_BUCKETS: usize = 4;
+/// Tables of up to this many buckets are *dense*: their entries fill buckets `0..len` in
+/// no order and a lookup compares them all (see the module documentation).
+const DENSE_MAX: usize = 8;
 
 /// Tables up to this many buckets shrink as soon as they fit in half (see
 /// `SlotTable::shrink_if_sparse`).
@@ -59,7 +66,7 @@ const EAGER_SHRINK_BUCKETS: usize = 64;
 /// documentation).
 fn capacity(size: usize) -> usize {
     match size {
-        0..=8 => size,
+        0..=DENSE_MAX => size,
         9..=32 => size / 8 * 7,
         _ => size / 4 * 3,
     }
@@ -91,12 +98,25 @@ impl SlotTable {
         self.buckets.len().wrapping_sub(1)
     }
 
+    fn is_dense(&self) -> bool {
+        self.buckets.len() <= DENSE_MAX
+    }
+
     /// The bucket index holding `key` (whose hash is `hash`), if it is stored.
     pub fn find_index(&self, hash: u64, key: &[u8]) -> Option<usize> {
         if self.len == 0 {
             return None;
         }
         let tag = tag_of(hash);
+        if self.is_dense() {
+            return self.buckets[..self.len].iter().position(|bucket| {
+                bucket.tag == tag
+                    && bucket
+                        .entry
+                        .as_ref()
+                        .is_some_and(|e| e.key.as_slice() == key)
+            });
+        }
         let mask = self.mask();
         let mut index = tag as usize & mask;
         // A full small table has no empty bucket to end the run: at most one lap.
@@ -145,16 +165,30 @@ impl SlotTable {
 
     /// Stores an entry whose key is not in the table, with its access word.
     pub fn insert_new(&mut self, hash: u64, entry: Box<Entry>, access: u32) {
-        if self.len + 1 > capacity(self.buckets.len()) {
-            self.grow();
-        }
-        let tag = tag_of(hash);
-        let slot = self.vacant_for(tag);
-        self.buckets[slot] = Bucket {
-            tag,
+        let bucket = Bucket {
+            tag: tag_of(hash),
             access,
             entry: Some(entry),
         };
+        if self.is_dense() && self.len < DENSE_MAX {
+            if self.len == self.buckets.len() {
+                // One bucket more, exactly: jemalloc has a size class for every multiple of
+                // 16 bytes up to 128, so the array costs what its entries need.
+                let mut buckets = std::mem::take(&mut self.buckets).into_vec();
+                buckets.reserve_exact(1);
+                buckets.push(bucket);
+                self.buckets = buckets.into_boxed_slice();
+            } else {
+                self.buckets[self.len] = bucket;
+            }
+            self.len += 1;
+            return;
+        }
+        if self.len + 1 > capacity(self.buckets.len()) {
+            self.grow();
+        }
+        let slot = self.vacant_for(bucket.tag);
+        self.buckets[slot] = bucket;
         self.len += 1;
     }
 
@@ -168,8 +202,9 @@ impl SlotTable {
         index
     }
 
+    /// Doubles a probed table; a full dense one becomes a probed table of twice its size.
     fn grow(&mut self) {
-        self.rebuild((self.buckets.len() * 2).max(MIN_BUCKETS));
+        self.rebuild((self.buckets.len() * 2).max(2 * DENSE_MAX));
     }
 
     /// Whether a table of `size` buckets holding the entries should halve.
@@ -181,8 +216,14 @@ impl SlotTable {
         }
     }
 
-    /// Moves every entry into a new array of `size` buckets (a power of two holding them all).
+    /// Moves every entry into a new array of `size` buckets (a power of two holding them all),
+    /// or into a dense array of exactly the entries when `size` is at most [`DENSE_MAX`].
     fn rebuild(&mut self, size: usize) {
+        if size <= DENSE_MAX {
+            let old = std::mem::take(&mut self.buckets).into_vec();
+            self.buckets = old.into_iter().filter(|b| b.entry.is_some()).collect();
+            return;
+        }
         let old = std::mem::replace(
             &mut self.buckets,
             std::iter::repeat_with(Bucket::default).take(size).collect(),
@@ -207,12 +248,18 @@ impl SlotTable {
     fn take_at(&mut self, index: usize) -> Option<Box<Entry>> {
         let removed = self.buckets.get_mut(index)?.entry.take()?;
         self.len -= 1;
-        self.close_gap(index);
+        if self.is_dense() {
+            // The last entry fills the hole: the entries stay a prefix.
+            self.buckets.swap(index, self.len);
+        } else {
+            self.close_gap(index);
+        }
         Some(removed)
     }
 
-    /// Halves the table while it is sparse (not below [`MIN_BUCKETS`]); an empty table lets
-    /// its buckets go. A table of up to [`EAGER_SHRINK_BUCKETS`] halves as soon as its
+    /// Halves a probed table while it is sparse, down to a dense one of exactly its entries;
+    /// a dense table drops the buckets its removals emptied; an empty table lets its buckets
+    /// go. A table of up to [`EAGER_SHRINK_BUCKETS`] halves as soon as its
     /// entries fit the half with a bucket to spare, a bigger one only under 1/4 full:
     /// rebuilding a small table costs less than one lookup miss, while a big one would be
     /// rebuilt over and over by a key added and removed around a size boundary. With about
@@ -224,8 +271,11 @@ impl SlotTable {
             return;
         }
         let mut size = self.buckets.len();
-        while size > MIN_BUCKETS && self.sparse_at(size) {
+        while size > DENSE_MAX && self.sparse_at(size) {
             size /= 2;
+        }
+        if size <= DENSE_MAX {
+            size = self.len;
         }
         if size < self.buckets.len() {
             self.rebuild(size);
@@ -371,7 +421,12 @@ mod tests {
             let key = n.to_be_bytes();
             let index = table.find_index(hash(n), &key).expect("stored key");
             assert!(table.remove_at(index).is_some());
-            assert!(!table.sparse_at(table.bucket_count()) || table.bucket_count() == MIN_BUCKETS);
+            let buckets = table.bucket_count();
+            assert!(if buckets <= DENSE_MAX {
+                buckets == table.len()
+            } else {
+                !table.sparse_at(buckets)
+            });
         }
         // 10 keys need 16 buckets (8 hold 8), and the table is that small.
         assert_eq!(table.bucket_count(), 16);
@@ -459,6 +514,10 @@ mod tests {
                 }
                 prop_assert_eq!(table.len(), model.len());
                 prop_assert_eq!(table.iter().count(), model.len());
+                // Up to 8 entries, the table holds exactly its entries.
+                if table.bucket_count() <= DENSE_MAX {
+                    prop_assert_eq!(table.bucket_count(), table.len());
+                }
                 for n in 0..=255u8 {
                     let key = [b'k', n];
                     let found = table.find(colliding_hash(n), &key).map(|e| e.key.to_vec());
