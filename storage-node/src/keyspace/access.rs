@@ -24,7 +24,7 @@
 //! random order), node against redis-server: LFU 0.870 with the newest arrival first,
 //! 0.878 with ties left to the pool's order, 0.882 with the oldest first (redis-server
 //! 0.878); LRU 0.877-0.881 with the newest first, 0.881 with these rules (redis-server
-//! 0.881-0.883, holding 2% more keys in the same memory). An earlier preload written
+//! 0.881-0.883, holding 1.4% more keys in the same memory). An earlier preload written
 //! hottest key first had made the newest-first rule look far better than it is: it kept
 //! the preload's hot end.
 
