@@ -22,7 +22,7 @@
 //! - Most slots are small (a node with 60,000 keys has fewer than 4 a slot). A table of up
 //!   to 8 entries is *dense*: exactly as many buckets as entries, the entries in any order,
 //!   and a lookup compares the tags of all of them (at most two cache lines). An insert or a
-//!   removal reallocates the array, which costs less than the lookup's miss on the entry;
+//!   removal copies the buckets into a fresh array of the new size (a malloc and a free);
 //!   jemalloc has a size class for every multiple of 16 bytes up to 128, so the array costs
 //!   exactly its buckets: 16 bytes a key, where power-of-two tables filled up to 8 buckets
 //!   cost 22.8 (computed over the Poisson spread of keys in slots; 28.5 at 3/4 full).
@@ -119,7 +119,8 @@ impl SlotTable {
         }
         let mask = self.mask();
         let mut index = tag as usize & mask;
-        // A full small table has no empty bucket to end the run: at most one lap.
+        // A probed table always keeps an empty bucket to end the run; the lap bound only
+        // guards against that ever failing.
         for _ in 0..self.buckets.len() {
             let bucket = &self.buckets[index];
             let entry = bucket.entry.as_deref()?;

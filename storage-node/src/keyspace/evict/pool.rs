@@ -36,7 +36,8 @@ pub struct Pool {
 /// How evictable an entry is under `policy` (Redis's `idle` in `evictionPoolPopulate`):
 /// seconds idle for LRU, 255 minus the decayed frequency for LFU (among equals, under LRU a
 /// key not touched since it arrived first, then either way the older arrival:
-/// `super::super::access`), and an earlier expiry time scores higher for volatile-ttl. `access` is the entry's LRU clock or LFU word.
+/// `super::super::access`), and an earlier expiry time scores higher for volatile-ttl.
+/// `access` is the entry's access word.
 pub fn score(policy: Policy, db: &Db, entry: &Entry, access: u32, now_ms: u64) -> u64 {
     match policy {
         Policy::VolatileTtl => u64::MAX - entry.expire_at_ms,
