@@ -155,11 +155,11 @@ fn served_name(name: &Frame, served: Served<'_>) -> bool {
 /// A command's `COMMAND INFO` entry. Its nested subcommand entries (the tenth field) list
 /// only the subcommands the server serves, as `COMMAND LIST` does.
 fn write_info(out: &mut ReplyBuf<'_>, spec: &CommandSpec, served: Served<'_>) {
+    let mut entry = spec.info();
     if all_subcommands_served(spec, served) {
-        spec.info.write(out);
+        entry.write(out);
         return;
     }
-    let mut entry = spec.info.clone();
     if let Frame::Array(fields) = &mut entry {
         if let Some(Frame::Array(subs)) = fields.get_mut(9) {
             subs.retain(|sub| {
@@ -173,14 +173,17 @@ fn write_info(out: &mut ReplyBuf<'_>, spec: &CommandSpec, served: Served<'_>) {
 }
 
 /// The ACL categories of a command, from its `COMMAND INFO` entry (`@read`, `@fast`, ...).
-fn categories(spec: &CommandSpec) -> impl Iterator<Item = &[u8]> {
-    spec.info
-        .as_array()
-        .and_then(|fields| fields.get(6))
-        .and_then(Frame::as_array)
-        .unwrap_or(&[])
-        .iter()
-        .filter_map(Frame::as_bytes)
+fn categories(spec: &CommandSpec) -> Vec<Bytes> {
+    match spec.info() {
+        Frame::Array(mut fields) if fields.len() > 6 => match fields.swap_remove(6) {
+            Frame::Array(names) | Frame::Set(names) => names
+                .into_iter()
+                .filter_map(|name| name.as_bytes().map(Bytes::copy_from_slice))
+                .collect(),
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
+    }
 }
 
 /// `COMMAND LIST`; `options` are the arguments after `LIST`.
@@ -212,7 +215,7 @@ fn list(out: &mut ReplyBuf<'_>, options: &[Bytes], served: Served<'_>) -> Result
                 Filter::Module(wanted) => member
                     .module()
                     .is_some_and(|m| m.as_bytes().eq_ignore_ascii_case(wanted)),
-                Filter::Category(wanted) => categories(member).any(|category| {
+                Filter::Category(wanted) => categories(member).iter().any(|category| {
                     category
                         .strip_prefix(b"@")
                         .is_some_and(|c| c.eq_ignore_ascii_case(wanted))

@@ -41,8 +41,8 @@ pub struct CommandSpec {
     pub last_key: i64,
     pub key_step: i64,
     pub key_specs: Vec<KeySpec>,
-    /// The entry `COMMAND INFO` answers with.
-    pub info: Frame,
+    /// The entry `COMMAND INFO` answers with (see [`CommandSpec::info`]).
+    info: InfoEntry,
     /// The module the command belongs to (its `COMMAND DOCS` `module` field); None for
     /// Redis's own commands.
     module: Option<&'static str>,
@@ -76,6 +76,22 @@ impl CommandSpec {
         &self.name
     }
 
+    /// The entry `COMMAND INFO` answers with.
+    ///
+    /// Redis's own entries are parsed from the compiled-in data on each call: kept parsed,
+    /// the whole table held 0.6 MB of heap for a reply only `COMMAND` and ACL setup read,
+    /// and a storage node counts every byte of its own against `maxmemory`.
+    pub fn info(&self) -> Frame {
+        match &self.info {
+            InfoEntry::Encoded(bytes) => match parse_static_frame(bytes) {
+                Ok(Some((frame, _))) => frame,
+                // Sliced from the table's own data, which parsed whole at startup.
+                other => panic!("embedded command entry does not parse: {other:?}"),
+            },
+            InfoEntry::Built(frame) => frame.clone(),
+        }
+    }
+
     /// The module a module command belongs to (its `COMMAND DOCS` `module` field); None
     /// for Redis's own commands.
     pub fn module(&self) -> Option<&str> {
@@ -104,6 +120,15 @@ impl CommandSpec {
     }
 }
 
+/// Where a spec's `COMMAND INFO` entry comes from.
+#[derive(Debug, Clone)]
+enum InfoEntry {
+    /// Its RESP3 encoding, a slice of the compiled-in table.
+    Encoded(&'static [u8]),
+    /// Built in code (module commands, see `modules.rs`).
+    Built(Frame),
+}
+
 /// Why a request names no known command.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LookupError {
@@ -129,14 +154,17 @@ impl CommandTable {
     fn parse(info: &'static [u8]) -> CommandTable {
         // The data is compiled in and checked by tests, so failing to parse it is a build
         // defect, not an input error.
-        let info = match parse_static_frame(info) {
+        let entries = match parse_static_frame(info) {
             Ok(Some((Frame::Array(items), _))) => items,
             other => panic!("embedded command table is not a RESP array: {other:?}"),
         };
-        let mut commands: Vec<CommandSpec> = info
+        let encoded = element_encodings(info);
+        assert_eq!(encoded.len(), entries.len(), "embedded command table");
+        let mut commands: Vec<CommandSpec> = entries
             .into_iter()
-            .chain(modules::info_entries())
-            .filter_map(spec_from_info)
+            .zip(encoded.into_iter().map(Some))
+            .chain(modules::info_entries().into_iter().map(|e| (e, None)))
+            .filter_map(|(entry, encoded)| spec_from_info(entry, encoded))
             .collect();
         commands.sort_by(|a, b| a.name.cmp(&b.name));
         let mut next_id = 0;
@@ -243,8 +271,33 @@ fn all_docs() -> &'static HashMap<String, Frame> {
     })
 }
 
-fn spec_from_info(entry: Frame) -> Option<CommandSpec> {
-    let items = entry.as_array()?.to_vec();
+/// The encodings of the elements of the RESP aggregate that `buf` starts with, each its
+/// own slice of `buf`; empty when `buf` does not start with an aggregate.
+fn element_encodings(buf: &'static [u8]) -> Vec<&'static [u8]> {
+    let header_end = match buf.iter().position(|&b| b == b'\n') {
+        Some(i) if matches!(buf.first(), Some(b'*' | b'~')) => i + 1,
+        _ => return Vec::new(),
+    };
+    let count = std::str::from_utf8(&buf[1..header_end])
+        .ok()
+        .and_then(|t| t.trim_end().parse::<usize>().ok())
+        .unwrap_or(0);
+    let mut pos = header_end;
+    let mut elements = Vec::with_capacity(count);
+    for _ in 0..count {
+        let Ok(Some((_, len))) = parse_static_frame(&buf[pos..]) else {
+            break;
+        };
+        elements.push(&buf[pos..pos + len]);
+        pos += len;
+    }
+    elements
+}
+
+/// A spec from its `COMMAND INFO` entry; `encoded`, when given, is the entry's encoding in
+/// the compiled-in data.
+fn spec_from_info(entry: Frame, encoded: Option<&'static [u8]>) -> Option<CommandSpec> {
+    let items = entry.as_array()?;
     let name = String::from_utf8_lossy(items.first()?.as_bytes()?).into_owned();
     let key_specs = items
         .get(8)
@@ -253,25 +306,37 @@ fn spec_from_info(entry: Frame) -> Option<CommandSpec> {
         .iter()
         .map(KeySpec::from_frame)
         .collect();
+    let sub_encodings = encoded
+        .map(|e| {
+            element_encodings(e)
+                .get(9)
+                .map_or(Vec::new(), |s| element_encodings(s))
+        })
+        .unwrap_or_default();
     let subcommands = items
         .get(9)
         .and_then(Frame::as_array)
         .unwrap_or(&[])
         .iter()
-        .filter_map(|sub| spec_from_info(sub.clone()))
+        .enumerate()
+        .filter_map(|(i, sub)| spec_from_info(sub.clone(), sub_encodings.get(i).copied()))
         .collect();
-    let mut flags = CommandFlags::from_names(strings_at(&items, 2).iter().map(String::as_str));
+    let mut flags = CommandFlags::from_names(strings_at(items, 2).iter().map(String::as_str));
     if flags::HIDDEN_MAY_REPLICATE.contains(&name.as_str()) {
         flags = flags | CommandFlags::MAY_REPLICATE;
     }
+    let info = match encoded {
+        Some(bytes) => InfoEntry::Encoded(bytes),
+        None => InfoEntry::Built(entry.clone()),
+    };
     Some(CommandSpec {
-        arity: int_at(&items, 1),
+        arity: int_at(items, 1),
         flags,
-        first_key: int_at(&items, 3),
-        last_key: int_at(&items, 4),
-        key_step: int_at(&items, 5),
+        first_key: int_at(items, 3),
+        last_key: int_at(items, 4),
+        key_step: int_at(items, 5),
         key_specs,
-        info: entry,
+        info,
         module: modules::module_of(&name),
         subcommands,
         name,

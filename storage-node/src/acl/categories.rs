@@ -46,7 +46,8 @@ fn masks() -> &'static [u32] {
         CommandTable::get()
             .all_specs()
             .map(|spec| {
-                let Some(items) = spec.info.as_array() else {
+                let info = spec.info();
+                let Some(items) = info.as_array() else {
                     return 0;
                 };
                 let Some(names) = items.get(6).and_then(|f| f.as_array()) else {
