@@ -516,7 +516,7 @@ impl InProcess {
         self.keyspace
             .db(0)
             .peek(key.as_bytes())
-            .map(|entry| entry.expire_at_ms)
+            .map(|entry| entry.expire_at_ms())
     }
 
     fn encoding(&mut self, key: &str) -> &'static str {

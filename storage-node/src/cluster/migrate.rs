@@ -141,7 +141,7 @@ pub fn migrate(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
                     (
                         key.clone(),
                         payload::dump(&e.value, &encodings),
-                        e.expire_at_ms,
+                        e.expire_at_ms(),
                     )
                 })
             })

@@ -151,7 +151,7 @@ fn expire_generic(
         ctx.out.integer(0);
         return Ok(());
     };
-    let current = entry.has_expiry().then_some(entry.expire_at_ms as i64);
+    let current = entry.has_expiry().then_some(entry.expire_at_ms() as i64);
     if !conditions.allow(current, when) {
         ctx.out.integer(0);
         return Ok(());
@@ -202,7 +202,7 @@ fn ttl_generic(ctx: &mut Ctx<'_>, args: &[Bytes], unit: Unit, base: Base) -> Cmd
         None => -2,
         Some(e) if !e.has_expiry() => -1,
         Some(e) => {
-            let at = e.expire_at_ms as i64;
+            let at = e.expire_at_ms() as i64;
             let ms = if base == Base::Now { at - now } else { at }.max(0);
             match unit {
                 Unit::Milliseconds => ms,

@@ -539,9 +539,9 @@ fn average_ttl(db: &Db, now_ms: u64) -> u64 {
     let (sum, count) = db
         .entries()
         .take(AVG_TTL_SAMPLE)
-        .filter(|e| e.expire_at_ms > now_ms)
+        .filter(|e| e.expire_at_ms() > now_ms)
         .fold((0u128, 0u128), |(sum, count), e| {
-            (sum + u128::from(e.expire_at_ms - now_ms), count + 1)
+            (sum + u128::from(e.expire_at_ms() - now_ms), count + 1)
         });
     sum.checked_div(count).map_or(0, |avg| avg as u64)
 }

@@ -112,7 +112,7 @@ fn rename_generic(ctx: &mut Ctx<'_>, args: &[Bytes], only_if_new: bool) -> CmdRe
         let mut entry = db
             .remove(source)
             .ok_or_else(|| CmdError::from(NO_SUCH_KEY))?;
-        entry.key = CompactBytes::new(target);
+        entry.rename(target);
         db.remove(target); // Redis deletes then adds: a `new` key event, as there.
         db.insert_entry(entry);
         ctx.notify(crate::pubsub::notify::GENERIC, "rename_from", source);
@@ -138,10 +138,7 @@ fn db_index(ctx: &Ctx<'_>, arg: &[u8]) -> Result<usize, CmdError> {
 
 /// `source`'s value and TTL under a new name.
 fn renamed_copy(entry: &Entry, key: &[u8]) -> Entry {
-    Entry {
-        expire_at_ms: entry.expire_at_ms,
-        ..Entry::new(key, entry.value.clone())
-    }
+    Entry::with_expiry(key, entry.value.clone(), entry.expire_at_ms())
 }
 
 fn copy(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
@@ -241,7 +238,7 @@ fn keys(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let matching: Vec<&[u8]> = db
         .entries()
         .filter(|e| !e.is_expired(now))
-        .map(|e| e.key.as_slice())
+        .map(|e| e.key().as_slice())
         .filter(|key| all || glob_match(pattern, key, false))
         .collect();
     ctx.out.array(matching.len());
@@ -278,7 +275,7 @@ fn random_live_key(db: &mut Db) -> Option<CompactBytes> {
         let (key, expired) = db
             .slot_entries(slot)
             .nth(pick)
-            .map(|e| (e.key.clone(), e.is_expired(now)))?;
+            .map(|e| (e.key().clone(), e.is_expired(now)))?;
         if !expired {
             return Some(key);
         }

@@ -347,24 +347,20 @@ impl Db {
     /// Stores a value under `key`, replacing any previous one together with its expiry
     /// (as SET does). Returns the previous entry.
     pub fn insert(&mut self, key: &[u8], value: Value, expire_at_ms: u64) -> Option<Entry> {
-        self.insert_entry(Entry {
-            key: key.into(),
-            value,
-            expire_at_ms,
-        })
+        self.insert_entry(Entry::with_expiry(key, value, expire_at_ms))
     }
 
     /// Stores a whole entry, replacing any previous one. Returns the previous entry (None
     /// when there was none, or only an expired one, which is then counted as expired).
     pub fn insert_entry(&mut self, entry: Entry) -> Option<Entry> {
-        self.preserve(&entry.key);
-        let slot = key_slot(&entry.key);
-        let hash = self.hash(&entry.key);
+        self.preserve(entry.key());
+        let slot = key_slot(entry.key());
+        let hash = self.hash(entry.key());
         self.dirty += 1;
         // The key is needed after the entry moved into the table only when someone listens.
         let observed_key =
             (!self.watched.is_empty() || self.log_events & notify::NEW != 0 || self.modified.on)
-                .then(|| entry.key.clone());
+                .then(|| entry.key().clone());
         let volatile = entry.has_expiry();
         let now = self.now_ms;
         let lfu_policy = self.lfu;
@@ -375,7 +371,7 @@ impl Db {
         let table = self.table_mut(slot);
         // An expired entry found under the key is replaced in place and counted as expired,
         // as if it had been removed first.
-        let found = table.find_index(hash, &entry.key);
+        let found = table.find_index(hash, entry.key());
         let (old, expired) = match found.and_then(|i| table.at_mut(i).map(|stored| (i, stored))) {
             Some((index, stored)) => {
                 let previous = std::mem::replace(stored, entry);
@@ -398,7 +394,7 @@ impl Db {
         };
         self.arrivals = arrivals;
         if let Some(expired) = expired {
-            self.count_expired(&expired, &expired.key);
+            self.count_expired(&expired, expired.key());
         }
         match &old {
             Some(old) => {
@@ -452,7 +448,7 @@ impl Db {
             return false;
         };
         let was = entry.has_expiry();
-        entry.expire_at_ms = expire_at_ms;
+        entry.set_expire_at_ms(expire_at_ms);
         let is = entry.has_expiry();
         self.volatile = self.volatile + is as usize - was as usize;
         self.dirty += 1;
@@ -529,7 +525,7 @@ impl Db {
                 let expired = e.is_expired(now);
                 volatile_removed += expired as usize;
                 if expired && observe {
-                    removed_keys.push(e.key.clone());
+                    removed_keys.push(e.key().clone());
                 }
                 !expired
             });

@@ -39,7 +39,7 @@ where
     let mut near = walk().skip(DISTANCE);
     walk().inspect(move |_| {
         if let Some(item) = far.next() {
-            std::hint::black_box(item.entry().expire_at_ms);
+            std::hint::black_box(item.entry().expire_at_ms());
         }
         if let Some(item) = near.next() {
             std::hint::black_box(box_field(&item.entry().value));
@@ -75,9 +75,9 @@ mod tests {
             .collect();
         for len in [0, 1, 4, 8, 9, 20] {
             let walked: Vec<&[u8]> = read_ahead(|| entries[..len].iter())
-                .map(|e| e.key.as_slice())
+                .map(|e| e.key().as_slice())
                 .collect();
-            let expected: Vec<&[u8]> = entries[..len].iter().map(|e| e.key.as_slice()).collect();
+            let expected: Vec<&[u8]> = entries[..len].iter().map(|e| e.key().as_slice()).collect();
             assert_eq!(walked, expected);
         }
     }

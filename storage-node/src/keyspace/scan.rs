@@ -83,7 +83,7 @@ impl Position {
 }
 
 fn rank(db: &Db, entry: &Entry) -> u64 {
-    db.key_hash(&entry.key) >> SLOT_BITS
+    db.key_hash(entry.key()) >> SLOT_BITS
 }
 
 /// Visits keys from `cursor` until about `count` keys were collected or the keyspace ends.
@@ -124,7 +124,7 @@ pub fn scan(db: &mut Db, cursor: u64, count: usize) -> ScanPage {
             ranked
                 .iter()
                 .filter(|&&(r, _)| r < end)
-                .map(|&(_, e)| (e.key.clone(), e.value.type_name(), e.is_expired(now))),
+                .map(|&(_, e)| (e.key().clone(), e.value.type_name(), e.is_expired(now))),
         );
         if end >= RANK_END {
             at.next_slot();

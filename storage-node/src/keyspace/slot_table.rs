@@ -114,7 +114,7 @@ impl SlotTable {
                     && bucket
                         .entry
                         .as_ref()
-                        .is_some_and(|e| e.key.as_slice() == key)
+                        .is_some_and(|e| e.key().as_slice() == key)
             });
         }
         let mask = self.mask();
@@ -124,7 +124,7 @@ impl SlotTable {
         for _ in 0..self.buckets.len() {
             let bucket = &self.buckets[index];
             let entry = bucket.entry.as_deref()?;
-            if bucket.tag == tag && entry.key.as_slice() == key {
+            if bucket.tag == tag && entry.key().as_slice() == key {
                 return Some(index);
             }
             index = (index + 1) & mask;
@@ -380,7 +380,7 @@ mod tests {
                 .find_index(clustered_hash(n), &key)
                 .expect("stored key");
             let removed = table.remove_at(index).expect("an occupied bucket");
-            assert_eq!(removed.key.as_slice(), key.as_slice());
+            assert_eq!(removed.key().as_slice(), key.as_slice());
             model.remove(&key);
         }
         assert_eq!(table.len(), model.len());
@@ -401,7 +401,7 @@ mod tests {
         }
         let mut rejected = 0;
         table.retain(|e| {
-            let keep = !e.key.as_slice().ends_with(b"5");
+            let keep = !e.key().as_slice().ends_with(b"5");
             rejected += !keep as usize;
             keep
         });
@@ -514,7 +514,7 @@ mod tests {
                         prop_assert_eq!(removed.is_some(), model.remove(&key).is_some());
                     }
                     Op::RetainNotMultipleOf(m) => {
-                        table.retain(|e| e.key.as_slice()[1] % m != 0);
+                        table.retain(|e| e.key().as_slice()[1] % m != 0);
                         model.retain(|k, _| k[1] % m != 0);
                     }
                 }
@@ -526,7 +526,7 @@ mod tests {
                 }
                 for n in 0..=255u8 {
                     let key = [b'k', n];
-                    let found = table.find(colliding_hash(n), &key).map(|e| e.key.to_vec());
+                    let found = table.find(colliding_hash(n), &key).map(|e| e.key().to_vec());
                     // The access word moves with its entry through shifts and resizes.
                     if let Some(index) = table.find_index(colliding_hash(n), &key) {
                         prop_assert_eq!(table.access_at(index), u32::from(n));

@@ -135,7 +135,7 @@ impl Db {
         let expiring: Vec<Vec<u8>> = self.slots[slot]
             .iter()
             .filter(|e| e.is_expired(now_ms))
-            .map(|e| e.key.as_slice().to_vec())
+            .map(|e| e.key().as_slice().to_vec())
             .collect();
         for key in expiring {
             self.preserve(&key);
@@ -171,7 +171,7 @@ impl Db {
             if !tags.contains(&u64::from(tag)) {
                 continue;
             }
-            match preimages.and_then(|p| p.get(entry.key.as_slice())) {
+            match preimages.and_then(|p| p.get(entry.key().as_slice())) {
                 Some(Some(before)) => emit(before),
                 Some(None) => {}
                 None => emit(entry),

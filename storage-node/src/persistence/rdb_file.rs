@@ -122,10 +122,10 @@ impl<W: Write> Sink<W> {
         if entry.has_expiry() {
             self.buf.push(OPCODE_EXPIRETIME_MS);
             self.buf
-                .extend_from_slice(&entry.expire_at_ms.to_le_bytes());
+                .extend_from_slice(&entry.expire_at_ms().to_le_bytes());
         }
         self.buf.push(rdb::object_type(&entry.value));
-        rdb::save_string_with(&mut self.buf, entry.key.as_slice(), encodings.compress);
+        rdb::save_string_with(&mut self.buf, entry.key().as_slice(), encodings.compress);
         rdb::save_object(&mut self.buf, &entry.value, encodings);
         self.keys += 1;
     }

@@ -10,14 +10,24 @@ const EMBSTR_MAX: usize = 44;
 /// Strings written whole (SET, INCR, ...) are kept compact and their encoding is derived from
 /// the content as Redis's `tryObjectEncoding` would. Strings changed in place (APPEND,
 /// SETRANGE, SETBIT, ...) become growable and report `raw`, as they do in Redis.
+///
+/// # Size
+/// A `StringValue` is 24 bytes, and so is a [`super::Value`], which makes a key's entry
+/// 48 bytes (jemalloc's class below 64): see `keyspace::entry`. Only `Compact`, what
+/// nearly every string is, holds its bytes inline in those 24. `Plain` and `Raw` box
+/// theirs behind a thin pointer, an allocation more (16 and 32 bytes) for the rare
+/// INCRBYFLOAT result and for strings changed in place, which are mostly bitmaps and
+/// HyperLogLogs of hundreds of bytes or more.
 #[derive(Clone, Debug)]
 pub enum StringValue {
     Compact(CompactBytes),
     /// Written whole but never `int`-encoded: Redis stores INCRBYFLOAT results as plain
     /// strings (`embstr`, or `raw` past 44 bytes) even when they read as integers.
-    Plain(CompactBytes),
-    Raw(Vec<u8>),
+    Plain(Box<CompactBytes>),
+    Raw(Box<Vec<u8>>),
 }
+
+const _: () = assert!(std::mem::size_of::<StringValue>() == 24);
 
 impl StringValue {
     pub fn new(bytes: &[u8]) -> StringValue {
@@ -30,12 +40,18 @@ impl StringValue {
 
     /// A string that keeps the `embstr`/`raw` encoding even if it reads as an integer.
     pub fn plain(bytes: &[u8]) -> StringValue {
-        StringValue::Plain(CompactBytes::new(bytes))
+        StringValue::Plain(Box::new(CompactBytes::new(bytes)))
+    }
+
+    /// A string that was or will be changed in place (`raw`).
+    pub fn raw(bytes: Vec<u8>) -> StringValue {
+        StringValue::Raw(Box::new(bytes))
     }
 
     pub fn as_slice(&self) -> &[u8] {
         match self {
-            StringValue::Compact(b) | StringValue::Plain(b) => b.as_slice(),
+            StringValue::Compact(b) => b.as_slice(),
+            StringValue::Plain(b) => b.as_slice(),
             StringValue::Raw(v) => v,
         }
     }
@@ -50,8 +66,8 @@ impl StringValue {
 
     /// The bytes as a growable buffer, converting the value to `raw` first.
     pub fn make_raw(&mut self) -> &mut Vec<u8> {
-        if let StringValue::Compact(b) | StringValue::Plain(b) = self {
-            *self = StringValue::Raw(b.as_slice().to_vec());
+        if !matches!(self, StringValue::Raw(_)) {
+            *self = StringValue::raw(self.as_slice().to_vec());
         }
         match self {
             StringValue::Raw(v) => v,
@@ -89,8 +105,9 @@ impl StringValue {
 
     pub fn heap_size(&self) -> usize {
         match self {
-            StringValue::Compact(b) | StringValue::Plain(b) => b.heap_size(),
-            StringValue::Raw(v) => v.capacity(),
+            StringValue::Compact(b) => b.heap_size(),
+            StringValue::Plain(b) => std::mem::size_of::<CompactBytes>() + b.heap_size(),
+            StringValue::Raw(v) => std::mem::size_of::<Vec<u8>>() + v.capacity(),
         }
     }
 }

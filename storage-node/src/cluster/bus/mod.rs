@@ -82,7 +82,7 @@ fn apply(shared: &Shared, outcome: gossip::Outcome) {
         keyspace.set_now(unix_time_ms());
         let db = keyspace.db(0);
         for slot in outcome.lost_slots {
-            let keys: Vec<Vec<u8>> = db.slot_entries(slot).map(|e| e.key.to_vec()).collect();
+            let keys: Vec<Vec<u8>> = db.slot_entries(slot).map(|e| e.key().to_vec()).collect();
             for key in keys {
                 db.remove(&key);
             }

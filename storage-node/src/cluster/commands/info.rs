@@ -261,7 +261,7 @@ pub fn getkeysinslot(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         .db(0)
         .slot_entries(slot as u16)
         .take(count as usize)
-        .map(|e| e.key.to_vec())
+        .map(|e| e.key().to_vec())
         .collect();
     ctx.out.array(keys.len());
     for key in keys {

@@ -81,7 +81,7 @@ pub(super) fn bitop(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
         }
     } else {
         ctx.db()
-            .insert(dest, Value::Str(StringValue::Raw(result)), 0);
+            .insert(dest, Value::Str(StringValue::raw(result)), 0);
         ctx.notify(crate::pubsub::notify::STRING, "set", dest);
     }
     ctx.out.integer(len as i64);

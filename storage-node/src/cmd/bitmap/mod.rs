@@ -92,7 +92,7 @@ pub(super) fn string_for_bit_write<'a>(
     if created {
         let mut bytes = Vec::new();
         grow_zeroed(&mut bytes, min_len)?;
-        db.insert(key, Value::Str(StringValue::Raw(bytes)), 0);
+        db.insert(key, Value::Str(StringValue::raw(bytes)), 0);
     }
     let Some(entry) = db.get_mut(key) else {
         return Err("ERR internal error: key vanished while being written".into());

@@ -40,7 +40,7 @@ pub(super) fn pfadd(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             let changed = add_all(&mut bytes, elements, max_bytes)?;
             hll::invalidate_cache(&mut bytes);
             // Counts the creation as one change.
-            db.insert(key, Value::Str(StringValue::Raw(bytes)), 0);
+            db.insert(key, Value::Str(StringValue::raw(bytes)), 0);
             (true, changed)
         }
     };

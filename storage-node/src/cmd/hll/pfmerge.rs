@@ -30,7 +30,7 @@ pub(super) fn pfmerge(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     let created = db.get_mut(dest).is_none();
     if created {
         // Counts as the command's one change.
-        db.insert(dest, Value::Str(StringValue::Raw(hll::new_sparse())), 0);
+        db.insert(dest, Value::Str(StringValue::raw(hll::new_sparse())), 0);
     }
     let bytes = buffer(db, dest)?;
     if any_dense {

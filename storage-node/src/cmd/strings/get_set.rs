@@ -187,7 +187,7 @@ fn store(
     // A plain SET needs nothing of the old value: skip the look-up (insert replaces it).
     let needs_old = options.nx || options.xx || options.keep_ttl;
     let old_expiry = if needs_old {
-        db.get_mut(key).map(|entry| entry.expire_at_ms)
+        db.get_mut(key).map(|entry| entry.expire_at_ms())
     } else {
         None
     };

@@ -113,7 +113,7 @@ pub fn setrange(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
             let end = check_length(offset, patch.len(), max)?;
             let mut bytes = Vec::new();
             write_at(&mut bytes, offset, patch, end);
-            db.insert(key, Value::Str(StringValue::Raw(bytes)), 0);
+            db.insert(key, Value::Str(StringValue::raw(bytes)), 0);
             end
         }
     };

@@ -171,7 +171,7 @@ impl Keyspace {
         for (index, db) in self.dbs.iter().enumerate() {
             sample(db, samples, volatile_only, &mut rng, |entry, access| {
                 let score = score(settings.policy, db, entry, access, now);
-                pool.offer(index, entry.key.as_slice(), score);
+                pool.offer(index, entry.key().as_slice(), score);
             });
         }
         // The best pooled candidate that still exists and is still eligible (a key sampled
@@ -196,7 +196,7 @@ impl Keyspace {
             self.eviction.next_random_db = (index + 1) % count;
             let mut picked = None;
             sample(&self.dbs[index], 1, volatile_only, &mut rng, |entry, _| {
-                picked = Some(entry.key.clone());
+                picked = Some(entry.key().clone());
             });
             if let Some(key) = picked {
                 return Some((index, key));

@@ -40,7 +40,7 @@ pub struct Pool {
 /// `access` is the entry's access word.
 pub fn score(policy: Policy, db: &Db, entry: &Entry, access: u32, now_ms: u64) -> u64 {
     match policy {
-        Policy::VolatileTtl => u64::MAX - entry.expire_at_ms,
+        Policy::VolatileTtl => u64::MAX - entry.expire_at_ms(),
         _ if policy.is_lfu() => {
             let frequency = db.lfu.map_or(0, |lfu| lfu.frequency(access, now_ms));
             let rarity = 255 - u64::from(frequency.min(255));

@@ -60,12 +60,12 @@ impl SnapshotSink for Commands<'_> {
             return;
         }
         let payload = crate::persistence::payload::dump(&entry.value, encodings);
-        let ttl = entry.expire_at_ms.to_string();
+        let ttl = entry.expire_at_ms().to_string();
         encode_request(
             &mut self.out,
             &[
                 &b"RESTORE"[..],
-                &entry.key[..],
+                entry.key().as_slice(),
                 ttl.as_bytes(),
                 &payload,
                 b"ABSTTL",
