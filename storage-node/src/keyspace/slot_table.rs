@@ -15,10 +15,10 @@
 //!   the key belongs at (`tag & mask`), so growing the table and shifting buckets on
 //!   removal never rehash a key.
 //! - The access word lives here rather than in the entry because the bucket had 4 bytes of
-//!   padding: in the entry it made a string key's entry 72 bytes, which jemalloc serves
-//!   from its 80-byte class; without it the entry is 64. Under `maxmemory` those 16 bytes
-//!   a key are keys the node can keep. Eviction's sampling also reads the word from the
-//!   bucket array, without a miss on each sampled entry.
+//!   padding: in the entry it would make the 48-byte entry 56, which jemalloc serves from
+//!   its 64-byte class (see `super::entry`). Under `maxmemory` those 16 bytes a key are
+//!   keys the node can keep. Eviction's sampling also reads the word from the bucket
+//!   array, without a miss on each sampled entry.
 //! - Most slots are small (a node with 60,000 keys has fewer than 4 a slot). A table of up
 //!   to 8 entries is *dense*: exactly as many buckets as entries, the entries in any order,
 //!   and a lookup compares the tags of all of them (at most two cache lines). An insert or a
