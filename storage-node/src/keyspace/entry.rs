@@ -140,6 +140,9 @@ mod tests {
             assert_eq!(entry.key().as_slice(), key);
         }
         let timed = Entry::with_expiry(b"k", Value::Str(StringValue::new(b"v")), 5);
-        assert_eq!((timed.key().as_slice(), timed.expire_at_ms()), (&b"k"[..], 5));
+        assert_eq!(
+            (timed.key().as_slice(), timed.expire_at_ms()),
+            (&b"k"[..], 5)
+        );
     }
 }
