@@ -120,15 +120,14 @@ fn docs(out: &mut ReplyBuf<'_>, names: &[Bytes], served: Served<'_>) {
             .filter(|spec| served(spec))
             .collect()
     };
-    let empty = Frame::Map(Vec::new());
     out.map(found.len());
     for spec in found {
         out.bulk(spec.name.as_bytes());
-        let docs = spec.docs().unwrap_or(&empty);
+        let docs = spec.docs().unwrap_or_else(|| Frame::Map(Vec::new()));
         if all_subcommands_served(spec, served) {
             docs.write(out);
         } else {
-            let mut docs = docs.clone();
+            let mut docs = docs;
             if let Frame::Map(fields) = &mut docs {
                 for (field, value) in fields.iter_mut() {
                     if let (Some(b"subcommands"), Frame::Map(subs)) = (field.as_bytes(), value) {

@@ -82,14 +82,7 @@ impl CommandSpec {
     /// the whole table held 0.6 MB of heap for a reply only `COMMAND` and ACL setup read,
     /// and a storage node counts every byte of its own against `maxmemory`.
     pub fn info(&self) -> Frame {
-        match &self.info {
-            InfoEntry::Encoded(bytes) => match parse_static_frame(bytes) {
-                Ok(Some((frame, _))) => frame,
-                // Sliced from the table's own data, which parsed whole at startup.
-                other => panic!("embedded command entry does not parse: {other:?}"),
-            },
-            InfoEntry::Built(frame) => frame.clone(),
-        }
+        self.info.frame()
     }
 
     /// The module a module command belongs to (its `COMMAND DOCS` `module` field); None
@@ -100,17 +93,19 @@ impl CommandSpec {
 
     /// The value `COMMAND DOCS` answers with for this command, if Redis documents it.
     ///
-    /// The documentation is parsed on the first call, not with the table: it is 0.6 MB of
-    /// heap that only `COMMAND DOCS` (and `redis-cli`'s hints) ever read, and a node counts
-    /// every byte of its own against `maxmemory`.
-    pub fn docs(&self) -> Option<&'static Frame> {
+    /// Like [`info`](Self::info), Redis's own documentation is kept encoded and parsed on
+    /// each call: parsed, it was 0.6 MB of heap that `redis-cli`'s first connection (it
+    /// asks for every command's docs, for its hints) left in a node for good.
+    pub fn docs(&self) -> Option<Frame> {
         let docs = all_docs();
         match self.name.split_once('|') {
             Some((container, _)) => docs
                 .get(container)?
+                .frame()
                 .map_get("subcommands")?
-                .map_get(&self.name),
-            None => docs.get(&self.name),
+                .map_get(&self.name)
+                .cloned(),
+            None => Some(docs.get(&self.name)?.frame()),
         }
     }
 
@@ -120,13 +115,26 @@ impl CommandSpec {
     }
 }
 
-/// Where a spec's `COMMAND INFO` entry comes from.
+/// A `COMMAND INFO` entry or a `COMMAND DOCS` value, as the table keeps it.
 #[derive(Debug, Clone)]
 enum InfoEntry {
-    /// Its RESP3 encoding, a slice of the compiled-in table.
+    /// Its RESP3 encoding, a slice of the compiled-in data.
     Encoded(&'static [u8]),
     /// Built in code (module commands, see `modules.rs`).
     Built(Frame),
+}
+
+impl InfoEntry {
+    fn frame(&self) -> Frame {
+        match self {
+            InfoEntry::Encoded(bytes) => match parse_static_frame(bytes) {
+                Ok(Some((frame, _))) => frame,
+                // A slice of the compiled-in data, which parsed whole when it was cut.
+                other => panic!("embedded command entry does not parse: {other:?}"),
+            },
+            InfoEntry::Built(frame) => frame.clone(),
+        }
+    }
 }
 
 /// Why a request names no known command.
@@ -255,33 +263,46 @@ fn text_list(frame: Option<&Frame>) -> Vec<String> {
 }
 
 /// Every command's `COMMAND DOCS` value by name (subcommands inside their container's),
-/// parsed once, on first use (see [`CommandSpec::docs`]).
-fn all_docs() -> &'static HashMap<String, Frame> {
-    static DOCS: OnceLock<HashMap<String, Frame>> = OnceLock::new();
+/// indexed on first use (see [`CommandSpec::docs`]).
+fn all_docs() -> &'static HashMap<String, InfoEntry> {
+    static DOCS: OnceLock<HashMap<String, InfoEntry>> = OnceLock::new();
     DOCS.get_or_init(|| {
         // Compiled in and checked by tests: failing to parse it is a build defect.
         let docs = match parse_static_frame(DOCS_DATA) {
             Ok(Some((Frame::Map(pairs), _))) => pairs,
             other => panic!("embedded command docs are not a RESP map: {other:?}"),
         };
+        let encoded = element_encodings(DOCS_DATA);
+        assert_eq!(encoded.len(), 2 * docs.len(), "embedded command docs");
         docs.into_iter()
-            .filter_map(|(k, v)| Some((String::from_utf8_lossy(k.as_bytes()?).into_owned(), v)))
-            .chain(modules::docs_entries())
+            .zip(encoded.chunks(2))
+            .filter_map(|((k, _), pair)| {
+                let name = String::from_utf8_lossy(k.as_bytes()?).into_owned();
+                Some((name, InfoEntry::Encoded(pair.get(1)?)))
+            })
+            .chain(
+                modules::docs_entries()
+                    .into_iter()
+                    .map(|(name, docs)| (name, InfoEntry::Built(docs))),
+            )
             .collect()
     })
 }
 
-/// The encodings of the elements of the RESP aggregate that `buf` starts with, each its
-/// own slice of `buf`; empty when `buf` does not start with an aggregate.
+/// The encodings of the elements of the RESP aggregate that `buf` starts with (a map's
+/// keys and values in turn), each its own slice of `buf`; empty when `buf` does not start
+/// with an aggregate.
 fn element_encodings(buf: &'static [u8]) -> Vec<&'static [u8]> {
     let header_end = match buf.iter().position(|&b| b == b'\n') {
-        Some(i) if matches!(buf.first(), Some(b'*' | b'~')) => i + 1,
+        Some(i) if matches!(buf.first(), Some(b'*' | b'~' | b'%')) => i + 1,
         _ => return Vec::new(),
     };
-    let count = std::str::from_utf8(&buf[1..header_end])
-        .ok()
-        .and_then(|t| t.trim_end().parse::<usize>().ok())
-        .unwrap_or(0);
+    let per_item = if buf.first() == Some(&b'%') { 2 } else { 1 };
+    let count = per_item
+        * std::str::from_utf8(&buf[1..header_end])
+            .ok()
+            .and_then(|t| t.trim_end().parse::<usize>().ok())
+            .unwrap_or(0);
     let mut pos = header_end;
     let mut elements = Vec::with_capacity(count);
     for _ in 0..count {

@@ -90,7 +90,7 @@ impl Generator {
             }
             _ => {
                 if let Some(arguments) = doc_arguments(spec) {
-                    for argument in arguments {
+                    for argument in &arguments {
                         self.argument(spec, argument, &mut args);
                     }
                 } else {
@@ -324,8 +324,8 @@ fn is_stream_command(spec: &CommandSpec) -> bool {
 }
 
 /// The docs argument list of a command, if its docs have one.
-fn doc_arguments(spec: &CommandSpec) -> Option<&[Frame]> {
-    spec.docs()?.map_get("arguments")?.as_array()
+fn doc_arguments(spec: &CommandSpec) -> Option<Vec<Frame>> {
+    Some(spec.docs()?.map_get("arguments")?.as_array()?.to_vec())
 }
 
 fn sub_arguments(argument: &Frame) -> &[Frame] {

@@ -280,6 +280,7 @@ pub fn diverges(name: &str, args: &[Vec<u8>]) -> bool {
 /// one (string, list, sorted-set, scripting, ...), else the command name.
 pub fn family(spec: &slotproxy::cluster::CommandSpec) -> String {
     spec.docs()
+        .as_ref()
         .and_then(|d| d.map_get("group"))
         .and_then(|g| g.as_bytes())
         .map(|g| String::from_utf8_lossy(g).into_owned())
