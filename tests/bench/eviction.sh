@@ -3,28 +3,32 @@
 #
 # Usage: tests/bench/eviction.sh
 #
-# For each of allkeys-lru and allkeys-lfu, starts a fresh storage-node and redis-server
-# (release node, see common.sh) with `maxmemory MAXMEMORY_MB` and that policy, then runs
-# tests/bench/eviction_load.py against each in turn (same seed, so the same sequence of
-# keys): KEYS keys of VALUE_BYTES bytes, about twice maxmemory, picked by a Zipf law;
+# For each of allkeys-lru and allkeys-lfu and each of ROUNDS rounds, starts a fresh
+# storage-node and redis-server (release node, see common.sh) with `maxmemory MAXMEMORY_MB`
+# and that policy, then runs tests/bench/eviction_load.py against each in turn, the order
+# alternating between rounds (same seed, so the same sequence of keys): KEYS keys of VALUE_BYTES bytes, about twice maxmemory, picked by a Zipf law;
 # WRITE_PERCENT% SETs, the rest GETs, a GET that misses refilled by a SET (cache-aside).
 # Each run first writes every key once (unmeasured), then stops after OPS operations or
 # RUN_SECONDS seconds.
 #
-# Prints per policy and server: hit ratio, operations per second, evicted keys and peak RSS
-# (VmHWM) over maxmemory; then the node/redis ratios. Targets: hit ratio and throughput
+# Prints per policy, round and server: hit ratio, operations per second, the server's CPU
+# time per operation, evicted keys and peak RSS (VmHWM) over maxmemory; then the node/redis
+# ratios of the medians over the rounds. One Python client cannot keep either server busy
+# (it spends more time per operation than they do), so ops/s is mostly the client's speed;
+# the CPU per operation is what each server would need at full load (target: node <= redis). Targets: hit ratio and throughput
 # ratio >= 1.0, and the node's peak RSS above maxmemory no more than redis-server's.
-# maxmemory counts each process's fixed memory too (the node starts at about 1.6 MB of
-# used_memory, redis-server at about 0.9 MB), which is why the default limit is not smaller.
-# Throughput is the client's view through one Python client: on a shared machine only the
-# ratio means anything. It counts the load's GETs and SETs, not the SETs refilling misses
+# maxmemory counts each process's fixed memory too (with one key the node holds about 0.8 MB
+# of used_memory, redis-server about 0.9 MB), which is why the default limit is not smaller.
+# Throughput is the client's view through one Python client (a plain socket, see
+# eviction_load.py): on a shared machine only the ratio means anything, and single runs
+# move by about 10%, hence the rounds. It counts the load's GETs and SETs, not the SETs refilling misses
 # (see eviction_load.py): a better hit ratio must not read as a slower server.
 #
 # Requires: Linux (/proc), cargo, python3 with redis-py, redis-server and redis-cli.
 #
 # Environment (defaults in brackets):
 #   MAXMEMORY_MB [64]  VALUE_BYTES [1000]  KEYS [2 * maxmemory / VALUE_BYTES]
-#   OPS [600000]  RUN_SECONDS [60]  WRITE_PERCENT [10]  SEED [7]
+#   OPS [600000]  RUN_SECONDS [60]  WRITE_PERCENT [10]  SEED [7]  ROUNDS [3]
 # (not SECONDS: bash keeps its own SECONDS, the time since the shell started, always set)
 #   NODE_ARGS, REDIS_ARGS, SKIP_BUILD=1, CARGO_TARGET_DIR: see common.sh
 set -uo pipefail
@@ -39,7 +43,8 @@ OPS="${OPS:-600000}"
 SECONDS_LIMIT="${RUN_SECONDS:-60}"
 WRITE_PERCENT="${WRITE_PERCENT:-10}"
 SEED="${SEED:-7}"
-require_numbers MAXMEMORY_MB VALUE_BYTES KEYS OPS SECONDS_LIMIT WRITE_PERCENT SEED
+ROUNDS="${ROUNDS:-3}"
+require_numbers MAXMEMORY_MB VALUE_BYTES KEYS OPS SECONDS_LIMIT WRITE_PERCENT SEED ROUNDS
 
 require_tools cargo python3 redis-server redis-cli awk
 python3 -c 'import redis' 2>/dev/null || {
@@ -53,6 +58,11 @@ MAXMEMORY=$((MAXMEMORY_MB * 1024 * 1024))
 BASE_NODE_ARGS="${NODE_ARGS:-}"
 BASE_REDIS_ARGS="${REDIS_ARGS:-}"
 
+# ratio3 A B: A / B with three decimals (hit ratios differ in the third).
+ratio3() {
+    awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else printf "n/a" }'
+}
+
 # field NAME LINE: the value of NAME=... in LINE.
 field() {
     tr ' ' '\n' <<<"$2" | awk -F= -v n="$1" '$1 == n { print $2 }'
@@ -63,32 +73,62 @@ over_maxmemory() {
     awk -v p="$1" -v m="$MAXMEMORY" 'BEGIN { printf "%.1f", (p - m) / 1048576 }'
 }
 
+# median VALUES...: the median of the values.
+median() {
+    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
+        if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# run WHO: one eviction_load.py run against the node or redis-server just started.
+run() {
+    if [ "$1" = node ]; then
+        python3 "$LOAD" "$NODE_PORT" "$NODE_PID" "$KEYS" "$OPS" "$SECONDS_LIMIT" \
+            "$VALUE_BYTES" "$WRITE_PERCENT" "$SEED"
+    else
+        python3 "$LOAD" "$REDIS_PORT" "$REDIS_PID" "$KEYS" "$OPS" "$SECONDS_LIMIT" \
+            "$VALUE_BYTES" "$WRITE_PERCENT" "$SEED"
+    fi
+}
+
 echo "maxmemory ${MAXMEMORY_MB} MiB, $KEYS keys of $VALUE_BYTES bytes (Zipf 0.99)," \
-    "$WRITE_PERCENT% writes, at most $OPS ops or ${SECONDS_LIMIT}s per run"
-printf '%-12s %-13s %9s %9s %9s %14s\n' policy server hit_ratio ops/s evicted "peak-max MiB"
+    "$WRITE_PERCENT% writes, at most $OPS ops or ${SECONDS_LIMIT}s per run, $ROUNDS rounds"
+printf '%-12s %-5s %-13s %9s %9s %9s %9s %14s\n' policy round server hit_ratio ops/s \
+    "cpu us/op" evicted "peak-max MiB"
 summary=()
 for policy in allkeys-lru allkeys-lfu; do
     settings="--maxmemory $MAXMEMORY --maxmemory-policy $policy"
     NODE_ARGS="$BASE_NODE_ARGS $settings"
     REDIS_ARGS="$BASE_REDIS_ARGS $settings"
-    start_servers
-    node="$(python3 "$LOAD" "$NODE_PORT" "$NODE_PID" "$KEYS" "$OPS" "$SECONDS_LIMIT" \
-        "$VALUE_BYTES" "$WRITE_PERCENT" "$SEED")" || exit 1
-    redis="$(python3 "$LOAD" "$REDIS_PORT" "$REDIS_PID" "$KEYS" "$OPS" "$SECONDS_LIMIT" \
-        "$VALUE_BYTES" "$WRITE_PERCENT" "$SEED")" || exit 1
-    stop_servers
-    for who in node redis; do
-        line="${!who}"
-        printf '%-12s %-13s %9s %9s %9s %14s\n' "$policy" \
-            "$([ "$who" = node ] && echo storage-node || echo redis-server)" \
-            "$(field hit_ratio "$line")" "$(field ops_per_sec "$line")" \
-            "$(field evicted_keys "$line")" "$(over_maxmemory "$(field peak_rss_bytes "$line")")"
+    declare -A hits=() rates=() peaks=() cpus=()
+    for round in $(seq 1 "$ROUNDS"); do
+        start_servers
+        # Fresh servers each round, and the order alternates: whichever runs second shares
+        # the machine with a server holding 64 MB that the first has just left.
+        order="node redis"
+        [ $((round % 2)) -eq 0 ] && order="redis node"
+        for who in $order; do
+            line="$(run "$who")" || exit 1
+            hits[$who]+="$(field hit_ratio "$line") "
+            rates[$who]+="$(field ops_per_sec "$line") "
+            peaks[$who]+="$(over_maxmemory "$(field peak_rss_bytes "$line")") "
+            cpus[$who]+="$(field server_cpu_us_per_op "$line") "
+            printf '%-12s %-5s %-13s %9s %9s %9s %9s %14s\n' "$policy" "$round" \
+                "$([ "$who" = node ] && echo storage-node || echo redis-server)" \
+                "$(field hit_ratio "$line")" "$(field ops_per_sec "$line")" \
+                "$(field server_cpu_us_per_op "$line")" \
+                "$(field evicted_keys "$line")" "$(over_maxmemory "$(field peak_rss_bytes "$line")")"
+        done
+        stop_servers
     done
-    summary+=("$policy: hit ratio node/redis $(ratio "$(field hit_ratio "$node")" \
-        "$(field hit_ratio "$redis")"), throughput node/redis $(ratio \
-        "$(field ops_per_sec "$node")" "$(field ops_per_sec "$redis")"), peak RSS over \
-maxmemory node $(over_maxmemory "$(field peak_rss_bytes "$node")") MiB vs redis \
-$(over_maxmemory "$(field peak_rss_bytes "$redis")") MiB")
+    # shellcheck disable=SC2086 # the lists are space-separated numbers
+    summary+=("$policy (medians of $ROUNDS rounds): hit ratio node/redis \
+$(median ${hits[node]}) / $(median ${hits[redis]}) = $(ratio3 "$(median ${hits[node]})" \
+"$(median ${hits[redis]})"), throughput node/redis $(ratio "$(median ${rates[node]})" \
+"$(median ${rates[redis]})"), server CPU per operation node/redis \
+$(median ${cpus[node]}) / $(median ${cpus[redis]}) us = $(ratio "$(median ${cpus[node]})" \
+"$(median ${cpus[redis]})"), peak RSS over maxmemory node $(median ${peaks[node]}) MiB vs \
+redis $(median ${peaks[redis]}) MiB")
+    unset hits rates peaks cpus
 done
 echo
 printf '%s\n' "${summary[@]}"

@@ -47,9 +47,15 @@ impl Entry {
 
     /// An entry expiring at `expire_at_ms` (Unix milliseconds; 0 for none).
     pub fn with_expiry(key: &[u8], value: Value, expire_at_ms: u64) -> Entry {
-        let mut entry = Entry::new(key, value);
-        entry.set_expire_at_ms(expire_at_ms);
-        entry
+        let key = CompactBytes::new(key);
+        let key = match expire_at_ms {
+            0 => EntryKey::Persistent(key),
+            at => EntryKey::Timed(Box::new(TimedKey {
+                key,
+                expire_at_ms: at,
+            })),
+        };
+        Entry { key, value }
     }
 
     pub fn key(&self) -> &CompactBytes {

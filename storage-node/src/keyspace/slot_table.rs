@@ -152,6 +152,14 @@ impl SlotTable {
         Some((bucket.entry.as_deref()?, bucket.access))
     }
 
+    /// The entry at an index with its access word and its tag (the part of the key's hash
+    /// the bucket keeps), all read from the bucket: eviction's sampling scores a key and
+    /// tells it from the pool's without reading the entry.
+    pub fn sampled_at(&self, index: usize) -> Option<(&Entry, u32, u32)> {
+        let bucket = self.buckets.get(index)?;
+        Some((bucket.entry.as_deref()?, bucket.access, bucket.tag))
+    }
+
     /// The access word of the entry at an index (0 for an empty bucket).
     pub fn access_at(&self, index: usize) -> u32 {
         self.buckets.get(index).map_or(0, |b| b.access)

@@ -169,10 +169,16 @@ impl Keyspace {
         // `evictionPoolPopulate` does, so the pool keeps the best keys seen over many picks.
         let pool = &mut self.eviction.pool;
         for (index, db) in self.dbs.iter().enumerate() {
-            sample(db, samples, volatile_only, &mut rng, |entry, access| {
-                let score = score(settings.policy, db, entry, access, now);
-                pool.offer(index, entry.key().as_slice(), score);
-            });
+            sample(
+                db,
+                samples,
+                volatile_only,
+                &mut rng,
+                |entry, access, tag| {
+                    let score = score(settings.policy, db, entry, access, now);
+                    pool.offer(index, tag, score, || entry.key().as_slice());
+                },
+            );
         }
         // The best pooled candidate that still exists and is still eligible (a key sampled
         // just now always is, so this finds one whenever any key may be evicted).
@@ -195,9 +201,15 @@ impl Keyspace {
             let index = self.eviction.next_random_db % count;
             self.eviction.next_random_db = (index + 1) % count;
             let mut picked = None;
-            sample(&self.dbs[index], 1, volatile_only, &mut rng, |entry, _| {
-                picked = Some(entry.key().clone());
-            });
+            sample(
+                &self.dbs[index],
+                1,
+                volatile_only,
+                &mut rng,
+                |entry, _, _| {
+                    picked = Some(entry.key().clone());
+                },
+            );
             if let Some(key) = picked {
                 return Some((index, key));
             }
