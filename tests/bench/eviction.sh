@@ -15,7 +15,10 @@
 # time per operation, evicted keys and peak RSS (VmHWM) over maxmemory; then the node/redis
 # ratios of the medians over the rounds. One Python client cannot keep either server busy
 # (it spends more time per operation than they do), so ops/s is mostly the client's speed;
-# the CPU per operation is what each server would need at full load (target: node <= redis). Targets: hit ratio and throughput
+# the CPU per operation is what each server would need at full load (target: node <= redis).
+# The node's CPU includes its busy polling (`busy-poll-usecs`, up to 30 us each time it runs
+# out of work), which a client this slow makes it do after every batch: about 1 us an
+# operation here. NODE_ARGS='--busy-poll-usecs 0' measures the work alone. Targets: hit ratio and throughput
 # ratio >= 1.0, and the node's peak RSS above maxmemory no more than redis-server's.
 # maxmemory counts each process's fixed memory too (with one key the node holds about 0.8 MB
 # of used_memory, redis-server about 0.9 MB), which is why the default limit is not smaller.
