@@ -53,6 +53,53 @@ fn a_stopped_replica_is_dropped_at(replica_limit: &str, reason: &str) {
     replica.signal("CONT");
 }
 
+/// `maxmemory` does not count the replication stream held for replicas beyond
+/// `repl-backlog-size` (Redis 7.0's `freeMemoryGetNotCountedMemory`): with the replica
+/// stopped, INFO's `mem_not_counted_for_evict` grows with what it has yet to be sent, and
+/// falls back once the replica is gone and the backlog trims to its size (to within the
+/// chunk the trim stops at: the backlog keeps at least its size).
+#[test]
+fn a_stopped_replicas_stream_is_not_counted_for_eviction() {
+    let node = ServerProcess::storage_node(&[
+        "--repl-diskless-sync-delay",
+        "0",
+        "--client-output-buffer-limit",
+        "replica 0 0 0",
+    ]);
+    let mut m = RawClient::connect(node.port);
+    let not_counted = |m: &mut RawClient| info_u64(m, "memory", "mem_not_counted_for_evict");
+    assert_eq!(not_counted(&mut m), 0);
+    let replica = replica_of(&node);
+    wait_online(&mut m, 1);
+    replica.signal("STOP");
+    let value = "x".repeat(64 * 1024);
+    let mut i = 0;
+    let mut write = |m: &mut RawClient| {
+        for _ in 0..16 {
+            ok(m, &["SET", &format!("big:{}", i % 64), &value]);
+            i += 1;
+        }
+    };
+    wait_until(
+        Duration::from_secs(120),
+        "the stopped replica's stream to pass 4 MB over the backlog",
+        || {
+            write(&mut m);
+            not_counted(&mut m) > 4 << 20
+        },
+    );
+    replica.signal("CONT");
+    drop(replica);
+    wait_until(
+        Duration::from_secs(60),
+        "the replica to be gone and the backlog back to its size",
+        || {
+            write(&mut m);
+            connected_replicas(&mut m) == 0 && not_counted(&mut m) < 1 << 20
+        },
+    );
+}
+
 #[test]
 fn a_replica_past_the_output_buffer_hard_limit_is_dropped() {
     a_stopped_replica_is_dropped_at("replica 1mb 0 0", "replica output buffer hard limit");

@@ -15,7 +15,7 @@
 //! normal client keeps its share of a running total ([`Share`]) up to date whenever one of
 //! its buffers changes; only over the limit are the clients visited to pick the biggest.
 
-use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 use super::client_peaks::output_waiting;
@@ -34,22 +34,9 @@ pub struct ClientsMemory {
     total: Total,
     /// `maxmemory-clients` in bytes, 0 for none (copied from the settings on change).
     limit: AtomicU64,
-    /// Connections flagged replica: [`not_counted_for_evict`] visits the clients only
-    /// when there are some (it runs before every command that evicts).
-    replicas: AtomicUsize,
 }
 
 impl ClientsMemory {
-    /// A connection became a replica (call once per connection).
-    pub fn replica_joined(&self) {
-        self.replicas.fetch_add(1, Relaxed);
-    }
-
-    /// A replica's connection is gone.
-    pub fn replica_left(&self) {
-        self.replicas.fetch_sub(1, Relaxed);
-    }
-
     pub fn apply_settings(&self, config: &Config) {
         self.limit.store(config.memory.clients_limit(), Relaxed);
     }
@@ -138,22 +125,26 @@ pub fn clients_memory(shared: &Shared) -> (u64, u64) {
         })
 }
 
-/// Memory `maxmemory` does not count (Redis's `freeMemoryGetNotCountedMemory`): the AOF
-/// buffer and replicas' output, which evicting keys would only make grow.
+/// Memory `maxmemory` does not count (Redis 7.0's `freeMemoryGetNotCountedMemory`): the
+/// AOF buffer, and the replication stream held beyond `repl-backlog-size` for replicas
+/// that have not been sent it yet (the backlog is the replicas' shared output buffer, as
+/// in Redis 7.0; see `replication::backlog`). Evicting keys would only make these grow.
+/// Redis adds an estimate of its buffer blocks' headers to the backlog size; the node's
+/// chunks are shared `Bytes` with no such per-block cost to estimate.
+///
+/// It is asked for before every command while the node is over `maxmemory`: it used to
+/// take a snapshot of every client to sum replicas' output, 8% of the node's CPU under
+/// SETs that each evict a key, and missed what the replicas' feeders had yet to send.
 pub fn not_counted_for_evict(shared: &Shared) -> u64 {
-    if shared.client_memory.replicas.load(Relaxed) == 0 {
-        // A snapshot of every client per evicted key was 8% of the node's CPU under SETs
-        // that each evict one.
-        return shared.aof.buffer_length() as u64;
-    }
-    let replicas: u64 = shared
-        .clients
-        .snapshot()
-        .iter()
-        .filter(|c| c.replica.load(Relaxed))
-        .map(|c| output_waiting(c) as u64)
-        .sum();
-    shared.aof.buffer_length() as u64 + replicas
+    let held_for_replicas = shared
+        .replication
+        .state()
+        .backlog
+        .as_ref()
+        .map_or(0, |backlog| {
+            backlog.histlen().saturating_sub(backlog.size())
+        });
+    shared.aof.buffer_length() as u64 + held_for_replicas
 }
 
 /// `maxmemory-clients`: while normal clients use more than the limit, closes the one using

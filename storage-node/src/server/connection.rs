@@ -277,19 +277,10 @@ pub async fn serve(shared: Arc<Shared>, mut stream: TcpStream, handle: Arc<Clien
             input,
         );
         feeder.await;
-        unregister(&shared, &handle);
+        shared.clients.unregister(handle.id);
         return;
     }
     let _ = stream.shutdown().await;
-    unregister(&shared, &handle);
-}
-
-/// The client is gone: out of the registry and, if it was a replica, out of the count of
-/// replicas.
-fn unregister(shared: &Shared, handle: &ClientHandle) {
-    if handle.replica.load(Relaxed) {
-        shared.client_memory.replica_left();
-    }
     shared.clients.unregister(handle.id);
 }
 

@@ -85,9 +85,7 @@ pub fn attach(
     let replication = &shared.replication;
     let master = &replication.master;
     let info = Arc::new(ReplicaInfo::new(handle.clone(), handshake));
-    if !handle.replica.swap(true, Relaxed) {
-        shared.client_memory.replica_joined();
-    }
+    handle.replica.store(true, Relaxed);
     // Replicas' buffers are not client memory `maxmemory-clients` limits.
     handle.leave_clients_memory();
     // What this batch propagated so far precedes anything the replica is sent.
