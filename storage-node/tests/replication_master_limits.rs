@@ -22,35 +22,62 @@ fn connected_replicas(m: &mut RawClient) -> u64 {
     info_u64(m, "replication", "connected_slaves")
 }
 
+/// A storage-node master with `client-output-buffer-limit <replica_limit>` and one
+/// redis-server replica, online and then stopped by SIGSTOP.
+struct StoppedReplica {
+    node: ServerProcess,
+    master: RawClient,
+    replica: ServerProcess,
+    value: String,
+    written: usize,
+}
+
+impl StoppedReplica {
+    fn start(replica_limit: &str) -> StoppedReplica {
+        let node = ServerProcess::storage_node(&[
+            "--repl-diskless-sync-delay",
+            "0",
+            "--client-output-buffer-limit",
+            replica_limit,
+        ]);
+        let mut master = RawClient::connect(node.port);
+        let replica = replica_of(&node);
+        wait_online(&mut master, 1);
+        replica.signal("STOP");
+        StoppedReplica {
+            node,
+            master,
+            replica,
+            value: "x".repeat(64 * 1024),
+            written: 0,
+        }
+    }
+
+    /// Writes 1 MB to the master (16 SETs of 64 KB over 64 keys).
+    fn write(&mut self) {
+        for _ in 0..16 {
+            let key = format!("big:{}", self.written % 64);
+            ok(&mut self.master, &["SET", &key, &self.value]);
+            self.written += 1;
+        }
+    }
+}
+
 /// A replica stopped by SIGSTOP while the master writes far more than the socket
 /// buffers and `replica_limit` (a `client-output-buffer-limit` replica class) together:
 /// the master drops it and logs `reason`.
 fn a_stopped_replica_is_dropped_at(replica_limit: &str, reason: &str) {
-    let node = ServerProcess::storage_node(&[
-        "--repl-diskless-sync-delay",
-        "0",
-        "--client-output-buffer-limit",
-        replica_limit,
-    ]);
-    let mut m = RawClient::connect(node.port);
-    let replica = replica_of(&node);
-    wait_online(&mut m, 1);
-    replica.signal("STOP");
-    let value = "x".repeat(64 * 1024);
-    let mut i = 0;
+    let mut s = StoppedReplica::start(replica_limit);
     wait_until(
         Duration::from_secs(120),
         "the replica to be dropped",
         || {
-            for _ in 0..16 {
-                ok(&mut m, &["SET", &format!("big:{}", i % 64), &value]);
-                i += 1;
-            }
-            connected_replicas(&mut m) == 0
+            s.write();
+            connected_replicas(&mut s.master) == 0
         },
     );
-    assert!(node.log().contains(reason), "{}", node.log());
-    replica.signal("CONT");
+    assert!(s.node.log().contains(reason), "{}", s.node.log());
+    s.replica.signal("CONT");
 }
 
 /// `maxmemory` does not count the replication stream held for replicas beyond
@@ -60,42 +87,25 @@ fn a_stopped_replica_is_dropped_at(replica_limit: &str, reason: &str) {
 /// chunk the trim stops at: the backlog keeps at least its size).
 #[test]
 fn a_stopped_replicas_stream_is_not_counted_for_eviction() {
-    let node = ServerProcess::storage_node(&[
-        "--repl-diskless-sync-delay",
-        "0",
-        "--client-output-buffer-limit",
-        "replica 0 0 0",
-    ]);
-    let mut m = RawClient::connect(node.port);
     let not_counted = |m: &mut RawClient| info_u64(m, "memory", "mem_not_counted_for_evict");
-    assert_eq!(not_counted(&mut m), 0);
-    let replica = replica_of(&node);
-    wait_online(&mut m, 1);
-    replica.signal("STOP");
-    let value = "x".repeat(64 * 1024);
-    let mut i = 0;
-    let mut write = |m: &mut RawClient| {
-        for _ in 0..16 {
-            ok(m, &["SET", &format!("big:{}", i % 64), &value]);
-            i += 1;
-        }
-    };
+    let mut s = StoppedReplica::start("replica 0 0 0");
+    assert_eq!(not_counted(&mut s.master), 0);
     wait_until(
         Duration::from_secs(120),
         "the stopped replica's stream to pass 4 MB over the backlog",
         || {
-            write(&mut m);
-            not_counted(&mut m) > 4 << 20
+            s.write();
+            not_counted(&mut s.master) > 4 << 20
         },
     );
-    replica.signal("CONT");
-    drop(replica);
+    s.replica.signal("CONT");
+    s.replica.kill();
     wait_until(
         Duration::from_secs(60),
         "the replica to be gone and the backlog back to its size",
         || {
-            write(&mut m);
-            connected_replicas(&mut m) == 0 && not_counted(&mut m) < 1 << 20
+            s.write();
+            connected_replicas(&mut s.master) == 0 && not_counted(&mut s.master) < 1 << 20
         },
     );
 }
