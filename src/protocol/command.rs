@@ -171,20 +171,6 @@ fn write_info(out: &mut ReplyBuf<'_>, spec: &CommandSpec, served: Served<'_>) {
     entry.write(out);
 }
 
-/// The ACL categories of a command, from its `COMMAND INFO` entry (`@read`, `@fast`, ...).
-fn categories(spec: &CommandSpec) -> Vec<Bytes> {
-    match spec.info() {
-        Frame::Array(mut fields) if fields.len() > 6 => match fields.swap_remove(6) {
-            Frame::Array(names) | Frame::Set(names) => names
-                .into_iter()
-                .filter_map(|name| name.as_bytes().map(Bytes::copy_from_slice))
-                .collect(),
-            _ => Vec::new(),
-        },
-        _ => Vec::new(),
-    }
-}
-
 /// `COMMAND LIST`; `options` are the arguments after `LIST`.
 fn list(out: &mut ReplyBuf<'_>, options: &[Bytes], served: Served<'_>) -> Result<(), String> {
     enum Filter<'a> {
@@ -214,7 +200,7 @@ fn list(out: &mut ReplyBuf<'_>, options: &[Bytes], served: Served<'_>) -> Result
                 Filter::Module(wanted) => member
                     .module()
                     .is_some_and(|m| m.as_bytes().eq_ignore_ascii_case(wanted)),
-                Filter::Category(wanted) => categories(member).iter().any(|category| {
+                Filter::Category(wanted) => member.acl_categories().iter().any(|category| {
                     category
                         .strip_prefix(b"@")
                         .is_some_and(|c| c.eq_ignore_ascii_case(wanted))

@@ -85,6 +85,23 @@ impl CommandSpec {
         self.info.frame()
     }
 
+    /// The ACL categories of its `COMMAND INFO` entry, as listed there (`@read`, ...).
+    pub fn acl_categories(&self) -> Vec<Bytes> {
+        match self.info() {
+            Frame::Array(mut fields) if fields.len() > 6 => match fields.swap_remove(6) {
+                Frame::Array(names) | Frame::Set(names) => names
+                    .into_iter()
+                    .filter_map(|name| match name {
+                        Frame::Simple(b) | Frame::Bulk(b) | Frame::BigNumber(b) => Some(b),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        }
+    }
+
     /// The module a module command belongs to (its `COMMAND DOCS` `module` field); None
     /// for Redis's own commands.
     pub fn module(&self) -> Option<&str> {
@@ -162,15 +179,14 @@ impl CommandTable {
     fn parse(info: &'static [u8]) -> CommandTable {
         // The data is compiled in and checked by tests, so failing to parse it is a build
         // defect, not an input error.
-        let entries = match parse_static_frame(info) {
-            Ok(Some((Frame::Array(items), _))) => items,
-            other => panic!("embedded command table is not a RESP array: {other:?}"),
-        };
-        let encoded = element_encodings(info);
-        assert_eq!(encoded.len(), entries.len(), "embedded command table");
+        let entries = elements(info);
+        assert!(
+            !entries.is_empty(),
+            "embedded command table is not a RESP array"
+        );
         let mut commands: Vec<CommandSpec> = entries
             .into_iter()
-            .zip(encoded.into_iter().map(Some))
+            .map(|(entry, encoded)| (entry, Some(encoded)))
             .chain(modules::info_entries().into_iter().map(|e| (e, None)))
             .filter_map(|(entry, encoded)| spec_from_info(entry, encoded))
             .collect();
@@ -268,17 +284,15 @@ fn all_docs() -> &'static HashMap<String, InfoEntry> {
     static DOCS: OnceLock<HashMap<String, InfoEntry>> = OnceLock::new();
     DOCS.get_or_init(|| {
         // Compiled in and checked by tests: failing to parse it is a build defect.
-        let docs = match parse_static_frame(DOCS_DATA) {
-            Ok(Some((Frame::Map(pairs), _))) => pairs,
-            other => panic!("embedded command docs are not a RESP map: {other:?}"),
-        };
-        let encoded = element_encodings(DOCS_DATA);
-        assert_eq!(encoded.len(), 2 * docs.len(), "embedded command docs");
-        docs.into_iter()
-            .zip(encoded.chunks(2))
-            .filter_map(|((k, _), pair)| {
-                let name = String::from_utf8_lossy(k.as_bytes()?).into_owned();
-                Some((name, InfoEntry::Encoded(pair.get(1)?)))
+        let docs = elements(DOCS_DATA);
+        assert!(!docs.is_empty(), "embedded command docs are not a RESP map");
+        docs.chunks(2)
+            .filter_map(|pair| {
+                let [(name, _), (_, value)] = pair else {
+                    return None;
+                };
+                let name = String::from_utf8_lossy(name.as_bytes()?).into_owned();
+                Some((name, InfoEntry::Encoded(value)))
             })
             .chain(
                 modules::docs_entries()
@@ -289,10 +303,10 @@ fn all_docs() -> &'static HashMap<String, InfoEntry> {
     })
 }
 
-/// The encodings of the elements of the RESP aggregate that `buf` starts with (a map's
-/// keys and values in turn), each its own slice of `buf`; empty when `buf` does not start
-/// with an aggregate.
-fn element_encodings(buf: &'static [u8]) -> Vec<&'static [u8]> {
+/// The elements of the RESP aggregate that `buf` starts with (a map's keys and values in
+/// turn), each parsed and with its own encoding, a slice of `buf`; empty when `buf` does
+/// not start with an aggregate.
+fn elements(buf: &'static [u8]) -> Vec<(Frame, &'static [u8])> {
     let header_end = match buf.iter().position(|&b| b == b'\n') {
         Some(i) if matches!(buf.first(), Some(b'*' | b'~' | b'%')) => i + 1,
         _ => return Vec::new(),
@@ -306,10 +320,10 @@ fn element_encodings(buf: &'static [u8]) -> Vec<&'static [u8]> {
     let mut pos = header_end;
     let mut elements = Vec::with_capacity(count);
     for _ in 0..count {
-        let Ok(Some((_, len))) = parse_static_frame(&buf[pos..]) else {
+        let Ok(Some((frame, len))) = parse_static_frame(&buf[pos..]) else {
             break;
         };
-        elements.push(&buf[pos..pos + len]);
+        elements.push((frame, &buf[pos..pos + len]));
         pos += len;
     }
     elements
@@ -327,20 +341,26 @@ fn spec_from_info(entry: Frame, encoded: Option<&'static [u8]>) -> Option<Comman
         .iter()
         .map(KeySpec::from_frame)
         .collect();
-    let sub_encodings = encoded
-        .map(|e| {
-            element_encodings(e)
-                .get(9)
-                .map_or(Vec::new(), |s| element_encodings(s))
-        })
-        .unwrap_or_default();
-    let subcommands = items
-        .get(9)
-        .and_then(Frame::as_array)
-        .unwrap_or(&[])
-        .iter()
-        .enumerate()
-        .filter_map(|(i, sub)| spec_from_info(sub.clone(), sub_encodings.get(i).copied()))
+    // Subcommand entries are the tenth field: from the encoding when there is one, so
+    // that each keeps its own slice of it.
+    let sub_entries: Vec<(Frame, Option<&'static [u8]>)> = match encoded {
+        Some(encoded) => elements(encoded)
+            .get(9)
+            .map_or(Vec::new(), |(_, subs)| elements(subs))
+            .into_iter()
+            .map(|(sub, bytes)| (sub, Some(bytes)))
+            .collect(),
+        None => items
+            .get(9)
+            .and_then(Frame::as_array)
+            .unwrap_or(&[])
+            .iter()
+            .map(|sub| (sub.clone(), None))
+            .collect(),
+    };
+    let subcommands = sub_entries
+        .into_iter()
+        .filter_map(|(sub, bytes)| spec_from_info(sub, bytes))
         .collect();
     let mut flags = CommandFlags::from_names(strings_at(items, 2).iter().map(String::as_str));
     if flags::HIDDEN_MAY_REPLICATE.contains(&name.as_str()) {

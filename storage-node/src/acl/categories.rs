@@ -46,16 +46,9 @@ fn masks() -> &'static [u32] {
         CommandTable::get()
             .all_specs()
             .map(|spec| {
-                let info = spec.info();
-                let Some(items) = info.as_array() else {
-                    return 0;
-                };
-                let Some(names) = items.get(6).and_then(|f| f.as_array()) else {
-                    return 0;
-                };
-                names
+                spec.acl_categories()
                     .iter()
-                    .filter_map(|name| name.as_bytes()?.strip_prefix(b"@").and_then(by_name))
+                    .filter_map(|name| name.strip_prefix(b"@").and_then(by_name))
                     .fold(0, |mask, bit| mask | bit)
             })
             .collect()

@@ -37,25 +37,29 @@ struct TimedKey {
 // One byte more and jemalloc serves entries from its 64-byte class.
 const _: () = assert!(std::mem::size_of::<Entry>() <= 48);
 
-impl Entry {
-    pub fn new(key: &[u8], value: Value) -> Entry {
-        Entry {
-            key: EntryKey::Persistent(CompactBytes::new(key)),
-            value,
-        }
-    }
-
-    /// An entry expiring at `expire_at_ms` (Unix milliseconds; 0 for none).
-    pub fn with_expiry(key: &[u8], value: Value, expire_at_ms: u64) -> Entry {
-        let key = CompactBytes::new(key);
-        let key = match expire_at_ms {
+impl EntryKey {
+    fn new(key: CompactBytes, expire_at_ms: u64) -> EntryKey {
+        match expire_at_ms {
             0 => EntryKey::Persistent(key),
             at => EntryKey::Timed(Box::new(TimedKey {
                 key,
                 expire_at_ms: at,
             })),
-        };
-        Entry { key, value }
+        }
+    }
+}
+
+impl Entry {
+    pub fn new(key: &[u8], value: Value) -> Entry {
+        Entry::with_expiry(key, value, 0)
+    }
+
+    /// An entry expiring at `expire_at_ms` (Unix milliseconds; 0 for none).
+    pub fn with_expiry(key: &[u8], value: Value, expire_at_ms: u64) -> Entry {
+        Entry {
+            key: EntryKey::new(CompactBytes::new(key), expire_at_ms),
+            value,
+        }
     }
 
     pub fn key(&self) -> &CompactBytes {
@@ -83,19 +87,16 @@ impl Entry {
 
     /// Sets the expiry time (Unix milliseconds; 0 removes it).
     pub fn set_expire_at_ms(&mut self, expire_at_ms: u64) {
+        if let (EntryKey::Timed(timed), 1..) = (&mut self.key, expire_at_ms) {
+            timed.expire_at_ms = expire_at_ms;
+            return;
+        }
         let placeholder = EntryKey::Persistent(CompactBytes::new(b""));
-        self.key = match (std::mem::replace(&mut self.key, placeholder), expire_at_ms) {
-            (EntryKey::Persistent(key), 0) => EntryKey::Persistent(key),
-            (EntryKey::Timed(timed), 0) => EntryKey::Persistent(timed.key),
-            (EntryKey::Persistent(key), at) => EntryKey::Timed(Box::new(TimedKey {
-                key,
-                expire_at_ms: at,
-            })),
-            (EntryKey::Timed(mut timed), at) => {
-                timed.expire_at_ms = at;
-                EntryKey::Timed(timed)
-            }
+        let key = match std::mem::replace(&mut self.key, placeholder) {
+            EntryKey::Persistent(key) => key,
+            EntryKey::Timed(timed) => timed.key,
         };
+        self.key = EntryKey::new(key, expire_at_ms);
     }
 
     pub fn has_expiry(&self) -> bool {

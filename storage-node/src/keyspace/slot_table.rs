@@ -148,8 +148,8 @@ impl SlotTable {
 
     /// The entry at an index with its access word (LRU clock or LFU word).
     pub fn with_access_at(&self, index: usize) -> Option<(&Entry, u32)> {
-        let bucket = self.buckets.get(index)?;
-        Some((bucket.entry.as_deref()?, bucket.access))
+        self.sampled_at(index)
+            .map(|(entry, access, _)| (entry, access))
     }
 
     /// The entry at an index with its access word and its tag (the part of the key's hash
