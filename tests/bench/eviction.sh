@@ -13,7 +13,9 @@
 #
 # Prints per policy, round and server: hit ratio, operations per second, the server's CPU
 # time per operation, evicted keys and peak RSS (VmHWM) over maxmemory; then the node/redis
-# ratios of the medians over the rounds. One Python client cannot keep either server busy
+# ratios of the medians over the rounds, and for throughput and CPU also the median of each
+# round's own ratio (its two runs ran back to back, so they share the VM's mood; on this
+# kind of shared VM single rounds' ratios have spread from 0.77 to 1.33). One Python client cannot keep either server busy
 # (it spends more time per operation than they do), so ops/s is mostly the client's speed;
 # the CPU per operation is what each server would need at full load (target: node <= redis).
 # The node's CPU includes its busy polling (`busy-poll-usecs`, up to 30 us each time it runs
@@ -31,7 +33,7 @@
 #
 # Environment (defaults in brackets):
 #   MAXMEMORY_MB [64]  VALUE_BYTES [1000]  KEYS [2 * maxmemory / VALUE_BYTES]
-#   OPS [600000]  RUN_SECONDS [60]  WRITE_PERCENT [10]  SEED [7]  ROUNDS [3]
+#   OPS [600000]  RUN_SECONDS [60]  WRITE_PERCENT [10]  SEED [7]  ROUNDS [5]
 # (not SECONDS: bash keeps its own SECONDS, the time since the shell started, always set)
 #   NODE_ARGS, REDIS_ARGS, SKIP_BUILD=1, CARGO_TARGET_DIR: see common.sh
 set -uo pipefail
@@ -46,7 +48,7 @@ OPS="${OPS:-600000}"
 SECONDS_LIMIT="${RUN_SECONDS:-60}"
 WRITE_PERCENT="${WRITE_PERCENT:-10}"
 SEED="${SEED:-7}"
-ROUNDS="${ROUNDS:-3}"
+ROUNDS="${ROUNDS:-5}"
 require_numbers MAXMEMORY_MB VALUE_BYTES KEYS OPS SECONDS_LIMIT WRITE_PERCENT SEED ROUNDS
 
 require_tools cargo python3 redis-server redis-cli awk
@@ -102,7 +104,8 @@ for policy in allkeys-lru allkeys-lfu; do
     settings="--maxmemory $MAXMEMORY --maxmemory-policy $policy"
     NODE_ARGS="$BASE_NODE_ARGS $settings"
     REDIS_ARGS="$BASE_REDIS_ARGS $settings"
-    declare -A hits=() rates=() peaks=() cpus=()
+    declare -A hits=() rates=() peaks=() cpus=() latest=()
+    rate_ratios=() cpu_ratios=()
     for round in $(seq 1 "$ROUNDS"); do
         start_servers
         # Fresh servers each round, and the order alternates: whichever runs second shares
@@ -115,6 +118,8 @@ for policy in allkeys-lru allkeys-lfu; do
             rates[$who]+="$(field ops_per_sec "$line") "
             peaks[$who]+="$(over_maxmemory "$(field peak_rss_bytes "$line")") "
             cpus[$who]+="$(field server_cpu_us_per_op "$line") "
+            latest[$who-rate]="$(field ops_per_sec "$line")"
+            latest[$who-cpu]="$(field server_cpu_us_per_op "$line")"
             printf '%-12s %-5s %-13s %9s %9s %9s %9s %14s\n' "$policy" "$round" \
                 "$([ "$who" = node ] && echo storage-node || echo redis-server)" \
                 "$(field hit_ratio "$line")" "$(field ops_per_sec "$line")" \
@@ -122,16 +127,22 @@ for policy in allkeys-lru allkeys-lfu; do
                 "$(field evicted_keys "$line")" "$(over_maxmemory "$(field peak_rss_bytes "$line")")"
         done
         stop_servers
+        # The two runs of a round are minutes apart at most; rounds can be far apart in
+        # what the rest of the VM is doing, so each round's own ratio is the fair pairing.
+        rate_ratios+=("$(ratio "${latest[node-rate]}" "${latest[redis-rate]}")")
+        cpu_ratios+=("$(ratio "${latest[node-cpu]}" "${latest[redis-cpu]}")")
     done
     # shellcheck disable=SC2086 # the lists are space-separated numbers
     summary+=("$policy (medians of $ROUNDS rounds): hit ratio node/redis \
 $(median ${hits[node]}) / $(median ${hits[redis]}) = $(ratio3 "$(median ${hits[node]})" \
 "$(median ${hits[redis]})"), throughput node/redis $(ratio "$(median ${rates[node]})" \
-"$(median ${rates[redis]})"), server CPU per operation node/redis \
+"$(median ${rates[redis]})") (median of the rounds' own ratios $(median "${rate_ratios[@]}"): \
+${rate_ratios[*]}), server CPU per operation node/redis \
 $(median ${cpus[node]}) / $(median ${cpus[redis]}) us = $(ratio "$(median ${cpus[node]})" \
-"$(median ${cpus[redis]})"), peak RSS over maxmemory node $(median ${peaks[node]}) MiB vs \
+"$(median ${cpus[redis]})") (rounds' own ratios: median $(median "${cpu_ratios[@]}"), \
+${cpu_ratios[*]}), peak RSS over maxmemory node $(median ${peaks[node]}) MiB vs \
 redis $(median ${peaks[redis]}) MiB")
-    unset hits rates peaks cpus
+    unset hits rates peaks cpus latest
 done
 echo
 printf '%s\n' "${summary[@]}"
