@@ -10,7 +10,8 @@
 #   redis-benchmark -p PORT -t TEST -n N -r 1000000 -c 50 -P DEPTH --csv
 #
 # It then prints a table (test, depth, node rps, redis rps, node/redis) taking the best (or
-# median) of the rounds per server, and a final line per test. A test the node does not
+# median) of the rounds per server, plus "paired": the median of each round's own ratio (the
+# order within a round alternates), and a final line per test. A test the node does not
 # support (redis-benchmark stops with "Error from server: ...") is shown with that error and a
 # ratio of n/a; the script goes on. Both servers are stopped by PID when the script exits.
 #
@@ -178,8 +179,15 @@ for depth in $DEPTHS; do
     for index in "${!specs[@]}"; do
         for round in $(seq 1 "$ROUNDS"); do
             echo "${specs[$index]#?:} -P $depth round $round/$ROUNDS" >&2
-            bench node "$NODE_PORT" "$depth" "$index"
-            bench redis "$REDIS_PORT" "$depth" "$index"
+            # Which server runs first alternates too: the second of a pair runs on a
+            # machine the first has just warmed (or heated).
+            if [ $((round % 2)) -eq 1 ]; then
+                bench node "$NODE_PORT" "$depth" "$index"
+                bench redis "$REDIS_PORT" "$depth" "$index"
+            else
+                bench redis "$REDIS_PORT" "$depth" "$index"
+                bench node "$NODE_PORT" "$depth" "$index"
+            fi
         done
     done
 done
@@ -198,10 +206,30 @@ cell() {
     fi
 }
 
+# paired DEPTH SPEC# ROW: the median of the rounds' own node/redis ratios (a round's two
+# runs are back to back; rounds can be far apart in what the rest of the machine does).
+paired() {
+    local -a node redis
+    read -ra node <<<"${samples["$1|$2|node|$3"]:-}"
+    read -ra redis <<<"${samples["$1|$2|redis|$3"]:-}"
+    local i ratios=()
+    for i in "${!node[@]}"; do
+        [ -n "${redis[$i]:-}" ] && ratios+=("$(ratio "${node[$i]}" "${redis[$i]}")")
+    done
+    [ "${#ratios[@]}" -eq 0 ] && { echo n/a; return; }
+    printf '%s\n' "${ratios[@]}" | grep -v n/a | sort -g | awk '
+        { v[NR] = $1 }
+        END {
+            if (NR == 0) { print "n/a"; exit }
+            if (NR % 2) print v[(NR + 1) / 2]
+            else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2
+        }'
+}
+
 declare -A summary # row -> "ratio (-P depth), ..."
 summary_order=()
 echo
-printf '%-40s %5s %14s %14s %10s\n' test depth "node rps" "redis rps" node/redis
+printf '%-40s %5s %14s %14s %10s %7s\n' test depth "node rps" "redis rps" node/redis paired
 for depth in $DEPTHS; do
     for index in "${!specs[@]}"; do
         names_here="${rows["$depth|$index"]:-}"
@@ -211,13 +239,15 @@ for depth in $DEPTHS; do
             node="$(cell "$depth" "$index" node "$row")"
             redis="$(cell "$depth" "$index" redis "$row")"
             r="$(ratio "$node" "$redis")"
-            printf '%-40s %5s %14s %14s %10s\n' "$row" "$depth" "${node%%:*}" "${redis%%:*}" "$r"
+            pr="$(paired "$depth" "$index" "$row")"
+            printf '%-40s %5s %14s %14s %10s %7s\n' "$row" "$depth" "${node%%:*}" "${redis%%:*}" \
+                "$r" "$pr"
             for server in node redis; do
                 text="$(cell "$depth" "$index" "$server" "$row")"
                 [ "${text:0:6}" = "error:" ] && echo "    $server $text"
             done
             [ -z "${summary["$row"]:-}" ] && summary_order+=("$row")
-            summary["$row"]+="${summary["$row"]:+, }$r at -P $depth"
+            summary["$row"]+="${summary["$row"]:+, }$r (paired $pr) at -P $depth"
         done <<<"$names_here"
     done
 done
