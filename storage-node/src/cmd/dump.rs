@@ -23,8 +23,6 @@ use bytes::Bytes;
 use super::args::{self, is};
 use super::errors::{BUSYKEY, SYNTAX};
 use super::{CmdResult, Ctx, Handler};
-use crate::keyspace::access::with_idle;
-use crate::keyspace::lfu::Lfu;
 use crate::persistence::payload::{self, PayloadError};
 use crate::persistence::rdb::Encodings;
 
@@ -139,22 +137,11 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     db.insert(key, value, expire_at);
     // A relative TTL is propagated as the absolute time it gave (Redis's ABSTTL rewrite).
     let relative_ttl = ttl != 0 && !options.absolute_ttl;
-    // Redis's `objectSetLRUOrLFU`: FREQ counts under an LFU policy, IDLETIME otherwise.
-    let lfu = db.lfu;
     // Only RESTORE with IDLETIME or FREQ looks the key up again (MIGRATE sends neither).
-    let word = |db: &mut crate::keyspace::Db| db.peek_with_access(key).map_or(0, |(_, w)| w);
-    match (lfu, options.frequency, options.idle_seconds) {
-        (Some(_), Some(frequency), _) => {
-            // Checked to be 0..=255 with the options.
-            let frequency = frequency.clamp(0, 255) as u8;
-            let word = Lfu::with_frequency(word(db), frequency, now);
-            db.set_access(key, word);
-        }
-        (None, _, Some(idle)) => {
-            let word = with_idle(word(db), idle, now);
-            db.set_access(key, word);
-        }
-        _ => {}
+    if options.frequency.is_some() || options.idle_seconds.is_some() {
+        // The frequency was checked to be 0..=255 with the options.
+        let frequency = options.frequency.map(|f| f.clamp(0, 255) as u8);
+        db.set_access_hint(key, frequency, options.idle_seconds, now);
     }
     ctx.notify(crate::pubsub::notify::GENERIC, "restore", key);
     if relative_ttl {

@@ -13,7 +13,7 @@ use slotproxy::cluster::{key_slot, SLOT_COUNT};
 use super::access::{self, Arrivals};
 use super::entry::Entry;
 use super::lfu::Lfu;
-use super::slot_table::SlotTable;
+use super::slot_table::{SlotTable, Stored};
 use super::snapshot_cow::SnapshotCow;
 use super::watch::{Replacement, WatchIndex};
 use crate::pubsub::notify;
@@ -325,11 +325,27 @@ impl Db {
         self.slots[slot].with_access_at(index)
     }
 
-    /// Replaces the access word of a stored key (RESTORE's IDLETIME and FREQ).
-    pub fn set_access(&mut self, key: &[u8], access: u32) {
-        if let Some((slot, index)) = self.position(key) {
-            self.slots[slot].set_access_at(index, access);
-        }
+    /// Sets a stored key's access word from a frequency or an idle time (RESTORE's FREQ and
+    /// IDLETIME, an RDB file's FREQ and IDLE hints), as Redis's `objectSetLRUOrLFU` does:
+    /// the frequency counts under an LFU policy, the idle time under any other.
+    pub fn set_access_hint(
+        &mut self,
+        key: &[u8],
+        frequency: Option<u8>,
+        idle_seconds: Option<i64>,
+        now_ms: u64,
+    ) {
+        let Some((slot, index)) = self.position(key) else {
+            return;
+        };
+        let table = &mut self.slots[slot];
+        let word = table.access_at(index);
+        let word = match (self.lfu, frequency, idle_seconds) {
+            (Some(_), Some(frequency), _) => Lfu::with_frequency(word, frequency, now_ms),
+            (None, _, Some(idle)) => access::with_idle(word, idle, now_ms),
+            _ => return,
+        };
+        table.set_access_at(index, word);
     }
 
     /// The slot and bucket index holding `key`, expired or not.
@@ -498,6 +514,11 @@ impl Db {
     /// All entries, slot by slot (expired ones included).
     pub fn entries(&self) -> impl Iterator<Item = &Entry> {
         self.slots.iter().flat_map(SlotTable::iter)
+    }
+
+    /// All entries with their access words (and tags), slot by slot: what a save writes.
+    pub fn entries_stored(&self) -> impl Iterator<Item = Stored<'_>> {
+        self.slots.iter().flat_map(SlotTable::iter_stored)
     }
 
     /// Removes expired keys from the slots `from..` until `budget` slots were visited.

@@ -23,6 +23,7 @@ mod watch;
 
 pub use db::{Db, DbEvent, Expiry};
 pub use entry::Entry;
+pub use slot_table::Stored;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 

@@ -6,13 +6,14 @@
 //! ahead and the value box of the one `DISTANCE` ahead, so that their misses overlap the
 //! encoding of the entries before them.
 
+use super::slot_table::Stored;
 use super::Entry;
 use crate::types::Value;
 
 /// How many entries ahead of the one being used the walk reads the value's box.
 const DISTANCE: usize = 4;
 
-/// What a walk yields: an entry, or an entry with the tag of its bucket.
+/// What a walk yields: an entry, or an entry with what its bucket keeps.
 pub trait EntryItem<'a> {
     fn entry(&self) -> &'a Entry;
 }
@@ -23,9 +24,9 @@ impl<'a> EntryItem<'a> for &'a Entry {
     }
 }
 
-impl<'a> EntryItem<'a> for (u32, &'a Entry) {
+impl<'a> EntryItem<'a> for Stored<'a> {
     fn entry(&self) -> &'a Entry {
-        self.1
+        self.entry
     }
 }
 

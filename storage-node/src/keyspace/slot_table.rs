@@ -84,6 +84,14 @@ pub(super) fn tag_of(hash: u64) -> u32 {
     hash as u32
 }
 
+/// An entry with what its bucket keeps beside it ([`SlotTable::iter_stored`]).
+#[derive(Clone, Copy)]
+pub struct Stored<'a> {
+    pub tag: u32,
+    pub access: u32,
+    pub entry: &'a Entry,
+}
+
 impl SlotTable {
     pub fn len(&self) -> usize {
         self.len
@@ -325,12 +333,17 @@ impl SlotTable {
         self.buckets.iter().filter_map(|b| b.entry.as_deref())
     }
 
-    /// The entries with their tags (the part of the hash the bucket keeps), which a
-    /// snapshot uses to cut a big slot into pieces without hashing any key.
-    pub fn iter_tagged(&self) -> impl Iterator<Item = (u32, &Entry)> {
-        self.buckets
-            .iter()
-            .filter_map(|b| b.entry.as_deref().map(|e| (b.tag, e)))
+    /// The entries with what their buckets keep beside them: the tag (the part of the hash
+    /// a snapshot cuts a big slot into pieces by, without hashing any key) and the access
+    /// word (which a save writes as the key's idle time or frequency).
+    pub fn iter_stored(&self) -> impl Iterator<Item = Stored<'_>> {
+        self.buckets.iter().filter_map(|b| {
+            b.entry.as_deref().map(|entry| Stored {
+                tag: b.tag,
+                access: b.access,
+                entry,
+            })
+        })
     }
 
     /// Keeps only the entries for which `keep` returns true.

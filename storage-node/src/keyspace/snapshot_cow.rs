@@ -160,21 +160,27 @@ impl Db {
     }
 
     /// Calls `emit` with each entry of `slot` whose tag is in `tags`, as the snapshot sees
-    /// it.
-    fn snapshot_piece(&self, slot: u16, tags: std::ops::Range<u64>, emit: &mut impl FnMut(&Entry)) {
+    /// it, and its access word: a pre-image gets the word its key has now (a save writes it
+    /// as a hint only), a key deleted since the start none.
+    fn snapshot_piece(
+        &self,
+        slot: u16,
+        tags: std::ops::Range<u64>,
+        emit: &mut impl FnMut(&Entry, Option<u32>),
+    ) {
         let Some(cow) = self.cow.as_deref() else {
             return;
         };
         let table = self.snapshot_table(slot);
         let preimages = cow.preimages.get(&slot);
-        for (tag, entry) in read_ahead(|| table.into_iter().flat_map(SlotTable::iter_tagged)) {
-            if !tags.contains(&u64::from(tag)) {
+        for stored in read_ahead(|| table.into_iter().flat_map(SlotTable::iter_stored)) {
+            if !tags.contains(&u64::from(stored.tag)) {
                 continue;
             }
-            match preimages.and_then(|p| p.get(entry.key().as_slice())) {
-                Some(Some(before)) => emit(before),
+            match preimages.and_then(|p| p.get(stored.entry.key().as_slice())) {
+                Some(Some(before)) => emit(before, Some(stored.access)),
                 Some(None) => {}
-                None => emit(entry),
+                None => emit(stored.entry, Some(stored.access)),
             }
         }
         // Keys deleted since the start, in the table no more.
@@ -184,7 +190,7 @@ impl Db {
             if tags.contains(&u64::from(tag_of(hash)))
                 && table.and_then(|t| t.find(hash, key)).is_none()
             {
-                emit(before);
+                emit(before, None);
             }
         }
     }
@@ -202,8 +208,8 @@ impl Db {
         let mut tags: Vec<u32> = self
             .snapshot_table(slot)
             .into_iter()
-            .flat_map(SlotTable::iter_tagged)
-            .map(|(tag, _)| tag)
+            .flat_map(SlotTable::iter_stored)
+            .map(|stored| stored.tag)
             .chain(
                 preimages
                     .into_iter()
@@ -259,7 +265,7 @@ impl Keyspace {
         &mut self,
         origin: usize,
         mut stop: impl FnMut() -> bool,
-        mut emit: impl FnMut(&Entry),
+        mut emit: impl FnMut(&Entry, Option<u32>),
     ) -> ChunkProgress {
         if self.dbs.is_empty() {
             return ChunkProgress::Busy;

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
 use super::rdb::Encodings;
-use super::rdb_file::{self, SaveParams, Written};
+use super::rdb_file::{self, AccessHints, SaveParams, Written};
 use super::rdb_load::{self, LoadParams};
 use crate::keyspace::{unix_time_ms, Keyspace};
 use crate::scripting::functions::RestorePolicy;
@@ -116,6 +116,7 @@ pub(crate) struct SaveSetup {
     pub target: PathBuf,
     pub checksum: bool,
     pub encodings: Encodings,
+    pub hints: AccessHints,
 }
 
 impl SaveSetup {
@@ -126,6 +127,7 @@ impl SaveSetup {
             target: config.dir.join(&config.dbfilename),
             checksum: config.rdbchecksum,
             encodings: Encodings::from_config(&config),
+            hints: AccessHints::from_config(&config, unix_time_ms()),
         }
     }
 
@@ -146,6 +148,7 @@ impl SaveSetup {
             redis_version: crate::cmd::COMPATIBLE_VERSION,
             libraries: libraries.iter().map(|code| &code[..]).collect(),
             aof_base: false,
+            hints: self.hints,
         }
     }
 }
@@ -339,6 +342,9 @@ pub fn add_loaded(
                 String::from_utf8_lossy(&key.key),
                 key.db
             ));
+        }
+        if key.frequency.is_some() || key.idle_seconds.is_some() {
+            db.set_access_hint(&key.key, key.frequency, key.idle_seconds, now);
         }
         loaded.keys += 1;
     }

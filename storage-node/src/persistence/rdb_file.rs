@@ -6,20 +6,27 @@
 //! FUNCTION2 library-code ...                                 (0xF5 string, one per library)
 //! per non-empty database:
 //!   SELECTDB index, RESIZEDB keys keys-with-expiry           (0xFE len, 0xFB len len)
-//!   per key: [EXPIRETIME_MS unix-ms (8 bytes LE)] type key object
+//!   per key: [EXPIRETIME_MS unix-ms (8 bytes LE)] [IDLE seconds | FREQ counter] type key object
 //! EOF                                                        (0xFF)
 //! CRC-64 of everything before, 8 bytes LE (zeros with `rdbchecksum no`)
 //! ```
 //!
 //! Objects go through the one encoder of [`super::rdb`] that DUMP uses. The file is
 //! streamed through a buffer, so a save needs little memory beyond one object's encoding.
-//! No LRU/LFU opcodes are written: Redis writes them only under an LRU/LFU eviction
-//! policy, and the node never evicts.
+//! The IDLE (0xF8, a length) and FREQ (0xF9, one byte) hints are written as Redis 7.0's
+//! `rdbSaveKeyValuePair` writes them: every key's idle seconds under an LRU
+//! `maxmemory-policy`, its LFU counter (decayed to now) under an LFU one, neither
+//! otherwise ([`AccessHints`]). Loading applies them as Redis's `objectSetLRUOrLFU` does
+//! (`super::disk::add_loaded`), so a restart, DEBUG RELOAD or full sync keeps what
+//! eviction knows about each key.
 
 use std::io::{self, Write};
 
 use super::crc64::crc64;
 use super::rdb::{self, Encodings, RDB_VERSION};
+use crate::config::memory::Policy;
+use crate::keyspace::access::idle_seconds;
+use crate::keyspace::lfu::Lfu;
 use crate::keyspace::read_ahead::read_ahead;
 use crate::keyspace::{Entry, Keyspace};
 
@@ -56,6 +63,48 @@ pub struct SaveParams<'a> {
     pub libraries: Vec<&'a [u8]>,
     /// The file is an AOF's base (the `aof-base` AUX field is 1, as Redis writes it).
     pub aof_base: bool,
+    pub hints: AccessHints,
+}
+
+/// Which access hint every key carries (Redis's `savelru` / `savelfu`), read from
+/// `maxmemory-policy` when the save starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AccessHints {
+    None,
+    /// Under an LRU policy: seconds idle as of `now_ms`.
+    Idle {
+        now_ms: u64,
+    },
+    /// Under an LFU policy: the counter, decayed to `now_ms`.
+    Frequency {
+        lfu: Lfu,
+        now_ms: u64,
+    },
+}
+
+impl AccessHints {
+    pub fn from_config(config: &crate::config::Config, now_ms: u64) -> AccessHints {
+        match (config.memory.policy, config.lfu()) {
+            (_, Some(lfu)) => AccessHints::Frequency { lfu, now_ms },
+            (Policy::AllKeysLru | Policy::VolatileLru, None) => AccessHints::Idle { now_ms },
+            _ => AccessHints::None,
+        }
+    }
+
+    /// The hint for a key with access word `word`, as Redis lays it out.
+    fn write(self, out: &mut Vec<u8>, word: u32) {
+        match self {
+            AccessHints::None => {}
+            AccessHints::Idle { now_ms } => {
+                out.push(OPCODE_IDLE);
+                rdb::save_len(out, idle_seconds(word, now_ms));
+            }
+            AccessHints::Frequency { lfu, now_ms } => {
+                out.push(OPCODE_FREQ);
+                out.push(lfu.frequency(word, now_ms).min(255) as u8);
+            }
+        }
+    }
 }
 
 /// Counts of what was written.
@@ -74,6 +123,7 @@ pub struct Sink<W: Write> {
     crc: u64,
     bytes: u64,
     keys: u64,
+    hints: AccessHints,
 }
 
 impl<W: Write> Sink<W> {
@@ -85,6 +135,7 @@ impl<W: Write> Sink<W> {
             crc: 0,
             bytes: 0,
             keys: 0,
+            hints: params.hints,
         };
         let compress = params.encodings.compress;
         sink.buf.extend_from_slice(MAGIC);
@@ -117,12 +168,16 @@ impl<W: Write> Sink<W> {
         rdb::save_len(&mut self.buf, volatile as u64);
     }
 
-    /// One key, with its expiry time, into the buffer (no I/O).
-    pub fn entry(&mut self, entry: &Entry, encodings: &Encodings) {
+    /// One key, with its expiry time and the hint its access word gives (if known), into
+    /// the buffer (no I/O).
+    pub fn entry(&mut self, entry: &Entry, access: Option<u32>, encodings: &Encodings) {
         if entry.has_expiry() {
             self.buf.push(OPCODE_EXPIRETIME_MS);
             self.buf
                 .extend_from_slice(&entry.expire_at_ms().to_le_bytes());
+        }
+        if let Some(word) = access {
+            self.hints.write(&mut self.buf, word);
         }
         self.buf.push(rdb::object_type(&entry.value));
         rdb::save_string_with(&mut self.buf, entry.key().as_slice(), encodings.compress);
@@ -181,8 +236,8 @@ pub fn write<W: Write>(
             continue;
         }
         sink.begin_db(index, db.len(), db.volatile_len());
-        for entry in read_ahead(|| db.entries()) {
-            sink.entry(entry, &params.encodings);
+        for stored in read_ahead(|| db.entries_stored()) {
+            sink.entry(stored.entry, Some(stored.access), &params.encodings);
             sink.flush_if_full()?;
         }
     }

@@ -26,6 +26,10 @@ pub struct LoadedKey {
     pub value: Value,
     /// Unix milliseconds; 0 for no expiry.
     pub expire_at_ms: u64,
+    /// The IDLE hint before the key (seconds; Redis reads it into a signed long long).
+    pub idle_seconds: Option<i64>,
+    /// The FREQ hint before the key.
+    pub frequency: Option<u8>,
 }
 
 /// A whole file's contents.
@@ -96,6 +100,8 @@ pub fn parse(data: &[u8], params: &LoadParams) -> Result<LoadedRdb, LoadError> {
     let mut loaded = LoadedRdb::default();
     let mut db = 0usize;
     let mut expire_at_ms = 0u64;
+    // The hints before the next key (Redis resets them after every key, as the expiry).
+    let (mut idle_seconds, mut frequency) = (None, None);
     loop {
         let opcode = reader.read_u8().map_err(|e| rdb_err(&reader, e))?;
         match opcode {
@@ -135,10 +141,11 @@ pub fn parse(data: &[u8], params: &LoadParams) -> Result<LoadedRdb, LoadError> {
                 expire_at_ms = u64::from_le_bytes(array);
             }
             OPCODE_IDLE => {
-                reader.read_len().map_err(|e| rdb_err(&reader, e))?;
+                let idle = reader.read_len().map_err(|e| rdb_err(&reader, e))?;
+                idle_seconds = Some(idle as i64);
             }
             OPCODE_FREQ => {
-                reader.read_u8().map_err(|e| rdb_err(&reader, e))?;
+                frequency = Some(reader.read_u8().map_err(|e| rdb_err(&reader, e))?);
             }
             OPCODE_FUNCTION2 => {
                 let code = reader.read_string().map_err(|e| rdb_err(&reader, e))?;
@@ -170,6 +177,8 @@ pub fn parse(data: &[u8], params: &LoadParams) -> Result<LoadedRdb, LoadError> {
                     key,
                     value,
                     expire_at_ms,
+                    idle_seconds: idle_seconds.take(),
+                    frequency: frequency.take(),
                 });
                 expire_at_ms = 0;
             }

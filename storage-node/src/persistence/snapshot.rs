@@ -464,7 +464,8 @@ fn run(mut job: Job) {
 /// preamble) or RESTORE commands (an AOF base without the preamble).
 pub trait SnapshotSink {
     fn begin_db(&mut self, index: usize, keys: usize, volatile: usize);
-    fn entry(&mut self, entry: &Entry, encodings: &Encodings);
+    /// One key; `access`, its access word when known, for the file's IDLE/FREQ hint.
+    fn entry(&mut self, entry: &Entry, access: Option<u32>, encodings: &Encodings);
     fn flush_if_full(&mut self) -> io::Result<()>;
     fn finish(self, checksum: bool) -> io::Result<Written>;
 }
@@ -473,8 +474,8 @@ impl<W: Write> SnapshotSink for Sink<W> {
     fn begin_db(&mut self, index: usize, keys: usize, volatile: usize) {
         Sink::begin_db(self, index, keys, volatile)
     }
-    fn entry(&mut self, entry: &Entry, encodings: &Encodings) {
-        Sink::entry(self, entry, encodings)
+    fn entry(&mut self, entry: &Entry, access: Option<u32>, encodings: &Encodings) {
+        Sink::entry(self, entry, access, encodings)
     }
     fn flush_if_full(&mut self) -> io::Result<()> {
         Sink::flush_if_full(self)
@@ -505,8 +506,8 @@ fn write_snapshot(job: &Job, mut sink: impl SnapshotSink) -> io::Result<Written>
                     held >= CHUNK || (held >= CHUNK_WHEN_WANTED && shared.keyspace_wanted())
                 };
                 let mut keys = 0;
-                let progress = keyspace.snapshot_chunk(db.index, stop, |entry| {
-                    sink.entry(entry, &job.setup.encodings);
+                let progress = keyspace.snapshot_chunk(db.index, stop, |entry, access| {
+                    sink.entry(entry, access, &job.setup.encodings);
                     keys += 1;
                 });
                 drop(keyspace);

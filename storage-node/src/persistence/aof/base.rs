@@ -55,7 +55,9 @@ impl SnapshotSink for Commands<'_> {
         );
     }
 
-    fn entry(&mut self, entry: &Entry, encodings: &Encodings) {
+    /// The access word is not written: an AOF of commands has no room for it in Redis
+    /// either (only its RDB preamble does).
+    fn entry(&mut self, entry: &Entry, _access: Option<u32>, encodings: &Encodings) {
         if entry.is_expired(self.now_ms) {
             return;
         }

@@ -229,8 +229,8 @@ fn write_all(
             continue;
         }
         sink.begin_db(index, db.len(), db.volatile_len());
-        for entry in db.entries() {
-            sink.entry(entry, &setup.encodings);
+        for stored in db.entries_stored() {
+            sink.entry(stored.entry, Some(stored.access), &setup.encodings);
             sink.flush_if_full()?;
         }
     }
