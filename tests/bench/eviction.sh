@@ -34,6 +34,7 @@
 # Environment (defaults in brackets):
 #   MAXMEMORY_MB [64]  VALUE_BYTES [1000]  KEYS [2 * maxmemory / VALUE_BYTES]
 #   OPS [600000]  RUN_SECONDS [60]  WRITE_PERCENT [10]  SEED [7]  ROUNDS [5]
+#   POLICIES [allkeys-lru allkeys-lfu]
 # (not SECONDS: bash keeps its own SECONDS, the time since the shell started, always set)
 #   NODE_ARGS, REDIS_ARGS, SKIP_BUILD=1, CARGO_TARGET_DIR: see common.sh
 set -uo pipefail
@@ -49,6 +50,7 @@ SECONDS_LIMIT="${RUN_SECONDS:-60}"
 WRITE_PERCENT="${WRITE_PERCENT:-10}"
 SEED="${SEED:-7}"
 ROUNDS="${ROUNDS:-5}"
+POLICIES="${POLICIES:-allkeys-lru allkeys-lfu}"
 require_numbers MAXMEMORY_MB VALUE_BYTES KEYS OPS SECONDS_LIMIT WRITE_PERCENT SEED ROUNDS
 
 require_tools cargo python3 redis-server redis-cli awk
@@ -100,7 +102,7 @@ echo "maxmemory ${MAXMEMORY_MB} MiB, $KEYS keys of $VALUE_BYTES bytes (Zipf 0.99
 printf '%-12s %-5s %-13s %9s %9s %9s %9s %14s\n' policy round server hit_ratio ops/s \
     "cpu us/op" evicted "peak-max MiB"
 summary=()
-for policy in allkeys-lru allkeys-lfu; do
+for policy in $POLICIES; do
     settings="--maxmemory $MAXMEMORY --maxmemory-policy $policy"
     NODE_ARGS="$BASE_NODE_ARGS $settings"
     REDIS_ARGS="$BASE_REDIS_ARGS $settings"
