@@ -136,18 +136,20 @@ fn lfu_counters_survive_a_restart_both_ways() {
     }
 }
 
+/// The idle time of the key RESTORE'd 5000 seconds idle; the run takes seconds at most, so
+/// the time may have ticked meanwhile.
+fn assert_restored_idle(idle: i64, context: &str) {
+    assert!((5000..5060).contains(&idle), "{context}: {idle}");
+}
+
 #[test]
 fn lru_idle_times_survive_a_restart_both_ways() {
     for &(writer, background, reader) in ROUTES {
         let (written, [hot, cold, aged]) = through_a_file(writer, background, reader, LRU);
-        assert!(
-            (5000..5060).contains(&written[2]),
-            "{writer:?}: {written:?}"
-        );
-        // The run takes seconds at most; a key's idle time may have ticked meanwhile.
+        assert_restored_idle(written[2], &format!("{writer:?}"));
         let context = format!("{writer:?} (background {background}) to {reader:?}");
         assert!(hot < 60 && cold < 60, "{context}: {hot} {cold}");
-        assert!((5000..5060).contains(&aged), "{context}: {aged}");
+        assert_restored_idle(aged, &context);
     }
 }
 
@@ -158,10 +160,7 @@ fn without_an_lru_or_lfu_policy_no_hint_is_written() {
         // the 5000 seconds here.
         let (written, [_, _, aged]) = through_a_file(writer, background, reader, NO_EVICTION);
         // The writer itself did hold the idle time: only the file lost it.
-        assert!(
-            (5000..5060).contains(&written[2]),
-            "{writer:?}: {written:?}"
-        );
+        assert_restored_idle(written[2], &format!("{writer:?}"));
         assert!(
             aged < 60,
             "{writer:?} (background {background}) to {reader:?}: {aged}"
