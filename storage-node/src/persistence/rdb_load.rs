@@ -253,19 +253,28 @@ mod tests {
     }
 
     #[test]
-    fn skips_hints_and_unknown_aux_and_reads_both_expiry_forms() {
+    fn keeps_each_keys_hints_skips_unknown_aux_and_reads_both_expiry_forms() {
         let loaded = parse(&file("0009", &mixed_body()), &params(16)).unwrap();
         assert!(!loaded.checksum_skipped);
         let keys: Vec<_> = loaded
             .keys
             .iter()
-            .map(|k| (k.db, k.key.clone(), k.expire_at_ms))
+            .map(|k| {
+                (
+                    k.db,
+                    k.key.clone(),
+                    k.expire_at_ms,
+                    k.idle_seconds,
+                    k.frequency,
+                )
+            })
             .collect();
+        // Each hint belongs to the key after it only.
         assert_eq!(
             keys,
             vec![
-                (2, b"k1".to_vec(), 0),
-                (2, b"k2".to_vec(), 2_000_000_000_000)
+                (2, b"k1".to_vec(), 0, Some(5), None),
+                (2, b"k2".to_vec(), 2_000_000_000_000, None, Some(3))
             ]
         );
     }
