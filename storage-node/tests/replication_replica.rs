@@ -233,8 +233,13 @@ fn the_replicaof_setting_replicates_from_start() {
     // Promoted, it forgets its master and takes writes; its history goes on under a new
     // id, the master's kept as the second one up to where it was (PSYNC2).
     let master_id = find_info(&mut master, "replication", "master_replid").unwrap();
+    // The master's PING (every 10 s) must not land between reading the offset and the
+    // promotion: its writes pause, and the replica has everything before that.
+    ok(&mut master, &["CLIENT", "PAUSE", "600000", "WRITE"]);
+    wait_in_sync(&mut master, &mut replica);
     let offset = info_u64(&mut replica, "replication", "slave_repl_offset");
     ok(&mut replica, &["REPLICAOF", "NO", "ONE"]);
+    ok(&mut master, &["CLIENT", "UNPAUSE"]);
     assert_eq!(
         find_info(&mut replica, "replication", "role").as_deref(),
         Some("master")
