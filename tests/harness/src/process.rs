@@ -90,6 +90,25 @@ impl ServerProcess {
         std::fs::read_to_string(&self.log_path).unwrap_or_default()
     }
 
+    /// Waits until the log holds `text`, for at most `limit`; fails with the log. The
+    /// server's output reaches the file through a copying thread, so a line written before
+    /// an event the test has seen (a replica gone from INFO) can land a moment after it.
+    pub fn wait_for_log(&self, text: &str, limit: Duration) {
+        let deadline = std::time::Instant::now() + limit;
+        loop {
+            let log = self.log();
+            if log.contains(text) {
+                return;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{} never logged {text:?}; its log:\n{log}",
+                self.name
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Spawns `program args...` and waits until a line of its output (stdout or stderr; some
     /// servers, e.g. Prometheus, log on stderr) contains `ready_line`.
     pub fn spawn(
