@@ -187,10 +187,9 @@ fn wait_smallest_moves_to_b(shards: &Shards) -> Moved {
             })
     });
     assert!(replicates(shards.port(stayer), shards.port(shards.a)));
-    let log = shards.cluster.nodes[mover].log();
-    assert!(
-        log.contains(&format!("Migrating to orphaned master {b_id}")),
-        "{log}"
+    shards.cluster.nodes[mover].wait_for_log(
+        &format!("Migrating to orphaned master {b_id}"),
+        Duration::from_secs(30),
     );
     Moved {
         decided,

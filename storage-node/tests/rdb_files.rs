@@ -123,7 +123,7 @@ fn debug_reload_keeps_everything() {
     let expected = state_of(&mut nc);
     ok(&mut nc, &["DEBUG", "RELOAD"]);
     assert_same_state(&expected, &state_of(&mut nc));
-    assert!(node.log().contains("DB reloaded by DEBUG RELOAD"));
+    node.wait_for_log("DB reloaded by DEBUG RELOAD", Duration::from_secs(30));
 }
 
 /// Starts a node on `dir` expecting it to refuse; returns what it printed.

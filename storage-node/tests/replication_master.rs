@@ -193,11 +193,7 @@ fn full_sync_under_load(diskless: &str) {
     } else {
         "bytes from master to disk"
     };
-    assert!(
-        replica.log().contains(form),
-        "replica log: {}",
-        replica.log()
-    );
+    replica.wait_for_log(form, Duration::from_secs(30));
 }
 
 #[test]

@@ -224,6 +224,7 @@ fn the_replicaof_setting_replicates_from_start() {
         master_process_config_shown(&port)
     );
     // A replica's log lines carry the role letter S, as Redis's do.
+    node.wait_for_log("Finished with success", std::time::Duration::from_secs(30));
     let log = node.log();
     assert!(
         log.lines()
