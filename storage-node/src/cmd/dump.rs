@@ -137,12 +137,10 @@ fn restore(ctx: &mut Ctx<'_>, args: &[Bytes]) -> CmdResult {
     db.insert(key, value, expire_at);
     // A relative TTL is propagated as the absolute time it gave (Redis's ABSTTL rewrite).
     let relative_ttl = ttl != 0 && !options.absolute_ttl;
-    // Only RESTORE with IDLETIME or FREQ looks the key up again (MIGRATE sends neither).
-    if options.frequency.is_some() || options.idle_seconds.is_some() {
-        // The frequency was checked to be 0..=255 with the options.
-        let frequency = options.frequency.map(|f| f.clamp(0, 255) as u8);
-        db.set_access_hint(key, frequency, options.idle_seconds, now);
-    }
+    // Only RESTORE with an IDLETIME or FREQ that applies looks the key up again (MIGRATE
+    // sends neither). The frequency was checked to be 0..=255 with the options.
+    let frequency = options.frequency.map(|f| f.clamp(0, 255) as u8);
+    db.set_access_hint(key, frequency, options.idle_seconds, now);
     ctx.notify(crate::pubsub::notify::GENERIC, "restore", key);
     if relative_ttl {
         let mut rewritten = args.to_vec();

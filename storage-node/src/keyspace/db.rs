@@ -327,7 +327,8 @@ impl Db {
 
     /// Sets a stored key's access word from a frequency or an idle time (RESTORE's FREQ and
     /// IDLETIME, an RDB file's FREQ and IDLE hints), as Redis's `objectSetLRUOrLFU` does:
-    /// the frequency counts under an LFU policy, the idle time under any other.
+    /// the frequency counts under an LFU policy, the idle time under any other. The key is
+    /// looked up only when a hint applies.
     pub fn set_access_hint(
         &mut self,
         key: &[u8],
@@ -335,15 +336,23 @@ impl Db {
         idle_seconds: Option<i64>,
         now_ms: u64,
     ) {
+        enum Hint {
+            Frequency(u8),
+            Idle(i64),
+        }
+        let hint = match (self.lfu, frequency, idle_seconds) {
+            (Some(_), Some(frequency), _) => Hint::Frequency(frequency),
+            (None, _, Some(idle)) => Hint::Idle(idle),
+            _ => return,
+        };
         let Some((slot, index)) = self.position(key) else {
             return;
         };
         let table = &mut self.slots[slot];
         let word = table.access_at(index);
-        let word = match (self.lfu, frequency, idle_seconds) {
-            (Some(_), Some(frequency), _) => Lfu::with_frequency(word, frequency, now_ms),
-            (None, _, Some(idle)) => access::with_idle(word, idle, now_ms),
-            _ => return,
+        let word = match hint {
+            Hint::Frequency(frequency) => Lfu::with_frequency(word, frequency, now_ms),
+            Hint::Idle(idle) => access::with_idle(word, idle, now_ms),
         };
         table.set_access_at(index, word);
     }

@@ -343,9 +343,7 @@ pub fn add_loaded(
                 key.db
             ));
         }
-        if key.frequency.is_some() || key.idle_seconds.is_some() {
-            db.set_access_hint(&key.key, key.frequency, key.idle_seconds, now);
-        }
+        db.set_access_hint(&key.key, key.frequency, key.idle_seconds, now);
         loaded.keys += 1;
     }
     shared.persistence.mark_clean(keyspace);
