@@ -126,6 +126,20 @@ ratio() {
     }'
 }
 
+# median VALUES...: the median of the values (empty ones skipped), or nothing when there are
+# none.
+median() {
+    printf '%s\n' "$@" | grep . | sort -g | awk '{ v[NR] = $1 } END {
+        if (NR == 0) exit
+        if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# process_cpu_seconds PID: user + system CPU seconds the process has used (Linux /proc).
+process_cpu_seconds() {
+    awk -v tick="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / tick }' "/proc/$1/stat" \
+        2>/dev/null || echo 0
+}
+
 # seconds_between STARTED ENDED [DECIMALS]: ENDED - STARTED (both `date +%s.%N`), with
 # DECIMALS decimals [3].
 seconds_between() {

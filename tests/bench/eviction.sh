@@ -80,12 +80,6 @@ over_maxmemory() {
     awk -v p="$1" -v m="$MAXMEMORY" 'BEGIN { printf "%.1f", (p - m) / 1048576 }'
 }
 
-# median VALUES...: the median of the values.
-median() {
-    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
-        if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
 # run WHO: one eviction_load.py run against the node or redis-server just started.
 run() {
     if [ "$1" = node ]; then

@@ -11,7 +11,12 @@
 #
 # It then prints a table (test, depth, node rps, redis rps, node/redis) taking the best (or
 # median) of the rounds per server, plus "paired": the median of each round's own ratio (the
-# order within a round alternates), and a final line per test. A test the node does not
+# order within a round alternates), then the median CPU use during the runs as node/redis
+# percentages of one core: of redis-benchmark ("client") and of the server. A client near
+# 100% on both sides means the row measures redis-benchmark's one thread, not the servers
+# (their ratio is then a tie within noise); the node's server figure includes busy polling
+# (`busy-poll-usecs`), which spins on an idle moment instead of sleeping. A final line per
+# test follows, and a warning for runs under 2 s. A test the node does not
 # support (redis-benchmark stops with "Error from server: ...") is shown with that error and a
 # ratio of n/a; the script goes on. Both servers are stopped by PID when the script exits.
 #
@@ -122,6 +127,27 @@ done <<<"$EXTRA_COMMANDS"
 declare -A samples # "depth|spec#|server|row" -> rps values, space-separated
 declare -A rows    # "depth|spec#" -> row names in order, newline-separated
 declare -A errors  # "depth|spec#|server" -> error text
+declare -A usage   # "depth|spec#|server|wall/client/server" -> seconds or CPU %, per run
+
+# children_cpu_seconds: sets CHILDREN_CPU to the user + system CPU seconds of this shell's
+# finished children, so the difference around one redis-benchmark run is that run's CPU.
+# `times` has to run in this shell itself: in a subshell (a pipe or `$(...)`) it would count
+# the subshell's own children only.
+children_cpu_seconds() {
+    local file="$WORK_DIR/times"
+    times >"$file"
+    # Second line: children's user and system time, each as e.g. 1m2.345s.
+    CHILDREN_CPU="$(awk 'NR == 2 {
+        total = 0
+        for (i = 1; i <= 2; i++) { split($i, p, /[ms]/); total += p[1] * 60 + p[2] }
+        printf "%.2f", total
+    }' "$file")"
+}
+
+# percent_of BEFORE AFTER WALL: (AFTER - BEFORE) CPU seconds as a percentage of WALL seconds.
+percent_of() {
+    awk -v a="$1" -v b="$2" -v w="$3" 'BEGIN { if (w > 0) printf "%.0f", (b - a) * 100 / w }'
+}
 
 # bench SERVER PORT DEPTH SPEC#: one redis-benchmark run, recorded in the arrays above.
 bench() {
@@ -135,9 +161,24 @@ bench() {
     fi
     out="$(mktemp)"
     err="$(mktemp)"
+    local pid="$NODE_PID" started ended server_before server_after client_before client_after
+    [ "$server" = redis ] && pid="$REDIS_PID"
+    server_before="$(process_cpu_seconds "$pid")"
+    children_cpu_seconds
+    client_before="$CHILDREN_CPU"
+    started="$(date +%s.%N)"
     timeout "$RUN_TIMEOUT" redis-benchmark -h 127.0.0.1 -p "$port" -n "$N" -r "$KEYSPACE" \
         -c "$CLIENTS" -P "$depth" --csv "${what[@]}" >"$out" 2>"$err"
     status=$?
+    ended="$(date +%s.%N)"
+    children_cpu_seconds
+    client_after="$CHILDREN_CPU"
+    server_after="$(process_cpu_seconds "$pid")"
+    local wall
+    wall="$(seconds_between "$started" "$ended" 2)"
+    usage["$depth|$index|$server|wall"]+="$wall "
+    usage["$depth|$index|$server|client"]+="$(percent_of "$client_before" "$client_after" "$wall") "
+    usage["$depth|$index|$server|server"]+="$(percent_of "$server_before" "$server_after" "$wall") "
     # CSV rows: "TEST","rps",...; the header row starts with "test".
     local got=0 row rps
     while IFS=$'\t' read -r row rps; do
@@ -216,20 +257,29 @@ paired() {
     for i in "${!node[@]}"; do
         [ -n "${redis[$i]:-}" ] && ratios+=("$(ratio "${node[$i]}" "${redis[$i]}")")
     done
-    [ "${#ratios[@]}" -eq 0 ] && { echo n/a; return; }
-    printf '%s\n' "${ratios[@]}" | grep -v n/a | sort -g | awk '
-        { v[NR] = $1 }
-        END {
-            if (NR == 0) { print "n/a"; exit }
-            if (NR % 2) print v[(NR + 1) / 2]
-            else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2
-        }'
+    local middle
+    middle="$(median "${ratios[@]/n\/a/}")"
+    if [ -n "$middle" ]; then printf '%.2f\n' "$middle"; else echo n/a; fi
+}
+
+# usage_cell DEPTH SPEC# KIND: the median of KIND (client or server CPU %) over the runs, node
+# then redis, as "node/redis".
+usage_cell() {
+    local server middle values=()
+    for server in node redis; do
+        # shellcheck disable=SC2086 # space-separated numbers
+        middle="$(median ${usage["$1|$2|$server|$3"]:-})"
+        values+=("$([ -n "$middle" ] && printf '%.0f' "$middle" || echo '?')")
+    done
+    printf '%s/%s' "${values[0]}" "${values[1]}"
 }
 
 declare -A summary # row -> "ratio (-P depth), ..."
 summary_order=()
 echo
-printf '%-40s %5s %14s %14s %10s %7s\n' test depth "node rps" "redis rps" node/redis paired
+printf '%-40s %5s %14s %14s %10s %7s %11s %11s\n' test depth "node rps" "redis rps" node/redis \
+    paired "client CPU%" "server CPU%"
+short_runs=()
 for depth in $DEPTHS; do
     for index in "${!specs[@]}"; do
         names_here="${rows["$depth|$index"]:-}"
@@ -240,8 +290,9 @@ for depth in $DEPTHS; do
             redis="$(cell "$depth" "$index" redis "$row")"
             r="$(ratio "$node" "$redis")"
             pr="$(paired "$depth" "$index" "$row")"
-            printf '%-40s %5s %14s %14s %10s %7s\n' "$row" "$depth" "${node%%:*}" "${redis%%:*}" \
-                "$r" "$pr"
+            printf '%-40s %5s %14s %14s %10s %7s %11s %11s\n' "$row" "$depth" "${node%%:*}" \
+                "${redis%%:*}" "$r" "$pr" "$(usage_cell "$depth" "$index" client)" \
+                "$(usage_cell "$depth" "$index" server)"
             for server in node redis; do
                 text="$(cell "$depth" "$index" "$server" "$row")"
                 [ "${text:0:6}" = "error:" ] && echo "    $server $text"
@@ -249,8 +300,21 @@ for depth in $DEPTHS; do
             [ -z "${summary["$row"]:-}" ] && summary_order+=("$row")
             summary["$row"]+="${summary["$row"]:+, }$r (paired $pr) at -P $depth"
         done <<<"$names_here"
+        # shellcheck disable=SC2086 # space-separated numbers
+        shortest="$(printf '%s\n' ${usage["$depth|$index|node|wall"]:-} \
+            ${usage["$depth|$index|redis|wall"]:-} | sort -g | head -1)"
+        if [ -n "$shortest" ] && awk -v s="$shortest" 'BEGIN { exit !(s < 2) }'; then
+            short_runs+=("${specs[$index]#?:} -P $depth: ${shortest} s")
+        fi
     done
 done
+if [ "${#short_runs[@]}" -gt 0 ]; then
+    echo
+    echo "warning: runs shorter than 2 s (raise N): redis-benchmark times a run in whole" \
+        "milliseconds and its 50 connections start inside it, so such ratios move by several" \
+        "percent from run to run. Shortest run of each:"
+    printf '  %s\n' "${short_runs[@]}"
+fi
 echo
 for row in "${summary_order[@]}"; do
     echo "$row: node/redis ${summary["$row"]}"
