@@ -311,7 +311,7 @@ done
 if [ "${#short_runs[@]}" -gt 0 ]; then
     echo
     echo "warning: runs shorter than 2 s (raise N): redis-benchmark times a run in whole" \
-        "milliseconds and its 50 connections start inside it, so such ratios move by several" \
+        "milliseconds and its $CLIENTS connections open inside it, so such ratios move by several" \
         "percent from run to run. Shortest run of each:"
     printf '  %s\n' "${short_runs[@]}"
 fi

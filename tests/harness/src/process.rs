@@ -94,18 +94,12 @@ impl ServerProcess {
     /// server's output reaches the file through a copying thread, so a line written before
     /// an event the test has seen (a replica gone from INFO) can land a moment after it.
     pub fn wait_for_log(&self, text: &str, limit: Duration) {
-        let deadline = std::time::Instant::now() + limit;
-        loop {
-            let log = self.log();
-            if log.contains(text) {
-                return;
-            }
-            assert!(
-                std::time::Instant::now() < deadline,
-                "{} never logged {text:?}; its log:\n{log}",
-                self.name
+        if !crate::poll::poll_until(limit, || self.log().contains(text)) {
+            panic!(
+                "{} never logged {text:?}; its log:\n{}",
+                self.name,
+                self.log()
             );
-            std::thread::sleep(Duration::from_millis(20));
         }
     }
 
